@@ -1,0 +1,9 @@
+//! The turn loop of cairn: it calls the model, routes the tool calls it asks for through the
+//! approval policy to a [`tools::ToolHost`], feeds results back, and stops at the tool-call budget.
+//!
+//! Architecture invariant: this crate opens no network connection and touches no workspace file;
+//! the model and the tools reach it through the traits in [`model`] and [`tools`]. Its only IO is
+//! the session store (JSON Lines under the user's data directory).
+
+pub mod model;
+pub mod tools;

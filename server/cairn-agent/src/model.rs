@@ -1,0 +1,112 @@
+//! The model seam: what the agent asks of a chat model, and the events it streams back.
+//!
+//! Providers (`cairn-llm`) implement [`ModelClient`]; the agent never sees HTTP.
+
+use futures::future::BoxFuture;
+use futures::stream::BoxStream;
+use serde::{Deserialize, Serialize};
+
+/// A tool as the model sees it: name, one-line description, JSON schema of its arguments.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    pub input_schema: serde_json::Value,
+}
+
+/// One tool call the model asked for. `arguments` is the raw JSON text the model produced,
+/// kept as text because models do produce invalid JSON and the agent must answer that, not crash.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCallRequest {
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
+}
+
+/// One message of the conversation, provider-neutral.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "camelCase")]
+pub enum Message {
+    User {
+        text: String,
+    },
+    Assistant {
+        text: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ToolCallRequest>,
+    },
+    Tool {
+        call_id: String,
+        name: String,
+        content: String,
+        is_error: bool,
+    },
+}
+
+/// Everything one model call needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelRequest {
+    pub system: String,
+    pub messages: Vec<Message>,
+    pub tools: Vec<ToolSpec>,
+}
+
+/// Token counts reported by the provider.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+impl std::ops::AddAssign for Usage {
+    fn add_assign(&mut self, other: Self) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+    }
+}
+
+/// What a model stream yields. Tool calls arrive whole: providers assemble the argument
+/// fragments of a streamed call before emitting it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ModelEvent {
+    TextDelta(String),
+    ToolCall(ToolCallRequest),
+    Usage(Usage),
+    /// The provider said the answer is complete. A stream that ends without it was cut.
+    Finished { stop_reason: Option<String> },
+}
+
+/// Why a model call failed. Each message names the provider and, where the user can fix it,
+/// the setting to change.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ModelError {
+    #[error("{provider}: authentication failed (HTTP {status}); set {setting}")]
+    Auth { provider: String, status: u16, setting: String },
+    #[error("{provider}: model `{model}` was not found (HTTP {status}); set provider.model or CAIRN_MODEL")]
+    ModelNotFound { provider: String, model: String, status: u16 },
+    #[error("{provider}: HTTP {status}: {message}")]
+    Http { provider: String, status: u16, message: String },
+    #[error("{provider}: cannot reach {url}: {message}; check provider.base_url")]
+    Connect { provider: String, url: String, message: String },
+    #[error("{provider}: no data for {seconds} s, the stream stalled")]
+    Stalled { provider: String, seconds: u64 },
+    #[error("{provider}: the stream ended before the answer was complete")]
+    Truncated { provider: String },
+    #[error("{provider}: malformed response: {detail}")]
+    Malformed { provider: String, detail: String },
+    #[error("{provider}: not configured: {message}")]
+    NotConfigured { provider: String, message: String },
+}
+
+/// A stream of model events.
+pub type ModelStream = BoxStream<'static, Result<ModelEvent, ModelError>>;
+
+/// A chat model that streams. Dropping the stream aborts the HTTP request.
+pub trait ModelClient: Send + Sync {
+    /// Provider and model, for messages: `openai-compatible (gpt-4o-mini)`.
+    fn describe(&self) -> String;
+    /// Start one completion. Retries of transient HTTP failures happen inside.
+    fn stream(&self, request: ModelRequest) -> BoxFuture<'_, Result<ModelStream, ModelError>>;
+}

@@ -1,0 +1,81 @@
+//! The tool seam: a host lists tools and calls them. The MCP hub and the built-in tool servers
+//! implement [`ToolHost`]; the agent only routes calls through policy to it.
+
+use futures::future::BoxFuture;
+use rmcp::model::{CallToolResult, Tool};
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+/// What a tool does to the world; the approval policy keys its defaults on this.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Effect {
+    /// Reads and nothing else: allowed by default.
+    Read,
+    /// Changes files or other state: asks by default.
+    Write,
+    /// Runs code: asks by default.
+    Execute,
+    /// Reaches the network: asks by default.
+    Network,
+}
+
+impl Effect {
+    /// The lower-case name used in configuration (`policy.effects.write`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Effect::Read => "read",
+            Effect::Write => "write",
+            Effect::Execute => "execute",
+            Effect::Network => "network",
+        }
+    }
+}
+
+/// A tool with what the agent needs to know beyond its MCP definition.
+#[derive(Debug, Clone)]
+pub struct ToolInfo {
+    pub tool: Tool,
+    pub effect: Effect,
+    /// The category (`file`, `web`, ...) for per-category policy.
+    pub category: String,
+    /// Editing tools are offered only in agent mode.
+    pub agent_only: bool,
+}
+
+/// Context of one call: who asked, and a token that fires when the run is cancelled.
+#[derive(Debug, Clone)]
+pub struct CallContext {
+    pub run_id: String,
+    pub call_id: String,
+    pub cancel: CancellationToken,
+}
+
+/// `_meta` key under which a tool reports the edits it made, so the agent can tell the editor.
+/// The value is a list of [`EditReport`].
+pub const EDITS_META_KEY: &str = "cairn/edits";
+
+/// One edit a tool made or tried to make.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EditReport {
+    /// `file://` URI of the edited file.
+    pub uri: String,
+    pub applied: bool,
+    /// Why the edit was rejected, when it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// A set of tools that can be called.
+pub trait ToolHost: Send + Sync {
+    /// The tools on offer now.
+    fn list(&self) -> Vec<ToolInfo>;
+    /// Call one tool. Failures are results with `is_error`, never panics: the model reads them.
+    fn call(
+        &self,
+        name: &str,
+        arguments: serde_json::Map<String, serde_json::Value>,
+        ctx: CallContext,
+    ) -> BoxFuture<'_, CallToolResult>;
+}
