@@ -1,1 +1,20 @@
-//! cairn-config
+//! cairn's one configuration model.
+//!
+//! Configuration comes in layers, lowest precedence first: built-in defaults, the user's file
+//! (`$XDG_CONFIG_HOME/cairn/config.toml`), the workspace's `.cairn/config.toml`, the editor's
+//! settings (`initializationOptions.config`, `workspace/didChangeConfiguration`), and the
+//! environment (`CAIRN_<SECTION>__<KEY>`, plus `CAIRN_MODEL`). Every layer is validated on its
+//! own, so an unknown key is reported with the layer it came from.
+//!
+//! Architecture invariant: a workspace file cannot redirect credentials (provider URL, kind or
+//! key variable) nor loosen the approval policy, because opening a repository must not be enough
+//! to exfiltrate a key or auto-approve writes.
+
+mod layers;
+mod model;
+
+pub use layers::{ConfigError, Layer, LayerSource, Layers, default_user_config_path};
+pub use model::{
+    AgentConfig, Config, Decision, EffectPolicy, LogConfig, PolicyConfig, ProviderConfig,
+    ProviderKind, SessionsConfig,
+};

@@ -1,0 +1,146 @@
+//! The configuration structs. Every option is defined once, here, with its default.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// The whole configuration.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    pub provider: ProviderConfig,
+    pub agent: AgentConfig,
+    pub policy: PolicyConfig,
+    pub sessions: SessionsConfig,
+    pub log: LogConfig,
+}
+
+/// Which wire protocol the model provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    /// OpenAI-compatible chat completions: OpenAI, Ollama, vLLM, llama.cpp, LM Studio, OpenRouter.
+    Openai,
+    /// Anthropic messages.
+    Anthropic,
+}
+
+/// `[provider]`: the model and where it is served.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ProviderConfig {
+    /// Wire protocol; when unset, `anthropic` if only `ANTHROPIC_API_KEY` is set, else `openai`.
+    pub kind: Option<ProviderKind>,
+    /// Model name; `CAIRN_MODEL` overrides it.
+    pub model: Option<String>,
+    /// Base URL; defaults to `OPENAI_BASE_URL` / `ANTHROPIC_BASE_URL`, then the vendor's API.
+    pub base_url: Option<String>,
+    /// Environment variable that holds the API key (default `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`).
+    pub api_key_env: Option<String>,
+    /// Retries on 429 and 5xx before giving up.
+    pub max_retries: u32,
+    pub connect_timeout_secs: u64,
+    /// A stream that sends nothing for this long is treated as stalled.
+    pub idle_timeout_secs: u64,
+    pub max_tokens: u32,
+}
+
+impl Default for ProviderConfig {
+    fn default() -> Self {
+        Self {
+            kind: None,
+            model: None,
+            base_url: None,
+            api_key_env: None,
+            max_retries: 4,
+            connect_timeout_secs: 10,
+            idle_timeout_secs: 90,
+            max_tokens: 4096,
+        }
+    }
+}
+
+/// `[agent]`: the turn loop.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AgentConfig {
+    /// Hard cap on tool calls in one turn; parallel calls count one by one.
+    pub max_tool_calls: u32,
+    /// A tool result longer than this many bytes is cut, with a note saying so.
+    pub tool_result_max_bytes: usize,
+    /// Editor context (selection, document) put into a prompt is cut at this many bytes.
+    pub context_max_bytes: usize,
+    /// Replaces the built-in system prompt.
+    pub system_prompt: Option<String>,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        Self {
+            max_tool_calls: 25,
+            tool_result_max_bytes: 32 * 1024,
+            context_max_bytes: 64 * 1024,
+            system_prompt: None,
+        }
+    }
+}
+
+/// What happens when the model calls a tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    Allow,
+    Ask,
+    Deny,
+}
+
+/// Defaults by what a tool does.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EffectPolicy {
+    pub read: Decision,
+    pub write: Decision,
+    pub execute: Decision,
+    pub network: Decision,
+}
+
+impl Default for EffectPolicy {
+    fn default() -> Self {
+        Self {
+            read: Decision::Allow,
+            write: Decision::Ask,
+            execute: Decision::Ask,
+            network: Decision::Ask,
+        }
+    }
+}
+
+/// `[policy]`: approvals. The most specific entry wins: tool, then category, then effect.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PolicyConfig {
+    /// Per tool name, e.g. `edit_file = "deny"`.
+    pub tools: BTreeMap<String, Decision>,
+    /// Per category, e.g. `file = "ask"`.
+    pub categories: BTreeMap<String, Decision>,
+    pub effects: EffectPolicy,
+}
+
+/// `[sessions]`: where transcripts are kept.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SessionsConfig {
+    /// Directory of the JSON Lines transcripts; default `$XDG_DATA_HOME/cairn/sessions`.
+    pub dir: Option<PathBuf>,
+}
+
+/// `[log]`: where cairn's log goes (never stdout).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LogConfig {
+    /// A filter such as `info` or `cairn_lsp=debug`; `CAIRN_LOG` overrides it.
+    pub level: Option<String>,
+    /// A file to append the log to instead of stderr.
+    pub file: Option<PathBuf>,
+}
