@@ -7,3 +7,10 @@
 
 pub mod model;
 pub mod tools;
+pub mod events;
+pub mod policy;
+pub mod run;
+pub mod sessions;
+
+pub use events::{RunEvent, StopReason};
+pub use run::{Agent, Limits, Mode, RunInput, RunOutcome};

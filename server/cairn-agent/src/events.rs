@@ -1,0 +1,69 @@
+//! What a run reports as it goes. The LSP front sends these as `cairn/runEvent`; the terminal
+//! prints them. The wire shape (`kind` plus camelCase fields) is documented in
+//! `docs/lsp-extensions.md`.
+
+use serde::Serialize;
+use tokio::sync::mpsc;
+
+use crate::model::Usage;
+use crate::policy::ApprovalAnswer;
+
+/// One event of a run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum RunEvent {
+    /// A piece of the model's answer.
+    Text { delta: String },
+    /// The model asked for a tool call.
+    ToolCall { call_id: String, name: String, arguments: serde_json::Value },
+    /// The user is asked to approve a call (`state: asked`), or answered (`state: answered`).
+    Approval {
+        call_id: String,
+        name: String,
+        state: ApprovalState,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        answer: Option<ApprovalAnswer>,
+        reason: String,
+    },
+    /// A tool call finished.
+    ToolResult { call_id: String, is_error: bool, content: String },
+    /// A tool edited (or tried to edit) a file.
+    Edit {
+        call_id: String,
+        uri: String,
+        applied: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+    /// The run ended. `stopped` says why, when it ended early.
+    Done {
+        usage: Usage,
+        tool_calls: u32,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        stopped: Option<StopReason>,
+    },
+    /// The run failed.
+    Error { message: String },
+}
+
+/// Approval progress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ApprovalState {
+    Asked,
+    Answered,
+}
+
+/// Why a run ended before the model finished on its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum StopReason {
+    /// The tool-call budget (`agent.max_tool_calls`) was used up.
+    ToolBudget,
+    /// The user cancelled.
+    Cancelled,
+}
+
+/// Where a run sends its events. Unbounded because events are small and the receiver is a
+/// single forwarding task; a slow editor must not stall the run.
+pub type EventSender = mpsc::UnboundedSender<RunEvent>;

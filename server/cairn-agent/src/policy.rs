@@ -1,0 +1,197 @@
+//! Approval policy: what happens when the model calls a tool, and the approvals that only the
+//! user can give.
+//!
+//! Architecture invariant: an approval is the answer of the editor (or terminal) to a request
+//! that names one run, one call and the hash of its exact arguments; it is used once. Nothing the
+//! model or a tool writes can produce one.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+use futures::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::tools::{Effect, ToolInfo};
+
+/// What happens to a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    Allow,
+    Ask,
+    Deny,
+}
+
+/// The approval policy: the most specific entry wins (tool, then category, then effect).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Policy {
+    pub tools: BTreeMap<String, Decision>,
+    pub categories: BTreeMap<String, Decision>,
+    pub effects: BTreeMap<Effect, Decision>,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        let effects = [
+            (Effect::Read, Decision::Allow),
+            (Effect::Write, Decision::Ask),
+            (Effect::Execute, Decision::Ask),
+            (Effect::Network, Decision::Ask),
+        ];
+        Self { tools: BTreeMap::new(), categories: BTreeMap::new(), effects: effects.into_iter().collect() }
+    }
+}
+
+/// The setting that produced a decision, so a denial can say what to change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ruling {
+    pub decision: Decision,
+    pub setting: String,
+}
+
+impl Policy {
+    /// Decide for one tool.
+    pub fn decide(&self, tool: &ToolInfo) -> Ruling {
+        let name = tool.tool.name.as_ref();
+        if let Some(d) = self.tools.get(name) {
+            return Ruling { decision: *d, setting: format!("policy.tools.{name}") };
+        }
+        if let Some(d) = self.categories.get(&tool.category) {
+            return Ruling { decision: *d, setting: format!("policy.categories.{}", tool.category) };
+        }
+        let decision = self.effects.get(&tool.effect).copied().unwrap_or(Decision::Ask);
+        Ruling { decision, setting: format!("policy.effects.{}", tool.effect.as_str()) }
+    }
+}
+
+/// What the user is asked.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalRequest {
+    /// A fresh id for this one question; the answer must carry it back.
+    pub approval_id: String,
+    pub run_id: String,
+    pub call_id: String,
+    pub tool: String,
+    pub arguments: serde_json::Value,
+    /// SHA-256 of the canonical JSON of `arguments`.
+    pub args_hash: String,
+    pub effect: Effect,
+    /// Why the user is asked, in words.
+    pub reason: String,
+}
+
+/// The user's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ApprovalAnswer {
+    AllowOnce,
+    AllowSession,
+    Deny,
+}
+
+/// Asks the user. Implementations: the editor (LSP), the terminal, `--yes`.
+pub trait Approver: Send + Sync {
+    fn ask<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalAnswer>;
+}
+
+/// "Allow for this session" grants: tool names, per chat session, in memory only.
+#[derive(Debug, Clone, Default)]
+pub struct SessionGrants(Arc<Mutex<HashSet<String>>>);
+
+impl SessionGrants {
+    pub fn grant(&self, tool: &str) {
+        if let Ok(mut set) = self.0.lock() {
+            set.insert(tool.to_string());
+        }
+    }
+
+    pub fn is_granted(&self, tool: &str) -> bool {
+        self.0.lock().map(|set| set.contains(tool)).unwrap_or(false)
+    }
+}
+
+/// SHA-256 over the canonical JSON (keys sorted at every level) of a value.
+pub fn args_hash(value: &serde_json::Value) -> String {
+    let mut canonical = String::new();
+    write_canonical(value, &mut canonical);
+    let digest = Sha256::digest(canonical.as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn write_canonical(value: &serde_json::Value, out: &mut String) {
+    match value {
+        serde_json::Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&serde_json::Value::String(k.clone()).to_string());
+                out.push(':');
+                if let Some(v) = map.get(k) {
+                    write_canonical(v, out);
+                }
+            }
+            out.push('}');
+        }
+        serde_json::Value::Array(items) => {
+            out.push('[');
+            for (i, v) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical(v, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::Tool;
+
+    fn tool(name: &str, effect: Effect, category: &str) -> ToolInfo {
+        ToolInfo {
+            tool: Tool::new(name.to_string(), "t", serde_json::Map::new()),
+            effect,
+            category: category.into(),
+            agent_only: false,
+        }
+    }
+
+    #[track_caller]
+    fn check(policy: &Policy, t: ToolInfo, decision: Decision, setting: &str) {
+        let ruling = policy.decide(&t);
+        assert_eq!((ruling.decision, ruling.setting.as_str()), (decision, setting));
+    }
+
+    #[test]
+    fn most_specific_entry_wins() {
+        let mut policy = Policy::default();
+        check(&policy, tool("read_file", Effect::Read, "file"), Decision::Allow, "policy.effects.read");
+        check(&policy, tool("edit_file", Effect::Write, "file"), Decision::Ask, "policy.effects.write");
+        check(&policy, tool("run", Effect::Execute, "code"), Decision::Ask, "policy.effects.execute");
+        check(&policy, tool("fetch", Effect::Network, "web"), Decision::Ask, "policy.effects.network");
+        policy.categories.insert("file".into(), Decision::Deny);
+        check(&policy, tool("read_file", Effect::Read, "file"), Decision::Deny, "policy.categories.file");
+        policy.tools.insert("read_file".into(), Decision::Allow);
+        check(&policy, tool("read_file", Effect::Read, "file"), Decision::Allow, "policy.tools.read_file");
+    }
+
+    #[test]
+    fn args_hash_ignores_key_order_but_not_values() {
+        let a = serde_json::json!({"path": "a", "n": {"x": 1, "y": [1, 2]}});
+        let b = serde_json::json!({"n": {"y": [1, 2], "x": 1}, "path": "a"});
+        let c = serde_json::json!({"n": {"y": [2, 1], "x": 1}, "path": "a"});
+        assert_eq!(args_hash(&a), args_hash(&b));
+        assert_ne!(args_hash(&a), args_hash(&c));
+        assert_eq!(args_hash(&a).len(), 64);
+    }
+}
