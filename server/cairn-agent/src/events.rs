@@ -2,14 +2,14 @@
 //! prints them. The wire shape (`kind` plus camelCase fields) is documented in
 //! `docs/lsp-extensions.md`.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
 use crate::model::Usage;
 use crate::policy::ApprovalAnswer;
 
 /// One event of a run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum RunEvent {
     /// A piece of the model's answer.
@@ -47,7 +47,7 @@ pub enum RunEvent {
 }
 
 /// Approval progress.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ApprovalState {
     Asked,
@@ -55,7 +55,7 @@ pub enum ApprovalState {
 }
 
 /// Why a run ended before the model finished on its own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum StopReason {
     /// The tool-call budget (`agent.max_tool_calls`) was used up.

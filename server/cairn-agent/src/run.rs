@@ -81,6 +81,8 @@ pub struct RunOutcome {
     pub messages: Vec<Message>,
     pub usage: Usage,
     pub tool_calls: u32,
+    /// Names of the tools offered to the model at any step of the run.
+    pub offered: Vec<String>,
     pub result: Result<Option<StopReason>, String>,
 }
 
@@ -105,6 +107,7 @@ impl Agent {
         messages.push(Message::User { text: input.message.clone() });
         let mut usage = Usage::default();
         let mut calls_made: u32 = 0;
+        let mut offered_names = std::collections::BTreeSet::new();
         let emit = |e: RunEvent| {
             let _ = input.events.send(e);
         };
@@ -119,6 +122,7 @@ impl Agent {
             } else {
                 catalog.iter().filter(|t| self.policy.decide(t).decision != Decision::Deny).collect()
             };
+            offered_names.extend(offered.iter().map(|t| t.tool.name.to_string()));
             let request = ModelRequest {
                 system: self.system_prompt.clone(),
                 messages: messages.clone(),
@@ -174,7 +178,13 @@ impl Agent {
             Ok(stopped) => emit(RunEvent::Done { usage, tool_calls: calls_made, stopped: *stopped }),
             Err(message) => emit(RunEvent::Error { message: message.clone() }),
         }
-        RunOutcome { messages: messages.split_off(first_new), usage, tool_calls: calls_made, result }
+        RunOutcome {
+            messages: messages.split_off(first_new),
+            usage,
+            tool_calls: calls_made,
+            offered: offered_names.into_iter().collect(),
+            result,
+        }
     }
 
     /// One model call, streamed: text is forwarded as it comes, tool calls are collected.

@@ -1,1 +1,41 @@
-//! cairn-lsp
+//! The language-server front of cairn.
+//!
+//! Architecture invariant: this is the only crate that knows LSP. A `cairn/chat` request (or a
+//! command from Helix) answers at once and its run goes on in a task, so no handler slot is held
+//! while the run waits on the model or on the editor; the server stays responsive however many
+//! runs wait on approvals.
+
+mod chatdoc;
+mod documents;
+mod editor;
+mod panic;
+pub mod protocol;
+mod runs;
+mod server;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use cairn_agent::Agent;
+use cairn_config::{Config, Layers};
+use cairn_workspace::DocumentOverlay;
+
+pub use documents::{Document, Encoding};
+pub use server::serve;
+
+/// Builds the pieces the front needs from configuration; the binary implements it, so this crate
+/// does not know which model provider or tools exist.
+pub trait AgentFactory: Send + Sync {
+    /// The agent for this configuration and these workspace roots. An error is shown to the user.
+    fn build(&self, config: &Config, roots: &[PathBuf], overlay: Arc<dyn DocumentOverlay>) -> Result<Agent, String>;
+    /// Where transcripts are kept under this configuration.
+    fn sessions_dir(&self, config: &Config) -> PathBuf;
+}
+
+/// What the server starts with: configuration layers read before the editor connects.
+pub struct ServeOptions {
+    pub layers: Layers,
+    pub factory: Arc<dyn AgentFactory>,
+    /// Registers `cairn/debug/panic`, a handler that panics, for the robustness tests.
+    pub test_faults: bool,
+}

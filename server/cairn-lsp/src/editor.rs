@@ -1,0 +1,183 @@
+//! The editor side of tools: the open buffers as a [`DocumentOverlay`], and approvals asked
+//! through `window/showMessageRequest` or `cairn/approve`.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use cairn_agent::policy::{ApprovalAnswer, ApprovalRequest, Approver};
+use cairn_workspace::{ByteEdit, DocumentOverlay, OpenDocument, OverlayError};
+use futures::future::BoxFuture;
+use tower_lsp_server::Client;
+use tower_lsp_server::ls_types::request::Request;
+use tower_lsp_server::ls_types::{
+    DocumentChanges, MessageActionItem, MessageType, OneOf, OptionalVersionedTextDocumentIdentifier, Range,
+    TextDocumentEdit, TextEdit, Uri, WorkspaceEdit,
+};
+
+use crate::documents::{Document, Encoding};
+use crate::protocol::{self, ApproveParams, ApproveResult};
+
+/// Open documents, by URI, with an index by canonical path (tools see canonical paths).
+#[derive(Debug, Default)]
+pub struct Documents {
+    pub by_uri: HashMap<Uri, Document>,
+    pub by_path: HashMap<PathBuf, Uri>,
+}
+
+impl Documents {
+    pub fn open(&mut self, uri: Uri, doc: Document) {
+        if let Some(path) = canonical_path(&uri) {
+            self.by_path.insert(path, uri.clone());
+        }
+        self.by_uri.insert(uri, doc);
+    }
+
+    pub fn close(&mut self, uri: &Uri) {
+        self.by_uri.remove(uri);
+        self.by_path.retain(|_, u| u != uri);
+    }
+}
+
+/// The file path of a URI, canonical when it exists.
+pub fn canonical_path(uri: &Uri) -> Option<PathBuf> {
+    let path = uri.to_file_path()?.into_owned();
+    Some(std::fs::canonicalize(&path).unwrap_or(path))
+}
+
+/// Shared view of the editor for tools.
+#[derive(Clone)]
+pub struct EditorOverlay {
+    pub documents: Arc<Mutex<Documents>>,
+    pub encoding: Arc<Mutex<Encoding>>,
+    pub client: Client,
+}
+
+impl EditorOverlay {
+    fn encoding(&self) -> Encoding {
+        self.encoding.lock().map(|e| *e).unwrap_or_default()
+    }
+}
+
+impl DocumentOverlay for EditorOverlay {
+    fn open_document(&self, path: &Path) -> Option<OpenDocument> {
+        let docs = self.documents.lock().ok()?;
+        let uri = docs.by_path.get(path)?;
+        let doc = docs.by_uri.get(uri)?;
+        Some(OpenDocument { text: doc.text(), version: doc.version })
+    }
+
+    fn apply_edits(&self, path: &Path, version: i32, edits: Vec<ByteEdit>) -> BoxFuture<'_, Result<(), OverlayError>> {
+        let enc = self.encoding();
+        let prepared = (|| {
+            let docs = self.documents.lock().map_err(|_| OverlayError::Closed)?;
+            let uri = docs.by_path.get(path).ok_or(OverlayError::Closed)?.clone();
+            let doc = docs.by_uri.get(&uri).ok_or(OverlayError::Closed)?;
+            if doc.version != version {
+                return Err(OverlayError::Stale { expected: version, actual: doc.version });
+            }
+            let text_edits: Vec<OneOf<TextEdit, _>> = edits
+                .iter()
+                .map(|e| {
+                    OneOf::Left(TextEdit {
+                        range: Range::new(doc.position(e.start, enc), doc.position(e.end, enc)),
+                        new_text: e.new_text.clone(),
+                    })
+                })
+                .collect();
+            Ok((uri, text_edits))
+        })();
+        Box::pin(async move {
+            let (uri, edits) = prepared?;
+            let edit = WorkspaceEdit {
+                document_changes: Some(DocumentChanges::Edits(vec![TextDocumentEdit {
+                    text_document: OptionalVersionedTextDocumentIdentifier { uri, version: Some(version) },
+                    edits,
+                }])),
+                ..Default::default()
+            };
+            match self.client.apply_edit(edit).await {
+                Ok(response) if response.applied => Ok(()),
+                Ok(response) => Err(OverlayError::Rejected {
+                    reason: response.failure_reason.unwrap_or_else(|| "the editor declined the edit".into()),
+                }),
+                Err(e) => Err(OverlayError::Rejected { reason: e.message.to_string() }),
+            }
+        })
+    }
+}
+
+/// `cairn/approve`, server to client.
+pub enum ApproveRequest {}
+
+impl Request for ApproveRequest {
+    type Params = ApproveParams;
+    type Result = ApproveResult;
+    const METHOD: &'static str = protocol::APPROVE;
+}
+
+/// Asks the user in the editor.
+pub struct EditorApprover {
+    pub client: Client,
+    /// The client announced its own approval UI.
+    pub custom: bool,
+}
+
+const ALLOW_ONCE: &str = "Allow once";
+const ALLOW_SESSION: &str = "Allow for this session";
+const DENY: &str = "Deny";
+
+impl Approver for EditorApprover {
+    fn ask<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalAnswer> {
+        Box::pin(async move {
+            if self.custom {
+                let params = ApproveParams {
+                    approval_id: request.approval_id.clone(),
+                    run_id: request.run_id.clone(),
+                    call_id: request.call_id.clone(),
+                    tool: request.tool.clone(),
+                    arguments: request.arguments.clone(),
+                    args_hash: request.args_hash.clone(),
+                    reason: request.reason.clone(),
+                    options: vec![ApprovalAnswer::AllowOnce, ApprovalAnswer::AllowSession, ApprovalAnswer::Deny],
+                };
+                return match self.client.send_request::<ApproveRequest>(params).await {
+                    Ok(answer)
+                        if answer.approval_id == request.approval_id
+                            && answer.run_id == request.run_id
+                            && answer.call_id == request.call_id =>
+                    {
+                        answer.decision
+                    }
+                    Ok(answer) => {
+                        tracing::warn!(
+                            run = %answer.run_id, call = %answer.call_id,
+                            "an approval answer named another request; treated as a denial"
+                        );
+                        ApprovalAnswer::Deny
+                    }
+                    Err(e) => {
+                        tracing::warn!("cairn/approve failed: {}", e.message);
+                        ApprovalAnswer::Deny
+                    }
+                };
+            }
+            let mut args = serde_json::to_string_pretty(&request.arguments).unwrap_or_default();
+            if args.len() > 2000 {
+                let mut end = 2000;
+                while !args.is_char_boundary(end) {
+                    end -= 1;
+                }
+                args.truncate(end);
+                args.push_str("\n… (arguments cut for display)");
+            }
+            let message = format!("cairn: allow {}?\n{args}", request.reason);
+            let actions = [ALLOW_ONCE, ALLOW_SESSION, DENY].map(|t| MessageActionItem { title: t.into(), properties: HashMap::new() });
+            match self.client.show_message_request(MessageType::WARNING, message, Some(actions.to_vec())).await {
+                Ok(Some(item)) if item.title == ALLOW_ONCE => ApprovalAnswer::AllowOnce,
+                Ok(Some(item)) if item.title == ALLOW_SESSION => ApprovalAnswer::AllowSession,
+                _ => ApprovalAnswer::Deny,
+            }
+        })
+    }
+}

@@ -1,0 +1,170 @@
+//! The `cairn/` extensions to LSP: method names and the shapes of their parameters and results.
+//!
+//! Documented in `docs/lsp-extensions.md`; a test keeps that file in step with this one (it
+//! records this file's hash). Fields may be added; these shapes are never changed.
+
+use cairn_agent::Mode;
+use serde::{Deserialize, Serialize};
+use tower_lsp_server::ls_types::{Range, Uri};
+
+/// Request, client to server: start a run. Answers at once.
+pub const CHAT: &str = "cairn/chat";
+/// Request, client to server: cancel a run.
+pub const CANCEL: &str = "cairn/cancel";
+/// Request, client to server: list sessions, or load one transcript.
+pub const SESSIONS: &str = "cairn/sessions";
+/// Request, client to server: the tool catalog.
+pub const TOOLS: &str = "cairn/tools";
+/// Notification, server to client: one event of a run.
+pub const RUN_EVENT: &str = "cairn/runEvent";
+/// Request, server to client: ask the user to approve a tool call (only for clients that
+/// announced `capabilities.approvals` in `initializationOptions`).
+pub const APPROVE: &str = "cairn/approve";
+
+/// Every `cairn/` method, for the `experimental` capability and the documentation test.
+pub const METHODS: &[&str] = &[CHAT, CANCEL, SESSIONS, TOOLS, RUN_EVENT, APPROVE];
+
+/// Commands for `workspace/executeCommand` (and code actions), for clients that cannot send
+/// custom requests (Helix).
+pub mod commands {
+    /// Arguments: one `ChatParams` object. Result: `ChatResult`.
+    pub const CHAT: &str = "cairn.chat";
+    /// Arguments: `{uri, range}`. Opens a chat document quoting the selection.
+    pub const ASK: &str = "cairn.ask";
+    /// Arguments: `{uri, range}`. Explains the selection in a chat document.
+    pub const EXPLAIN: &str = "cairn.explain";
+    /// Arguments: `{uri, range}`. Runs the agent to fix the selection; the edits go to the buffer.
+    pub const FIX: &str = "cairn.fix";
+    /// Arguments: `{uri}` of a chat document. Sends its last `## You` section.
+    pub const SEND: &str = "cairn.send";
+    /// Arguments: `{runId}`, or none to cancel every run.
+    pub const CANCEL: &str = "cairn.cancel";
+    pub const ALL: &[&str] = &[CHAT, ASK, EXPLAIN, FIX, SEND, CANCEL];
+}
+
+/// `initializationOptions`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct InitializationOptions {
+    /// Configuration, the same keys as `config.toml`.
+    pub config: Option<serde_json::Value>,
+    pub capabilities: ClientExtensions,
+}
+
+/// What the client handles itself.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ClientExtensions {
+    /// The client answers `cairn/approve` with its own approval UI.
+    pub approvals: bool,
+}
+
+/// `cairn/chat` parameters.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ChatParams {
+    pub message: String,
+    #[serde(default)]
+    pub session_id: Option<String>,
+    #[serde(default)]
+    pub mode: Option<Mode>,
+    #[serde(default)]
+    pub context: Option<ChatContext>,
+}
+
+/// Editor context attached to a message.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ChatContext {
+    pub uri: Uri,
+    #[serde(default)]
+    pub range: Option<Range>,
+}
+
+/// `cairn/chat` result.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatResult {
+    pub run_id: String,
+    pub session_id: String,
+}
+
+/// `cairn/cancel` parameters.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CancelParams {
+    pub run_id: String,
+}
+
+/// `cairn/cancel` result: whether a running run was found.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CancelResult {
+    pub cancelled: bool,
+}
+
+/// `cairn/sessions` parameters: without `sessionId` the list, with it one transcript.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionsParams {
+    #[serde(default)]
+    pub session_id: Option<String>,
+}
+
+/// `cairn/tools` parameters.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ToolsParams {
+    #[serde(default)]
+    pub session_id: Option<String>,
+}
+
+/// One tool in `cairn/tools`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolEntry {
+    pub name: String,
+    pub description: String,
+    pub category: String,
+    pub effect: cairn_agent::tools::Effect,
+    pub agent_only: bool,
+    /// `allow`, `ask` or `deny` under the current policy.
+    pub policy: cairn_agent::policy::Decision,
+    /// Offered to the model in the session's last turn.
+    pub selected: bool,
+    pub input_schema: serde_json::Value,
+}
+
+/// `cairn/approve` parameters (server to client).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApproveParams {
+    pub approval_id: String,
+    pub run_id: String,
+    pub call_id: String,
+    pub tool: String,
+    pub arguments: serde_json::Value,
+    pub args_hash: String,
+    pub reason: String,
+    /// What the client may answer.
+    pub options: Vec<cairn_agent::policy::ApprovalAnswer>,
+}
+
+/// `cairn/approve` result: it must echo `approvalId`, `runId` and `callId`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApproveResult {
+    pub approval_id: String,
+    pub run_id: String,
+    pub call_id: String,
+    pub decision: cairn_agent::policy::ApprovalAnswer,
+}
+
+/// `cairn/runEvent` parameters: the run id and one event, flattened.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunEventParams {
+    pub run_id: String,
+    #[serde(flatten)]
+    pub event: cairn_agent::RunEvent,
+}

@@ -1,0 +1,359 @@
+//! Starting runs and reporting them: to the client as `cairn/runEvent`, and for runs from a chat
+//! document, into that document through `workspace/applyEdit` as the answer streams.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Duration;
+
+use cairn_agent::events::RunEvent;
+use cairn_agent::model::Message;
+use cairn_agent::sessions::{Record, SessionStore, now_secs};
+use cairn_agent::{Mode, RunInput};
+use futures::FutureExt;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
+use tower_lsp_server::ls_types::notification::Notification;
+use tower_lsp_server::ls_types::*;
+
+use crate::chatdoc;
+use crate::editor::{EditorApprover, canonical_path};
+use crate::protocol::{self, ChatParams, ChatResult, RunEventParams, commands};
+use crate::server::{RunHandle, State};
+
+/// Who started a run, and so where its answer goes besides `cairn/runEvent`.
+pub(crate) enum Origin {
+    Client,
+    /// A chat document: the answer is appended to it.
+    ChatDocument(Uri),
+}
+
+enum RunEventNotification {}
+
+impl Notification for RunEventNotification {
+    type Params = RunEventParams;
+    const METHOD: &'static str = protocol::RUN_EVENT;
+}
+
+fn invalid_params(message: impl Into<String>) -> Error {
+    Error { code: ErrorCode::InvalidParams, message: message.into().into(), data: None }
+}
+
+fn valid_session_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 128 && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+/// Validates, answers with ids, and leaves the run to a task.
+pub(crate) async fn start(state: &Arc<State>, params: ChatParams, origin: Origin) -> Result<ChatResult> {
+    start_with_history(state, params, origin, None).await
+}
+
+async fn start_with_history(
+    state: &Arc<State>,
+    params: ChatParams,
+    origin: Origin,
+    history_override: Option<Vec<Message>>,
+) -> Result<ChatResult> {
+    if params.message.trim().is_empty() {
+        return Err(invalid_params("message: must not be empty"));
+    }
+    if let Some(id) = &params.session_id {
+        if !valid_session_id(id) {
+            return Err(invalid_params("sessionId: letters, digits, `-` and `_` only, at most 128"));
+        }
+    }
+    let config = state.config();
+    let mut message = params.message.clone();
+    if let Some(ctx) = &params.context {
+        message.push_str(&context_text(state, &ctx.uri, ctx.range, config.agent.context_max_bytes)?);
+    }
+    let session_id = params.session_id.clone().unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+    let run_id = uuid::Uuid::new_v4().to_string();
+    let cancel = CancellationToken::new();
+    if let Ok(mut runs) = state.runs.lock() {
+        runs.insert(run_id.clone(), RunHandle { cancel: cancel.clone() });
+    }
+    // If the client cancels this request before it answers, the run goes with it.
+    let guard = cancel.clone().drop_guard();
+    let task = RunTask {
+        state: state.clone(),
+        run_id: run_id.clone(),
+        session_id: session_id.clone(),
+        mode: params.mode.unwrap_or_default(),
+        message,
+        history_override,
+        origin,
+        cancel,
+    };
+    tokio::spawn(task.run());
+    guard.disarm();
+    Ok(ChatResult { run_id, session_id })
+}
+
+/// The text of the editor context, capped, for the prompt.
+fn context_text(state: &State, uri: &Uri, range: Option<Range>, max_bytes: usize) -> Result<String> {
+    let enc = state.encoding();
+    let (text, label) = {
+        let docs = state.documents.lock().map_err(|_| invalid_params("context: unavailable"))?;
+        match docs.by_uri.get(uri) {
+            Some(doc) => match range {
+                Some(r) => (doc.slice(r, enc), format!("lines {}-{}", r.start.line + 1, r.end.line + 1)),
+                None => (doc.text(), "whole file".to_string()),
+            },
+            None => return Err(invalid_params(format!("context.uri: {} is not open in the editor", uri.as_str()))),
+        }
+    };
+    let path = canonical_path(uri).map(|p| {
+        let roots = state.roots();
+        roots.iter().find_map(|r| p.strip_prefix(r).ok().map(|s| s.display().to_string())).unwrap_or_else(|| p.display().to_string())
+    });
+    let mut shown = text;
+    let mut note = String::new();
+    if shown.len() > max_bytes {
+        let mut end = max_bytes;
+        while !shown.is_char_boundary(end) {
+            end -= 1;
+        }
+        note = format!("\n[context cut from {} to {end} bytes (agent.context_max_bytes)]", shown.len());
+        shown.truncate(end);
+    }
+    let fence = if shown.contains("```") { "````" } else { "```" };
+    Ok(format!(
+        "\n\nContext: `{}` ({label}):\n{fence}\n{shown}\n{fence}{note}",
+        path.unwrap_or_else(|| uri.as_str().to_string())
+    ))
+}
+
+struct RunTask {
+    state: Arc<State>,
+    run_id: String,
+    session_id: String,
+    mode: Mode,
+    message: String,
+    history_override: Option<Vec<Message>>,
+    origin: Origin,
+    cancel: CancellationToken,
+}
+
+impl RunTask {
+    async fn run(self) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let doc_uri = match &self.origin {
+            Origin::ChatDocument(uri) => Some(uri.clone()),
+            Origin::Client => None,
+        };
+        let forwarder = tokio::spawn(forward(self.state.clone(), self.run_id.clone(), rx, doc_uri));
+        let tx_for_panic = tx.clone();
+        let outcome = AssertUnwindSafe(self.run_inner(tx)).catch_unwind().await;
+        if outcome.is_err() {
+            let _ = tx_for_panic.send(RunEvent::Error { message: "internal error: the run failed unexpectedly".into() });
+        }
+        drop(tx_for_panic);
+        let _ = forwarder.await;
+        if let Ok(mut runs) = self.state.runs.lock() {
+            runs.remove(&self.run_id);
+        }
+    }
+
+    async fn run_inner(&self, tx: mpsc::UnboundedSender<RunEvent>) {
+        let agent = match self.state.agent() {
+            Ok(agent) => agent,
+            Err(message) => {
+                let _ = tx.send(RunEvent::Error { message });
+                return;
+            }
+        };
+        let config = self.state.config();
+        let store = SessionStore::new(self.state.factory.sessions_dir(&config));
+        let history = match &self.history_override {
+            Some(h) => h.clone(),
+            None => store.messages(&self.session_id).unwrap_or_else(|e| {
+                tracing::warn!("session {}: {e}", self.session_id);
+                Vec::new()
+            }),
+        };
+        let custom = self.state.extensions.lock().map(|e| e.approvals).unwrap_or(false);
+        let approver = EditorApprover { client: self.state.client.clone(), custom };
+        let session = self.state.session(&self.session_id);
+        let outcome = agent
+            .run(RunInput {
+                run_id: self.run_id.clone(),
+                mode: self.mode,
+                history,
+                message: self.message.clone(),
+                approver: &approver,
+                grants: session.grants.clone(),
+                events: tx,
+                cancel: self.cancel.clone(),
+            })
+            .await;
+        if let Ok(mut sessions) = self.state.sessions.lock() {
+            sessions.entry(self.session_id.clone()).or_default().last_offered = outcome.offered.clone();
+        }
+        let mut records = vec![Record::Run { run_id: self.run_id.clone(), mode: self.mode.as_str().into(), started: now_secs() }];
+        records.extend(outcome.messages.iter().map(|m| Record::Message { run_id: self.run_id.clone(), message: m.clone() }));
+        records.push(Record::End {
+            run_id: self.run_id.clone(),
+            usage: outcome.usage,
+            tool_calls: outcome.tool_calls,
+            outcome: outcome.outcome_word().into(),
+        });
+        if let Err(e) = store.append(&self.session_id, &records) {
+            tracing::error!("could not save the transcript: {e}");
+        }
+    }
+}
+
+/// Sends each event as `cairn/runEvent`, in order; for chat documents also appends the rendered
+/// events to the document in batches.
+async fn forward(state: Arc<State>, run_id: String, mut rx: mpsc::UnboundedReceiver<RunEvent>, doc: Option<Uri>) {
+    let mut pending = String::new();
+    loop {
+        let next = tokio::time::timeout(Duration::from_millis(150), rx.recv()).await;
+        let event = match next {
+            Ok(Some(e)) => Some(e),
+            Ok(None) => break,
+            Err(_) => None,
+        };
+        if let Some(event) = event {
+            if let Some(text) = doc.as_ref().and_then(|_| chatdoc::render_event(&event)) {
+                pending.push_str(&text);
+            }
+            state.client.send_notification::<RunEventNotification>(RunEventParams { run_id: run_id.clone(), event }).await;
+            if !rx.is_empty() {
+                continue;
+            }
+        }
+        if let Some(uri) = &doc {
+            if !pending.is_empty() && append_to_document(&state, uri, &pending).await {
+                pending.clear();
+            }
+        }
+    }
+    if let Some(uri) = &doc {
+        if !pending.is_empty() && !append_to_document(&state, uri, &pending).await {
+            state
+                .client
+                .show_message(MessageType::ERROR, format!("cairn: could not write the answer into {}", uri.as_str()))
+                .await;
+        }
+    }
+}
+
+/// Appends text at the end of an open document through the editor; waits until the editor
+/// reports the new version so the next append is based on it.
+async fn append_to_document(state: &State, uri: &Uri, text: &str) -> bool {
+    let enc = state.encoding();
+    let Some((end, version)) = state.documents.lock().ok().and_then(|docs| docs.by_uri.get(uri).map(|d| (d.end(enc), d.version))) else {
+        return false;
+    };
+    let edit = WorkspaceEdit {
+        document_changes: Some(DocumentChanges::Edits(vec![TextDocumentEdit {
+            text_document: OptionalVersionedTextDocumentIdentifier { uri: uri.clone(), version: Some(version) },
+            edits: vec![OneOf::Left(TextEdit { range: Range::new(end, end), new_text: text.to_string() })],
+        }])),
+        ..Default::default()
+    };
+    match state.client.apply_edit(edit).await {
+        Ok(r) if r.applied => {
+            for _ in 0..200 {
+                let current = state.document_text(uri).map(|(_, v)| v);
+                if current != Some(version) {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            true
+        }
+        _ => false,
+    }
+}
+
+/// `Send` in a chat document: the last `## You` section is the message.
+pub(crate) async fn send_chat_document(state: &Arc<State>, uri: Uri) -> Result<ChatResult> {
+    if !canonical_path(&uri).is_some_and(|p| chatdoc::is_chat_document(&p)) {
+        return Err(invalid_params("uri: not a chat document (Markdown under .cairn/chats/)"));
+    }
+    let Some((text, _)) = state.document_text(&uri) else {
+        return Err(invalid_params("uri: the chat document is not open"));
+    };
+    let parsed = chatdoc::parse(&text);
+    if parsed.message.is_empty() {
+        return Err(invalid_params(format!("nothing to send: write your message under the last `{}` heading", chatdoc::USER_HEADING)));
+    }
+    let prefix = if text.ends_with("\n\n") { "" } else if text.ends_with('\n') { "\n" } else { "\n\n" };
+    if !append_to_document(state, &uri, &format!("{prefix}{}\n\n", chatdoc::ASSISTANT_HEADING)).await {
+        return Err(Error { code: ErrorCode::ServerError(-32803), message: "the editor did not accept the edit".into(), data: None });
+    }
+    let session_id = format!("doc-{}", short_hash(uri.as_str()));
+    let params = ChatParams { message: parsed.message, session_id: Some(session_id), mode: Some(Mode::Chat), context: None };
+    start_with_history(state, params, Origin::ChatDocument(uri), Some(parsed.history)).await
+}
+
+fn short_hash(s: &str) -> String {
+    // FNV-1a: a stable name, not a security boundary.
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in s.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    format!("{h:016x}")
+}
+
+/// `Ask cairn`, `Explain`, `Fix`: a new chat document quoting the selection; Explain and Fix
+/// run at once, Ask waits for the user's question and `Send`.
+pub(crate) async fn selection_command(state: &Arc<State>, command: &str, uri: Uri, range: Option<Range>) -> Result<Option<ChatResult>> {
+    let config = state.config();
+    let context = context_text(state, &uri, range, config.agent.context_max_bytes)?;
+    let Some(root) = state.roots().into_iter().next() else {
+        return Err(invalid_params("no workspace folder to keep the chat document in"));
+    };
+    let (question, mode) = match command {
+        commands::EXPLAIN => ("Explain this code.", Mode::Chat),
+        commands::FIX => ("Fix this code. Make the change with edit_file, then say what you changed.", Mode::Agent),
+        _ => ("", Mode::Chat),
+    };
+    let name = format!("chat-{}-{}.md", now_secs(), &uuid::Uuid::new_v4().simple().to_string()[..6]);
+    let path = root.join(".cairn").join("chats").join(name);
+    let Some(doc_uri) = Uri::from_file_path(&path) else {
+        return Err(invalid_params("cannot name the chat document"));
+    };
+    let body = format!("{}\n\n{question}{context}\n", chatdoc::USER_HEADING);
+    let initial = if question.is_empty() { body } else { format!("{body}\n{}\n\n", chatdoc::ASSISTANT_HEADING) };
+    let edit = WorkspaceEdit {
+        document_changes: Some(DocumentChanges::Operations(vec![
+            DocumentChangeOperation::Op(ResourceOp::Create(CreateFile {
+                uri: doc_uri.clone(),
+                options: Some(CreateFileOptions { overwrite: Some(false), ignore_if_exists: Some(true) }),
+                annotation_id: None,
+            })),
+            DocumentChangeOperation::Edit(TextDocumentEdit {
+                text_document: OptionalVersionedTextDocumentIdentifier { uri: doc_uri.clone(), version: None },
+                edits: vec![OneOf::Left(TextEdit { range: Range::default(), new_text: initial })],
+            }),
+        ])),
+        ..Default::default()
+    };
+    let failed = || Error { code: ErrorCode::ServerError(-32803), message: "the editor did not create the chat document".into(), data: None };
+    match state.client.apply_edit(edit).await {
+        Ok(r) if r.applied => {}
+        _ => return Err(failed()),
+    }
+    let _ = state
+        .client
+        .show_document(ShowDocumentParams { uri: doc_uri.clone(), external: Some(false), take_focus: Some(true), selection: None })
+        .await;
+    if question.is_empty() {
+        return Ok(None);
+    }
+    // The answer streams into the document once the editor has it open.
+    for _ in 0..500 {
+        if state.document_text(&doc_uri).is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let session_id = format!("doc-{}", short_hash(doc_uri.as_str()));
+    let params = ChatParams { message: format!("{question}{context}"), session_id: Some(session_id), mode: Some(mode), context: None };
+    start_with_history(state, params, Origin::ChatDocument(doc_uri), Some(Vec::new())).await.map(Some)
+}
