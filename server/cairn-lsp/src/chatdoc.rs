@@ -1,7 +1,7 @@
 //! Chat documents: Markdown files under `.cairn/chats/` that hold a conversation, for editors
 //! that cannot show a chat panel (Helix). The format is documented in `docs/chat-documents.md`:
 //!
-//! ```markdown
+//! ~~~markdown
 //! ## You
 //!
 //! What does `main` do?
@@ -13,7 +13,7 @@
 //! ```
 //!
 //! It parses the arguments and ...
-//! ```
+//! ~~~
 //!
 //! `Send` takes the last `## You` section as the message and the sections before it as history.
 

@@ -1,1 +1,13 @@
-//! cairn-test-support
+//! Test doubles for cairn's end-to-end and provider tests.
+//!
+//! [`ScriptedModel`] is a model provider on loopback: it speaks the OpenAI chat-completions
+//! or the Anthropic messages wire format, replays a script of [`Reply`] values, and records
+//! every request it receives so tests can assert on what the client sent.
+//! It is a double for the LLM provider only; nothing else in cairn is faked here.
+
+mod render;
+mod script;
+mod server;
+
+pub use script::{Fault, Reply, ScriptedToolCall, ScriptedUsage};
+pub use server::{Format, Options, RecordedRequest, ScriptedModel};

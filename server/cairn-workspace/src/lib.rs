@@ -3,7 +3,128 @@
 //! Architecture invariant: this is the only crate that opens, reads or writes workspace files.
 //! Every path is resolved beneath a root, and nothing escapes it through `..`, absolute paths
 //! or symlinks.
+//!
+//! The entry point is [`Workspace`]: [`Workspace::resolve`] turns a requested path string into a
+//! [`WorkspacePath`] (which nothing else can build), and every operation takes a
+//! [`WorkspacePath`]. Denials are typed [`ScopeError`] variants that say what was asked and why it
+//! was refused.
+//!
+//! Not here yet (later hardening): `openat2(RESOLVE_BENEATH)` to close the check-then-open
+//! window, per-user permissions and the secret / execution-vector deny lists. The seams are
+//! [`Workspace::resolve`] (policy on names) and the `fs` module (how a resolved path is opened).
 
+mod error;
+mod fs;
 pub mod overlay;
+mod path;
+mod walk;
 
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+pub use error::ScopeError;
+pub use fs::{DirEntry, EntryKind};
 pub use overlay::{ByteEdit, DocumentOverlay, OpenDocument, OverlayError};
+pub use path::WorkspacePath;
+pub use walk::{WalkOptions, Walker};
+
+/// Default cap on the size of a file [`Workspace::read_text`] will read: 8 MiB.
+pub const DEFAULT_MAX_FILE_SIZE: u64 = 8 * 1024 * 1024;
+
+/// The workspace roots, the editor's open buffers, and the limits applied to file access.
+pub struct Workspace {
+    /// Canonical roots, in the order given. Relative paths resolve against the first.
+    roots: Vec<PathBuf>,
+    overlay: Option<Arc<dyn DocumentOverlay>>,
+    max_file_size: u64,
+}
+
+impl std::fmt::Debug for Workspace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Workspace")
+            .field("roots", &self.roots)
+            .field("overlay", &self.overlay.is_some())
+            .field("max_file_size", &self.max_file_size)
+            .finish()
+    }
+}
+
+impl Workspace {
+    /// A workspace over `roots`, each canonicalised; every root must be an existing directory.
+    pub fn new(roots: Vec<PathBuf>) -> Result<Workspace, ScopeError> {
+        if roots.is_empty() {
+            return Err(ScopeError::NoRoots);
+        }
+        let mut canonical = Vec::with_capacity(roots.len());
+        for root in roots {
+            let c = std::fs::canonicalize(&root).map_err(|source| ScopeError::Io {
+                path: root.clone(),
+                source,
+            })?;
+            if !c.is_dir() {
+                return Err(ScopeError::NotADirectory { path: c });
+            }
+            if !canonical.contains(&c) {
+                canonical.push(c);
+            }
+        }
+        Ok(Workspace {
+            roots: canonical,
+            overlay: None,
+            max_file_size: DEFAULT_MAX_FILE_SIZE,
+        })
+    }
+
+    /// Reads see the editor's unsaved text, and edits to open documents go through the editor.
+    pub fn with_overlay(mut self, overlay: Arc<dyn DocumentOverlay>) -> Workspace {
+        self.overlay = Some(overlay);
+        self
+    }
+
+    /// Cap on the size of files read (checked from metadata before reading).
+    pub fn with_max_file_size(mut self, bytes: u64) -> Workspace {
+        self.max_file_size = bytes;
+        self
+    }
+
+    /// The canonical roots; the first is the one relative paths resolve against.
+    pub fn roots(&self) -> &[PathBuf] {
+        &self.roots
+    }
+
+    pub fn max_file_size(&self) -> u64 {
+        self.max_file_size
+    }
+
+    /// The editor's open document at `path`, if an overlay is plugged in and it is open.
+    pub fn open_document(&self, path: &WorkspacePath) -> Option<OpenDocument> {
+        self.overlay
+            .as_ref()
+            .and_then(|o| o.open_document(path.as_path()))
+    }
+
+    /// Apply edits to a document open in the editor, at the version that was read.
+    pub async fn apply_edits_in_editor(
+        &self,
+        path: &WorkspacePath,
+        version: i32,
+        edits: Vec<ByteEdit>,
+    ) -> Result<(), OverlayError> {
+        match &self.overlay {
+            Some(overlay) => overlay.apply_edits(path.as_path(), version, edits).await,
+            None => Err(OverlayError::Closed),
+        }
+    }
+
+    /// The root `path` (canonical, absolute) lies in, preferring the deepest when roots nest.
+    fn root_of(&self, path: &Path) -> Option<&Path> {
+        self.roots
+            .iter()
+            .filter(|r| path.starts_with(r))
+            .max_by_key(|r| r.components().count())
+            .map(PathBuf::as_path)
+    }
+}
+
+#[cfg(test)]
+mod tests;

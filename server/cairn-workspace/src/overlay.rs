@@ -28,7 +28,9 @@ pub struct ByteEdit {
 #[non_exhaustive]
 pub enum OverlayError {
     /// The document changed since it was read; the edit was not applied.
-    #[error("the document changed in the editor (version {expected} is now {actual}); read it again")]
+    #[error(
+        "the document changed in the editor (version {expected} is now {actual}); read it again"
+    )]
     Stale { expected: i32, actual: i32 },
     /// The editor refused the edit (the user rejected it, or it failed).
     #[error("the editor did not apply the edit: {reason}")]
