@@ -13,4 +13,4 @@ pub mod run;
 pub mod sessions;
 
 pub use events::{RunEvent, StopReason};
-pub use run::{Agent, Limits, Mode, RunInput, RunOutcome};
+pub use run::{Agent, Gate, Limits, Mode, RunInput, RunOutcome};

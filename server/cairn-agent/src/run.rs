@@ -248,48 +248,23 @@ impl Agent {
         let Some(info) = catalog.iter().find(|t| t.tool.name == call.name) else {
             return (true, format!("unknown tool `{}`", call.name));
         };
-        let ruling = self.policy.decide(info);
-        match ruling.decision {
-            Decision::Deny => {
-                return (true, format!("denied: `{}` is set to deny by {}", call.name, ruling.setting));
-            }
-            Decision::Ask if !input.grants.is_granted(&call.name) => {
-                let value = serde_json::Value::Object(arguments.clone());
-                let request = ApprovalRequest {
-                    approval_id: uuid::Uuid::new_v4().to_string(),
-                    run_id: input.run_id.clone(),
-                    call_id: call.id.clone(),
-                    tool: call.name.clone(),
-                    args_hash: args_hash(&value),
-                    arguments: value,
-                    effect: info.effect,
-                    reason: format!("`{}` {} ({})", call.name, effect_words(info), ruling.setting),
-                };
-                emit(RunEvent::Approval {
-                    call_id: call.id.clone(),
-                    name: call.name.clone(),
-                    state: ApprovalState::Asked,
-                    answer: None,
-                    reason: request.reason.clone(),
-                });
-                let answer = tokio::select! {
-                    _ = input.cancel.cancelled() => ApprovalAnswer::Deny,
-                    a = input.approver.ask(&request) => a,
-                };
-                emit(RunEvent::Approval {
-                    call_id: call.id.clone(),
-                    name: call.name.clone(),
-                    state: ApprovalState::Answered,
-                    answer: Some(answer),
-                    reason: request.reason.clone(),
-                });
-                match answer {
-                    ApprovalAnswer::Deny => return (true, "the user denied this call".into()),
-                    ApprovalAnswer::AllowSession => input.grants.grant(&call.name),
-                    ApprovalAnswer::AllowOnce => {}
-                }
-            }
-            Decision::Ask | Decision::Allow => {}
+        let value = serde_json::Value::Object(arguments.clone());
+        let on_approval = |state: ApprovalState, answer: Option<ApprovalAnswer>, reason: &str| {
+            emit(RunEvent::Approval {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                state,
+                answer,
+                reason: reason.to_string(),
+            });
+        };
+        let gate = Gate { policy: &self.policy, grants: &input.grants, approver: input.approver };
+        let authorized = tokio::select! {
+            _ = input.cancel.cancelled() => Err("cancelled".to_string()),
+            r = gate.authorize(info, &input.run_id, &call.id, &value, on_approval) => r,
+        };
+        if let Err(refusal) = authorized {
+            return (true, refusal);
         }
         if input.cancel.is_cancelled() {
             return (true, "cancelled".into());
@@ -303,6 +278,57 @@ impl Agent {
             emit(RunEvent::Edit { call_id: call.id.clone(), uri: edit.uri, applied: edit.applied, reason: edit.reason });
         }
         (result.is_error.unwrap_or(false), result_text(&result))
+    }
+}
+
+/// The one path every tool call takes before it runs: policy, then (for `ask`) the user.
+pub struct Gate<'a> {
+    pub policy: &'a Policy,
+    pub grants: &'a SessionGrants,
+    pub approver: &'a dyn Approver,
+}
+
+impl Gate<'_> {
+    /// `Ok` when the call may run; otherwise the refusal the model reads. `on_approval` hears
+    /// when the user is asked and what they answered.
+    pub async fn authorize(
+        &self,
+        info: &ToolInfo,
+        run_id: &str,
+        call_id: &str,
+        arguments: &serde_json::Value,
+        on_approval: impl Fn(ApprovalState, Option<ApprovalAnswer>, &str),
+    ) -> Result<(), String> {
+        let name = info.tool.name.as_ref();
+        let ruling = self.policy.decide(info);
+        match ruling.decision {
+            Decision::Allow => Ok(()),
+            Decision::Deny => Err(format!("denied: `{name}` is set to deny by {}", ruling.setting)),
+            Decision::Ask if self.grants.is_granted(name) => Ok(()),
+            Decision::Ask => {
+                let request = ApprovalRequest {
+                    approval_id: uuid::Uuid::new_v4().to_string(),
+                    run_id: run_id.to_string(),
+                    call_id: call_id.to_string(),
+                    tool: name.to_string(),
+                    args_hash: args_hash(arguments),
+                    arguments: arguments.clone(),
+                    effect: info.effect,
+                    reason: format!("`{name}` {} ({})", effect_words(info), ruling.setting),
+                };
+                on_approval(ApprovalState::Asked, None, &request.reason);
+                let answer = self.approver.ask(&request).await;
+                on_approval(ApprovalState::Answered, Some(answer), &request.reason);
+                match answer {
+                    ApprovalAnswer::Deny => Err("the user denied this call".into()),
+                    ApprovalAnswer::AllowSession => {
+                        self.grants.grant(name);
+                        Ok(())
+                    }
+                    ApprovalAnswer::AllowOnce => Ok(()),
+                }
+            }
+        }
     }
 }
 

@@ -44,6 +44,8 @@ pub struct ProviderConfig {
     /// A stream that sends nothing for this long is treated as stalled.
     pub idle_timeout_secs: u64,
     pub max_tokens: u32,
+    /// First retry delay; it doubles per retry, and a `Retry-After` from the server wins.
+    pub retry_base_delay_ms: u64,
 }
 
 impl Default for ProviderConfig {
@@ -57,6 +59,7 @@ impl Default for ProviderConfig {
             connect_timeout_secs: 10,
             idle_timeout_secs: 90,
             max_tokens: 4096,
+            retry_base_delay_ms: 500,
         }
     }
 }
