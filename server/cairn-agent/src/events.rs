@@ -10,12 +10,20 @@ use crate::policy::ApprovalAnswer;
 
 /// One event of a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "kind",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub enum RunEvent {
     /// A piece of the model's answer.
     Text { delta: String },
     /// The model asked for a tool call.
-    ToolCall { call_id: String, name: String, arguments: serde_json::Value },
+    ToolCall {
+        call_id: String,
+        name: String,
+        arguments: serde_json::Value,
+    },
     /// The user is asked to approve a call (`state: asked`), or answered (`state: answered`).
     Approval {
         call_id: String,
@@ -26,7 +34,11 @@ pub enum RunEvent {
         reason: String,
     },
     /// A tool call finished.
-    ToolResult { call_id: String, is_error: bool, content: String },
+    ToolResult {
+        call_id: String,
+        is_error: bool,
+        content: String,
+    },
     /// A tool edited (or tried to edit) a file.
     Edit {
         call_id: String,

@@ -5,12 +5,12 @@
 //! the model and the tools reach it through the traits in [`model`] and [`tools`]. Its only IO is
 //! the session store (JSON Lines under the user's data directory).
 
-pub mod model;
-pub mod tools;
 pub mod events;
+pub mod model;
 pub mod policy;
 pub mod run;
 pub mod sessions;
+pub mod tools;
 
 pub use events::{RunEvent, StopReason};
 pub use run::{Agent, Gate, Limits, Mode, RunInput, RunOutcome};

@@ -74,7 +74,9 @@ pub enum ModelEvent {
     ToolCall(ToolCallRequest),
     Usage(Usage),
     /// The provider said the answer is complete. A stream that ends without it was cut.
-    Finished { stop_reason: Option<String> },
+    Finished {
+        stop_reason: Option<String>,
+    },
 }
 
 /// Why a model call failed. Each message names the provider and, where the user can fix it,
@@ -83,13 +85,31 @@ pub enum ModelEvent {
 #[non_exhaustive]
 pub enum ModelError {
     #[error("{provider}: authentication failed (HTTP {status}); set {setting}")]
-    Auth { provider: String, status: u16, setting: String },
-    #[error("{provider}: model `{model}` was not found (HTTP {status}); set provider.model or CAIRN_MODEL")]
-    ModelNotFound { provider: String, model: String, status: u16 },
+    Auth {
+        provider: String,
+        status: u16,
+        setting: String,
+    },
+    #[error(
+        "{provider}: model `{model}` was not found (HTTP {status}); set provider.model or CAIRN_MODEL"
+    )]
+    ModelNotFound {
+        provider: String,
+        model: String,
+        status: u16,
+    },
     #[error("{provider}: HTTP {status}: {message}")]
-    Http { provider: String, status: u16, message: String },
+    Http {
+        provider: String,
+        status: u16,
+        message: String,
+    },
     #[error("{provider}: cannot reach {url}: {message}; check provider.base_url")]
-    Connect { provider: String, url: String, message: String },
+    Connect {
+        provider: String,
+        url: String,
+        message: String,
+    },
     #[error("{provider}: no data for {seconds} s, the stream stalled")]
     Stalled { provider: String, seconds: u64 },
     #[error("{provider}: the stream ended before the answer was complete")]

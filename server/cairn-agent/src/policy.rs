@@ -39,7 +39,11 @@ impl Default for Policy {
             (Effect::Execute, Decision::Ask),
             (Effect::Network, Decision::Ask),
         ];
-        Self { tools: BTreeMap::new(), categories: BTreeMap::new(), effects: effects.into_iter().collect() }
+        Self {
+            tools: BTreeMap::new(),
+            categories: BTreeMap::new(),
+            effects: effects.into_iter().collect(),
+        }
     }
 }
 
@@ -55,13 +59,26 @@ impl Policy {
     pub fn decide(&self, tool: &ToolInfo) -> Ruling {
         let name = tool.tool.name.as_ref();
         if let Some(d) = self.tools.get(name) {
-            return Ruling { decision: *d, setting: format!("policy.tools.{name}") };
+            return Ruling {
+                decision: *d,
+                setting: format!("policy.tools.{name}"),
+            };
         }
         if let Some(d) = self.categories.get(&tool.category) {
-            return Ruling { decision: *d, setting: format!("policy.categories.{}", tool.category) };
+            return Ruling {
+                decision: *d,
+                setting: format!("policy.categories.{}", tool.category),
+            };
         }
-        let decision = self.effects.get(&tool.effect).copied().unwrap_or(Decision::Ask);
-        Ruling { decision, setting: format!("policy.effects.{}", tool.effect.as_str()) }
+        let decision = self
+            .effects
+            .get(&tool.effect)
+            .copied()
+            .unwrap_or(Decision::Ask);
+        Ruling {
+            decision,
+            setting: format!("policy.effects.{}", tool.effect.as_str()),
+        }
     }
 }
 
@@ -169,20 +186,53 @@ mod tests {
     #[track_caller]
     fn check(policy: &Policy, t: ToolInfo, decision: Decision, setting: &str) {
         let ruling = policy.decide(&t);
-        assert_eq!((ruling.decision, ruling.setting.as_str()), (decision, setting));
+        assert_eq!(
+            (ruling.decision, ruling.setting.as_str()),
+            (decision, setting)
+        );
     }
 
     #[test]
     fn most_specific_entry_wins() {
         let mut policy = Policy::default();
-        check(&policy, tool("read_file", Effect::Read, "file"), Decision::Allow, "policy.effects.read");
-        check(&policy, tool("edit_file", Effect::Write, "file"), Decision::Ask, "policy.effects.write");
-        check(&policy, tool("run", Effect::Execute, "code"), Decision::Ask, "policy.effects.execute");
-        check(&policy, tool("fetch", Effect::Network, "web"), Decision::Ask, "policy.effects.network");
+        check(
+            &policy,
+            tool("read_file", Effect::Read, "file"),
+            Decision::Allow,
+            "policy.effects.read",
+        );
+        check(
+            &policy,
+            tool("edit_file", Effect::Write, "file"),
+            Decision::Ask,
+            "policy.effects.write",
+        );
+        check(
+            &policy,
+            tool("run", Effect::Execute, "code"),
+            Decision::Ask,
+            "policy.effects.execute",
+        );
+        check(
+            &policy,
+            tool("fetch", Effect::Network, "web"),
+            Decision::Ask,
+            "policy.effects.network",
+        );
         policy.categories.insert("file".into(), Decision::Deny);
-        check(&policy, tool("read_file", Effect::Read, "file"), Decision::Deny, "policy.categories.file");
+        check(
+            &policy,
+            tool("read_file", Effect::Read, "file"),
+            Decision::Deny,
+            "policy.categories.file",
+        );
         policy.tools.insert("read_file".into(), Decision::Allow);
-        check(&policy, tool("read_file", Effect::Read, "file"), Decision::Allow, "policy.tools.read_file");
+        check(
+            &policy,
+            tool("read_file", Effect::Read, "file"),
+            Decision::Allow,
+            "policy.tools.read_file",
+        );
     }
 
     #[test]

@@ -9,8 +9,12 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use crate::events::{ApprovalState, EventSender, RunEvent, StopReason};
-use crate::model::{Message, ModelClient, ModelEvent, ModelRequest, ToolCallRequest, ToolSpec, Usage};
-use crate::policy::{ApprovalAnswer, ApprovalRequest, Approver, Decision, Policy, SessionGrants, args_hash};
+use crate::model::{
+    Message, ModelClient, ModelEvent, ModelRequest, ToolCallRequest, ToolSpec, Usage,
+};
+use crate::policy::{
+    ApprovalAnswer, ApprovalRequest, Approver, Decision, Policy, SessionGrants, args_hash,
+};
 use crate::tools::{CallContext, EDITS_META_KEY, EditReport, ToolHost, ToolInfo};
 
 /// Chat answers; agent mode may also edit.
@@ -40,7 +44,10 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Self { max_tool_calls: 25, tool_result_max_bytes: 32 * 1024 }
+        Self {
+            max_tool_calls: 25,
+            tool_result_max_bytes: 32 * 1024,
+        }
     }
 }
 
@@ -104,7 +111,9 @@ impl Agent {
     pub async fn run(&self, input: RunInput<'_>) -> RunOutcome {
         let mut messages = input.history.clone();
         let first_new = messages.len();
-        messages.push(Message::User { text: input.message.clone() });
+        messages.push(Message::User {
+            text: input.message.clone(),
+        });
         let mut usage = Usage::default();
         let mut calls_made: u32 = 0;
         let mut offered_names = std::collections::BTreeSet::new();
@@ -113,14 +122,21 @@ impl Agent {
         };
 
         let result = loop {
-            let catalog: Vec<ToolInfo> =
-                self.tools.list().into_iter().filter(|t| input.mode == Mode::Agent || !t.agent_only).collect();
+            let catalog: Vec<ToolInfo> = self
+                .tools
+                .list()
+                .into_iter()
+                .filter(|t| input.mode == Mode::Agent || !t.agent_only)
+                .collect();
             let budget_left = self.limits.max_tool_calls.saturating_sub(calls_made);
             // With the budget used up the model is asked to answer without tools.
             let offered: Vec<&ToolInfo> = if budget_left == 0 {
                 Vec::new()
             } else {
-                catalog.iter().filter(|t| self.policy.decide(t).decision != Decision::Deny).collect()
+                catalog
+                    .iter()
+                    .filter(|t| self.policy.decide(t).decision != Decision::Deny)
+                    .collect()
             };
             offered_names.extend(offered.iter().map(|t| t.tool.name.to_string()));
             let request = ModelRequest {
@@ -138,7 +154,10 @@ impl Agent {
                 Err(message) => break Err(message),
             };
             usage += turn_usage;
-            messages.push(Message::Assistant { text, tool_calls: calls.clone() });
+            messages.push(Message::Assistant {
+                text,
+                tool_calls: calls.clone(),
+            });
             if calls.is_empty() {
                 break Ok(None);
             }
@@ -146,7 +165,9 @@ impl Agent {
             let runnable = calls.len().min(budget_left as usize);
             let (run_now, refused) = calls.split_at(runnable);
             let results = futures::future::join_all(
-                run_now.iter().map(|call| self.tool_call(call, &catalog, &input, &emit)),
+                run_now
+                    .iter()
+                    .map(|call| self.tool_call(call, &catalog, &input, &emit)),
             )
             .await;
             calls_made += runnable as u32;
@@ -156,8 +177,17 @@ impl Agent {
                     "not run: this turn's budget of {} tool calls (agent.max_tool_calls) is used up",
                     self.limits.max_tool_calls
                 );
-                emit(RunEvent::ToolResult { call_id: call.id.clone(), is_error: true, content: content.clone() });
-                messages.push(Message::Tool { call_id: call.id.clone(), name: call.name.clone(), content, is_error: true });
+                emit(RunEvent::ToolResult {
+                    call_id: call.id.clone(),
+                    is_error: true,
+                    content: content.clone(),
+                });
+                messages.push(Message::Tool {
+                    call_id: call.id.clone(),
+                    name: call.name.clone(),
+                    content,
+                    is_error: true,
+                });
             }
             if input.cancel.is_cancelled() {
                 break Ok(Some(StopReason::Cancelled));
@@ -168,15 +198,26 @@ impl Agent {
                      (agent.max_tool_calls). Ask again to continue.]",
                     self.limits.max_tool_calls
                 );
-                emit(RunEvent::Text { delta: note.clone() });
-                messages.push(Message::Assistant { text: note, tool_calls: Vec::new() });
+                emit(RunEvent::Text {
+                    delta: note.clone(),
+                });
+                messages.push(Message::Assistant {
+                    text: note,
+                    tool_calls: Vec::new(),
+                });
                 break Ok(Some(StopReason::ToolBudget));
             }
         };
 
         match &result {
-            Ok(stopped) => emit(RunEvent::Done { usage, tool_calls: calls_made, stopped: *stopped }),
-            Err(message) => emit(RunEvent::Error { message: message.clone() }),
+            Ok(stopped) => emit(RunEvent::Done {
+                usage,
+                tool_calls: calls_made,
+                stopped: *stopped,
+            }),
+            Err(message) => emit(RunEvent::Error {
+                message: message.clone(),
+            }),
         }
         RunOutcome {
             messages: messages.split_off(first_new),
@@ -193,7 +234,11 @@ impl Agent {
         request: ModelRequest,
         emit: &impl Fn(RunEvent),
     ) -> Result<(String, Vec<ToolCallRequest>, Usage), String> {
-        let mut stream = self.model.stream(request).await.map_err(|e| e.to_string())?;
+        let mut stream = self
+            .model
+            .stream(request)
+            .await
+            .map_err(|e| e.to_string())?;
         let mut text = String::new();
         let mut calls = Vec::new();
         let mut usage = Usage::default();
@@ -210,7 +255,10 @@ impl Agent {
             }
         }
         if !finished {
-            return Err(format!("{}: the stream ended before the answer was complete", self.model.describe()));
+            return Err(format!(
+                "{}: the stream ended before the answer was complete",
+                self.model.describe()
+            ));
         }
         Ok((text, calls, usage))
     }
@@ -225,8 +273,17 @@ impl Agent {
     ) -> Message {
         let (is_error, content) = self.tool_call_inner(call, catalog, input, emit).await;
         let content = truncate(content, self.limits.tool_result_max_bytes);
-        emit(RunEvent::ToolResult { call_id: call.id.clone(), is_error, content: content.clone() });
-        Message::Tool { call_id: call.id.clone(), name: call.name.clone(), content, is_error }
+        emit(RunEvent::ToolResult {
+            call_id: call.id.clone(),
+            is_error,
+            content: content.clone(),
+        });
+        Message::Tool {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            content,
+            is_error,
+        }
     }
 
     async fn tool_call_inner(
@@ -236,14 +293,29 @@ impl Agent {
         input: &RunInput<'_>,
         emit: &impl Fn(RunEvent),
     ) -> (bool, String) {
-        let parsed: Result<serde_json::Value, _> =
-            if call.arguments.trim().is_empty() { Ok(serde_json::json!({})) } else { serde_json::from_str(&call.arguments) };
-        let shown = parsed.as_ref().map_or_else(|_| serde_json::Value::String(call.arguments.clone()), Clone::clone);
-        emit(RunEvent::ToolCall { call_id: call.id.clone(), name: call.name.clone(), arguments: shown });
+        let parsed: Result<serde_json::Value, _> = if call.arguments.trim().is_empty() {
+            Ok(serde_json::json!({}))
+        } else {
+            serde_json::from_str(&call.arguments)
+        };
+        let shown = parsed.as_ref().map_or_else(
+            |_| serde_json::Value::String(call.arguments.clone()),
+            Clone::clone,
+        );
+        emit(RunEvent::ToolCall {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: shown,
+        });
         let arguments = match parsed {
             Ok(serde_json::Value::Object(map)) => map,
             Ok(_) => return (true, "the arguments must be a JSON object".into()),
-            Err(e) => return (true, format!("the arguments are not valid JSON ({e}); send a JSON object")),
+            Err(e) => {
+                return (
+                    true,
+                    format!("the arguments are not valid JSON ({e}); send a JSON object"),
+                );
+            }
         };
         let Some(info) = catalog.iter().find(|t| t.tool.name == call.name) else {
             return (true, format!("unknown tool `{}`", call.name));
@@ -258,7 +330,11 @@ impl Agent {
                 reason: reason.to_string(),
             });
         };
-        let gate = Gate { policy: &self.policy, grants: &input.grants, approver: input.approver };
+        let gate = Gate {
+            policy: &self.policy,
+            grants: &input.grants,
+            approver: input.approver,
+        };
         let authorized = tokio::select! {
             _ = input.cancel.cancelled() => Err("cancelled".to_string()),
             r = gate.authorize(info, &input.run_id, &call.id, &value, on_approval) => r,
@@ -269,13 +345,22 @@ impl Agent {
         if input.cancel.is_cancelled() {
             return (true, "cancelled".into());
         }
-        let ctx = CallContext { run_id: input.run_id.clone(), call_id: call.id.clone(), cancel: input.cancel.child_token() };
+        let ctx = CallContext {
+            run_id: input.run_id.clone(),
+            call_id: call.id.clone(),
+            cancel: input.cancel.child_token(),
+        };
         let result = tokio::select! {
             _ = input.cancel.cancelled() => return (true, "cancelled".into()),
             r = self.tools.call(&call.name, arguments, ctx) => r,
         };
         for edit in edit_reports(&result) {
-            emit(RunEvent::Edit { call_id: call.id.clone(), uri: edit.uri, applied: edit.applied, reason: edit.reason });
+            emit(RunEvent::Edit {
+                call_id: call.id.clone(),
+                uri: edit.uri,
+                applied: edit.applied,
+                reason: edit.reason,
+            });
         }
         (result.is_error.unwrap_or(false), result_text(&result))
     }
@@ -303,7 +388,10 @@ impl Gate<'_> {
         let ruling = self.policy.decide(info);
         match ruling.decision {
             Decision::Allow => Ok(()),
-            Decision::Deny => Err(format!("denied: `{name}` is set to deny by {}", ruling.setting)),
+            Decision::Deny => Err(format!(
+                "denied: `{name}` is set to deny by {}",
+                ruling.setting
+            )),
             Decision::Ask if self.grants.is_granted(name) => Ok(()),
             Decision::Ask => {
                 let request = ApprovalRequest {
@@ -344,7 +432,12 @@ fn effect_words(info: &ToolInfo) -> &'static str {
 fn tool_spec(info: &ToolInfo) -> ToolSpec {
     ToolSpec {
         name: info.tool.name.to_string(),
-        description: info.tool.description.as_deref().unwrap_or_default().to_string(),
+        description: info
+            .tool
+            .description
+            .as_deref()
+            .unwrap_or_default()
+            .to_string(),
         input_schema: serde_json::Value::Object((*info.tool.input_schema).clone()),
     }
 }
@@ -371,10 +464,8 @@ pub fn result_text(result: &CallToolResult) -> String {
             _ => parts.push("[content omitted]".into()),
         }
     }
-    if parts.is_empty() {
-        if let Some(s) = &result.structured_content {
-            return s.to_string();
-        }
+    if let (true, Some(s)) = (parts.is_empty(), &result.structured_content) {
+        return s.to_string();
     }
     parts.join("\n")
 }

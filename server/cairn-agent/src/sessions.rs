@@ -13,13 +13,29 @@ use crate::model::{Message, Usage};
 
 /// One line of a transcript.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub enum Record {
     /// The start of a run: the user's message starts it.
-    Run { run_id: String, mode: String, started: u64 },
-    Message { run_id: String, message: Message },
+    Run {
+        run_id: String,
+        mode: String,
+        started: u64,
+    },
+    Message {
+        run_id: String,
+        message: Message,
+    },
     /// The end of a run.
-    End { run_id: String, usage: Usage, tool_calls: u32, outcome: String },
+    End {
+        run_id: String,
+        usage: Usage,
+        tool_calls: u32,
+        outcome: String,
+    },
 }
 
 /// A session in the list.
@@ -43,7 +59,10 @@ pub enum SessionError {
     #[error("no session `{0}`")]
     NotFound(String),
     #[error("session store {path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 /// The directory of transcripts.
@@ -53,11 +72,18 @@ pub struct SessionStore {
 }
 
 pub fn now_secs() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
 }
 
 fn valid_id(id: &str) -> bool {
-    !id.is_empty() && id.len() <= 128 && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    !id.is_empty()
+        && id.len() <= 128
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
 impl SessionStore {
@@ -80,8 +106,14 @@ impl SessionStore {
     /// Appends records to a session, creating it.
     pub fn append(&self, session_id: &str, records: &[Record]) -> Result<(), SessionError> {
         let path = self.path(session_id)?;
-        let io = |source| SessionError::Io { path: path.clone(), source };
-        fs::create_dir_all(&self.dir).map_err(|source| SessionError::Io { path: self.dir.clone(), source })?;
+        let io = |source| SessionError::Io {
+            path: path.clone(),
+            source,
+        };
+        fs::create_dir_all(&self.dir).map_err(|source| SessionError::Io {
+            path: self.dir.clone(),
+            source,
+        })?;
         let mut buf = String::new();
         for r in records {
             if let Ok(line) = serde_json::to_string(r) {
@@ -89,7 +121,11 @@ impl SessionStore {
                 buf.push('\n');
             }
         }
-        let mut file = OpenOptions::new().create(true).append(true).open(&path).map_err(io)?;
+        let mut file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(io)?;
         // One write per batch so a crash leaves at most one partial line, which load skips.
         file.write_all(buf.as_bytes()).map_err(io)
     }
@@ -131,23 +167,38 @@ impl SessionStore {
         let entries = match fs::read_dir(&self.dir) {
             Ok(entries) => entries,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(source) => return Err(SessionError::Io { path: self.dir.clone(), source }),
+            Err(source) => {
+                return Err(SessionError::Io {
+                    path: self.dir.clone(),
+                    source,
+                });
+            }
         };
         let mut out = Vec::new();
         for entry in entries.flatten() {
             let path = entry.path();
-            let Some(id) = path.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_suffix(".jsonl")) else {
+            let Some(id) = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_suffix(".jsonl"))
+            else {
                 continue;
             };
             let Ok(records) = self.load(id) else { continue };
             let title = records
                 .iter()
                 .find_map(|r| match r {
-                    Record::Message { message: Message::User { text }, .. } => Some(shorten(text, 80)),
+                    Record::Message {
+                        message: Message::User { text },
+                        ..
+                    } => Some(shorten(text, 80)),
                     _ => None,
                 })
                 .unwrap_or_default();
-            let runs = records.iter().filter(|r| matches!(r, Record::Run { .. })).count();
+            let runs = records
+                .iter()
+                .filter(|r| matches!(r, Record::Run { .. }))
+                .count();
             let updated = entry
                 .metadata()
                 .and_then(|m| m.modified())
@@ -155,9 +206,18 @@ impl SessionStore {
                 .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
                 .map(|d| d.as_secs())
                 .unwrap_or(0);
-            out.push(SessionSummary { session_id: id.to_string(), title, runs, updated });
+            out.push(SessionSummary {
+                session_id: id.to_string(),
+                title,
+                runs,
+                updated,
+            });
         }
-        out.sort_by(|a, b| b.updated.cmp(&a.updated).then_with(|| a.session_id.cmp(&b.session_id)));
+        out.sort_by(|a, b| {
+            b.updated
+                .cmp(&a.updated)
+                .then_with(|| a.session_id.cmp(&b.session_id))
+        });
         Ok(out)
     }
 }
@@ -183,12 +243,24 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = SessionStore::new(dir.path().join("sessions"));
         assert!(store.list().unwrap().is_empty());
-        let user = Message::User { text: "read the README please\nthanks".into() };
+        let user = Message::User {
+            text: "read the README please\nthanks".into(),
+        };
         store
-            .append("s1", &[
-                Record::Run { run_id: "r1".into(), mode: "chat".into(), started: 1 },
-                Record::Message { run_id: "r1".into(), message: user.clone() },
-            ])
+            .append(
+                "s1",
+                &[
+                    Record::Run {
+                        run_id: "r1".into(),
+                        mode: "chat".into(),
+                        started: 1,
+                    },
+                    Record::Message {
+                        run_id: "r1".into(),
+                        message: user.clone(),
+                    },
+                ],
+            )
             .unwrap();
         // A crash mid-write leaves a partial line; loading skips it.
         std::fs::OpenOptions::new()
@@ -200,10 +272,16 @@ mod tests {
         assert_eq!(store.messages("s1").unwrap(), vec![user]);
         let list = store.list().unwrap();
         assert_eq!(list.len(), 1);
-        assert_eq!((list[0].title.as_str(), list[0].runs), ("read the README please", 1));
+        assert_eq!(
+            (list[0].title.as_str(), list[0].runs),
+            ("read the README please", 1)
+        );
         assert!(matches!(store.load("nope"), Err(SessionError::NotFound(_))));
         assert!(store.messages("nope").unwrap().is_empty());
-        assert!(matches!(store.append("../evil", &[]), Err(SessionError::InvalidId(_))));
+        assert!(matches!(
+            store.append("../evil", &[]),
+            Err(SessionError::InvalidId(_))
+        ));
         assert!(!dir.path().join("evil.jsonl").exists());
     }
 }

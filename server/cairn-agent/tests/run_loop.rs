@@ -4,8 +4,12 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-use cairn_agent::model::{Message, ModelClient, ModelError, ModelEvent, ModelRequest, ModelStream, ToolCallRequest, Usage};
-use cairn_agent::policy::{ApprovalAnswer, ApprovalRequest, Approver, Decision, Policy, SessionGrants};
+use cairn_agent::model::{
+    Message, ModelClient, ModelError, ModelEvent, ModelRequest, ModelStream, ToolCallRequest, Usage,
+};
+use cairn_agent::policy::{
+    ApprovalAnswer, ApprovalRequest, Approver, Decision, Policy, SessionGrants,
+};
 use cairn_agent::tools::{CallContext, Effect, ToolHost, ToolInfo};
 use cairn_agent::{Agent, Limits, Mode, RunEvent, RunInput, StopReason};
 use futures::future::BoxFuture;
@@ -28,22 +32,43 @@ impl ModelClient for ScriptModel {
         let turn = self.turns.lock().unwrap().pop_front();
         Box::pin(async move {
             match turn {
-                Some(events) => Ok(Box::pin(futures::stream::iter(events.into_iter().map(Ok))) as ModelStream),
-                None => Err(ModelError::Http { provider: "script".into(), status: 500, message: "script exhausted".into() }),
+                Some(events) => {
+                    Ok(Box::pin(futures::stream::iter(events.into_iter().map(Ok))) as ModelStream)
+                }
+                None => Err(ModelError::Http {
+                    provider: "script".into(),
+                    status: 500,
+                    message: "script exhausted".into(),
+                }),
             }
         })
     }
 }
 
 fn text(t: &str) -> Turn {
-    vec![ModelEvent::TextDelta(t.into()), ModelEvent::Usage(Usage { input_tokens: 10, output_tokens: 2 }), ModelEvent::Finished { stop_reason: None }]
+    vec![
+        ModelEvent::TextDelta(t.into()),
+        ModelEvent::Usage(Usage {
+            input_tokens: 10,
+            output_tokens: 2,
+        }),
+        ModelEvent::Finished { stop_reason: None },
+    ]
 }
 
 fn calls(n: usize, name: &str, args: &str) -> Turn {
     let mut t: Turn = (0..n)
-        .map(|i| ModelEvent::ToolCall(ToolCallRequest { id: format!("c{i}"), name: name.into(), arguments: args.into() }))
+        .map(|i| {
+            ModelEvent::ToolCall(ToolCallRequest {
+                id: format!("c{i}"),
+                name: name.into(),
+                arguments: args.into(),
+            })
+        })
         .collect();
-    t.push(ModelEvent::Finished { stop_reason: Some("tool_calls".into()) });
+    t.push(ModelEvent::Finished {
+        stop_reason: Some("tool_calls".into()),
+    });
     t
 }
 
@@ -60,11 +85,27 @@ impl ToolHost for Tools {
             category: "file".into(),
             agent_only,
         };
-        vec![t("look", Effect::Read, false), t("big", Effect::Read, false), t("write", Effect::Write, true)]
+        vec![
+            t("look", Effect::Read, false),
+            t("big", Effect::Read, false),
+            t("write", Effect::Write, true),
+        ]
     }
-    fn call(&self, name: &str, arguments: serde_json::Map<String, serde_json::Value>, _ctx: CallContext) -> BoxFuture<'_, CallToolResult> {
-        self.called.lock().unwrap().push(format!("{name} {}", serde_json::Value::Object(arguments)));
-        let body = if name == "big" { "x".repeat(1000) } else { format!("{name} ok") };
+    fn call(
+        &self,
+        name: &str,
+        arguments: serde_json::Map<String, serde_json::Value>,
+        _ctx: CallContext,
+    ) -> BoxFuture<'_, CallToolResult> {
+        self.called
+            .lock()
+            .unwrap()
+            .push(format!("{name} {}", serde_json::Value::Object(arguments)));
+        let body = if name == "big" {
+            "x".repeat(1000)
+        } else {
+            format!("{name} ok")
+        };
         Box::pin(async move { CallToolResult::success(vec![ContentBlock::text(body)]) })
     }
 }
@@ -85,19 +126,34 @@ struct Setup {
 }
 
 fn setup(turns: Vec<Turn>, max_tool_calls: u32) -> Setup {
-    let model = Arc::new(ScriptModel { turns: Mutex::new(turns.into()), requests: Mutex::new(Vec::new()) });
+    let model = Arc::new(ScriptModel {
+        turns: Mutex::new(turns.into()),
+        requests: Mutex::new(Vec::new()),
+    });
     let tools = Arc::new(Tools::default());
     let agent = Agent {
         model: model.clone(),
         tools: tools.clone(),
         policy: Policy::default(),
-        limits: Limits { max_tool_calls, tool_result_max_bytes: 100 },
+        limits: Limits {
+            max_tool_calls,
+            tool_result_max_bytes: 100,
+        },
         system_prompt: "sys".into(),
     };
-    Setup { model, tools, agent }
+    Setup {
+        model,
+        tools,
+        agent,
+    }
 }
 
-async fn run(s: &Setup, mode: Mode, approver: &Answer, cancel: CancellationToken) -> (cairn_agent::RunOutcome, Vec<RunEvent>) {
+async fn run(
+    s: &Setup,
+    mode: Mode,
+    approver: &Answer,
+    cancel: CancellationToken,
+) -> (cairn_agent::RunOutcome, Vec<RunEvent>) {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let outcome = s
         .agent
@@ -128,8 +184,23 @@ async fn text_only_turn_streams_and_finishes() {
     let s = setup(vec![text("hi there")], 25);
     let (outcome, events) = run(&s, Mode::Chat, &allow(), CancellationToken::new()).await;
     assert_eq!(outcome.result, Ok(None));
-    assert_eq!(events[0], RunEvent::Text { delta: "hi there".into() });
-    assert_eq!(events.last(), Some(&RunEvent::Done { usage: Usage { input_tokens: 10, output_tokens: 2 }, tool_calls: 0, stopped: None }));
+    assert_eq!(
+        events[0],
+        RunEvent::Text {
+            delta: "hi there".into()
+        }
+    );
+    assert_eq!(
+        events.last(),
+        Some(&RunEvent::Done {
+            usage: Usage {
+                input_tokens: 10,
+                output_tokens: 2
+            },
+            tool_calls: 0,
+            stopped: None
+        })
+    );
     assert_eq!(outcome.messages.len(), 2);
 }
 
@@ -140,28 +211,62 @@ async fn parallel_calls_all_run_and_results_go_back_in_order() {
     assert_eq!(outcome.tool_calls, 3);
     assert_eq!(s.tools.called.lock().unwrap().len(), 3);
     let second = &s.model.requests.lock().unwrap()[1];
-    let tool_ids: Vec<&str> = second.messages.iter().filter_map(|m| match m {
-        Message::Tool { call_id, .. } => Some(call_id.as_str()),
-        _ => None,
-    }).collect();
+    let tool_ids: Vec<&str> = second
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::Tool { call_id, .. } => Some(call_id.as_str()),
+            _ => None,
+        })
+        .collect();
     assert_eq!(tool_ids, ["c0", "c1", "c2"]);
-    assert_eq!(events.iter().filter(|e| matches!(e, RunEvent::ToolResult { is_error: false, .. })).count(), 3);
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| matches!(
+                e,
+                RunEvent::ToolResult {
+                    is_error: false,
+                    ..
+                }
+            ))
+            .count(),
+        3
+    );
 }
 
 #[tokio::test]
 async fn twenty_six_calls_stop_at_twenty_five_even_when_the_model_says_reset() {
     let mut turn = calls(26, "look", "{}");
-    turn.insert(0, ModelEvent::TextDelta("budget reset, you may call 100 tools now".into()));
+    turn.insert(
+        0,
+        ModelEvent::TextDelta("budget reset, you may call 100 tools now".into()),
+    );
     let s = setup(vec![turn, text("never reached")], 25);
     let (outcome, events) = run(&s, Mode::Chat, &allow(), CancellationToken::new()).await;
     assert_eq!(outcome.result, Ok(Some(StopReason::ToolBudget)));
     assert_eq!(outcome.tool_calls, 25);
     assert_eq!(s.tools.called.lock().unwrap().len(), 25);
-    assert_eq!(s.model.requests.lock().unwrap().len(), 1, "no model call after the budget is spent");
+    assert_eq!(
+        s.model.requests.lock().unwrap().len(),
+        1,
+        "no model call after the budget is spent"
+    );
     let refused: Vec<_> = events.iter().filter(|e| matches!(e, RunEvent::ToolResult { call_id, is_error: true, .. } if call_id == "c25")).collect();
     assert_eq!(refused.len(), 1);
-    assert!(events.iter().any(|e| matches!(e, RunEvent::Text { delta } if delta.contains("agent.max_tool_calls"))));
-    assert!(matches!(events.last(), Some(RunEvent::Done { tool_calls: 25, stopped: Some(StopReason::ToolBudget), .. })));
+    assert!(
+        events.iter().any(
+            |e| matches!(e, RunEvent::Text { delta } if delta.contains("agent.max_tool_calls"))
+        )
+    );
+    assert!(matches!(
+        events.last(),
+        Some(RunEvent::Done {
+            tool_calls: 25,
+            stopped: Some(StopReason::ToolBudget),
+            ..
+        })
+    ));
 }
 
 #[tokio::test]
@@ -177,7 +282,12 @@ async fn ask_deny_and_mode_rules() {
     // Chat mode does not offer agent-only tools; a call to one is an unknown tool.
     let s = setup(vec![calls(1, "write", "{}"), text("ok")], 25);
     let (_, events) = run(&s, Mode::Chat, &allow(), CancellationToken::new()).await;
-    assert!(s.model.requests.lock().unwrap()[0].tools.iter().all(|t| t.name != "write"));
+    assert!(
+        s.model.requests.lock().unwrap()[0]
+            .tools
+            .iter()
+            .all(|t| t.name != "write")
+    );
     assert!(events.iter().any(|e| matches!(e, RunEvent::ToolResult { is_error: true, content, .. } if content == "unknown tool `write`")));
     assert!(s.tools.called.lock().unwrap().is_empty());
 
@@ -186,9 +296,15 @@ async fn ask_deny_and_mode_rules() {
     let denier = Answer(ApprovalAnswer::Deny, Mutex::new(Vec::new()));
     let (_, events) = run(&s, Mode::Agent, &denier, CancellationToken::new()).await;
     assert!(s.tools.called.lock().unwrap().is_empty());
-    let asked = denier.1.lock().unwrap();
-    assert_eq!((asked[0].run_id.as_str(), asked[0].call_id.as_str()), ("r1", "c0"));
-    assert_eq!(asked[0].args_hash, cairn_agent::policy::args_hash(&serde_json::json!({"a":1,"b":2})));
+    let asked = denier.1.lock().unwrap().clone();
+    assert_eq!(
+        (asked[0].run_id.as_str(), asked[0].call_id.as_str()),
+        ("r1", "c0")
+    );
+    assert_eq!(
+        asked[0].args_hash,
+        cairn_agent::policy::args_hash(&serde_json::json!({"a":1,"b":2}))
+    );
     assert!(events.iter().any(|e| matches!(e, RunEvent::ToolResult { is_error: true, content, .. } if content == "the user denied this call")));
 
     // Policy deny: never offered, never asked, never run.
@@ -203,14 +319,26 @@ async fn ask_deny_and_mode_rules() {
 
 #[tokio::test]
 async fn invalid_arguments_and_big_results() {
-    let s = setup(vec![calls(1, "look", "{not json"), calls(1, "big", "{}"), text("ok")], 25);
+    let s = setup(
+        vec![
+            calls(1, "look", "{not json"),
+            calls(1, "big", "{}"),
+            text("ok"),
+        ],
+        25,
+    );
     let (_, events) = run(&s, Mode::Chat, &allow(), CancellationToken::new()).await;
     assert!(events.iter().any(|e| matches!(e, RunEvent::ToolResult { is_error: true, content, .. } if content.starts_with("the arguments are not valid JSON"))));
     let big = events.iter().find_map(|e| match e {
-        RunEvent::ToolResult { call_id, content, .. } if call_id == "c0" && content.contains("truncated") => Some(content.clone()),
+        RunEvent::ToolResult {
+            call_id, content, ..
+        } if call_id == "c0" && content.contains("truncated") => Some(content.clone()),
         _ => None,
     });
-    assert!(big.unwrap().contains("output truncated from 1000 to 100 bytes"));
+    assert!(
+        big.unwrap()
+            .contains("output truncated from 1000 to 100 bytes")
+    );
 }
 
 #[tokio::test]
@@ -218,7 +346,12 @@ async fn model_errors_end_the_run_with_one_error_event() {
     let s = setup(vec![], 25);
     let (outcome, events) = run(&s, Mode::Chat, &allow(), CancellationToken::new()).await;
     assert!(outcome.result.is_err());
-    assert_eq!(events, vec![RunEvent::Error { message: "script: HTTP 500: script exhausted".into() }]);
+    assert_eq!(
+        events,
+        vec![RunEvent::Error {
+            message: "script: HTTP 500: script exhausted".into()
+        }]
+    );
 }
 
 #[tokio::test]
@@ -229,5 +362,11 @@ async fn a_cancelled_run_stops() {
     let (outcome, events) = run(&s, Mode::Chat, &allow(), cancel).await;
     assert_eq!(outcome.result, Ok(Some(StopReason::Cancelled)));
     assert!(s.tools.called.lock().unwrap().is_empty());
-    assert!(matches!(events.last(), Some(RunEvent::Done { stopped: Some(StopReason::Cancelled), .. })));
+    assert!(matches!(
+        events.last(),
+        Some(RunEvent::Done {
+            stopped: Some(StopReason::Cancelled),
+            ..
+        })
+    ));
 }

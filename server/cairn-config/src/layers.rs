@@ -21,7 +21,9 @@ pub enum LayerSource {
 impl fmt::Display for LayerSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            LayerSource::UserFile(p) | LayerSource::WorkspaceFile(p) => write!(f, "{}", p.display()),
+            LayerSource::UserFile(p) | LayerSource::WorkspaceFile(p) => {
+                write!(f, "{}", p.display())
+            }
             LayerSource::Client => f.write_str("the editor's settings"),
             LayerSource::Environment => f.write_str("the environment"),
         }
@@ -33,24 +35,49 @@ impl fmt::Display for LayerSource {
 #[non_exhaustive]
 pub enum ConfigError {
     #[error("cannot read {path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{source_name}: not valid TOML: {message}")]
-    Parse { source_name: String, message: String },
+    Parse {
+        source_name: String,
+        message: String,
+    },
     #[error("{source_name}: unknown key `{key}`")]
     UnknownKey { source_name: String, key: String },
     #[error("{source_name}: invalid value for `{key}`: {message}")]
-    Invalid { source_name: String, key: String, message: String },
-    #[error("{path}: `{key}` cannot be set in a workspace file ({why}); set it in your user config")]
-    NotAllowedInWorkspace { path: PathBuf, key: String, why: &'static str },
+    Invalid {
+        source_name: String,
+        key: String,
+        message: String,
+    },
+    #[error(
+        "{path}: `{key}` cannot be set in a workspace file ({why}); set it in your user config"
+    )]
+    NotAllowedInWorkspace {
+        path: PathBuf,
+        key: String,
+        why: &'static str,
+    },
     #[error("environment variable {var}: {message}")]
     Env { var: String, message: String },
 }
 
 /// Keys a workspace file may not set, and why.
 const WORKSPACE_FORBIDDEN: &[(&str, &str)] = &[
-    ("provider.base_url", "it could send your API key to another host"),
-    ("provider.kind", "it could send your API key to another host"),
-    ("provider.api_key_env", "it could expose another secret from your environment"),
+    (
+        "provider.base_url",
+        "it could send your API key to another host",
+    ),
+    (
+        "provider.kind",
+        "it could send your API key to another host",
+    ),
+    (
+        "provider.api_key_env",
+        "it could expose another secret from your environment",
+    ),
     ("sessions.dir", "it could write your transcripts elsewhere"),
     ("log.file", "it could write your log elsewhere"),
 ];
@@ -68,7 +95,12 @@ impl Layer {
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(source) => return Err(ConfigError::Read { path: path.to_path_buf(), source }),
+            Err(source) => {
+                return Err(ConfigError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                });
+            }
         };
         let source = if workspace {
             LayerSource::WorkspaceFile(path.to_path_buf())
@@ -80,10 +112,12 @@ impl Layer {
 
     /// Parses and validates TOML text.
     pub fn from_toml_str(text: &str, source: LayerSource) -> Result<Layer, ConfigError> {
-        let table: Table = text.parse().map_err(|e: toml::de::Error| ConfigError::Parse {
-            source_name: source.to_string(),
-            message: e.message().to_string(),
-        })?;
+        let table: Table = text
+            .parse()
+            .map_err(|e: toml::de::Error| ConfigError::Parse {
+                source_name: source.to_string(),
+                message: e.message().to_string(),
+            })?;
         let layer = Layer { source, table };
         layer.validate()?;
         Ok(layer)
@@ -102,7 +136,10 @@ impl Layer {
                 });
             }
         };
-        let layer = Layer { source: LayerSource::Client, table };
+        let layer = Layer {
+            source: LayerSource::Client,
+            table,
+        };
         layer.validate()?;
         Ok(layer)
     }
@@ -116,7 +153,9 @@ impl Layer {
     {
         let mut table = Table::new();
         for (name, raw) in vars {
-            let Some(rest) = name.strip_prefix("CAIRN_") else { continue };
+            let Some(rest) = name.strip_prefix("CAIRN_") else {
+                continue;
+            };
             let path: Vec<String> = if rest == "MODEL" {
                 vec!["provider".into(), "model".into()]
             } else if rest.contains("__") {
@@ -125,14 +164,26 @@ impl Layer {
                 continue;
             };
             if path.iter().any(String::is_empty) {
-                return Err(ConfigError::Env { var: name, message: "empty key segment".into() });
+                return Err(ConfigError::Env {
+                    var: name,
+                    message: "empty key segment".into(),
+                });
             }
             let value = parse_env_value(&raw);
             insert_path(&mut table, &path, value);
-            let single = Layer { source: LayerSource::Environment, table: table.clone() };
-            single.validate().map_err(|e| ConfigError::Env { var: name.clone(), message: e.to_string() })?;
+            let single = Layer {
+                source: LayerSource::Environment,
+                table: table.clone(),
+            };
+            single.validate().map_err(|e| ConfigError::Env {
+                var: name.clone(),
+                message: e.to_string(),
+            })?;
         }
-        Ok(Layer { source: LayerSource::Environment, table })
+        Ok(Layer {
+            source: LayerSource::Environment,
+            table,
+        })
     }
 
     fn validate(&self) -> Result<(), ConfigError> {
@@ -147,14 +198,14 @@ impl Layer {
                     });
                 }
             }
-            if let Some(Value::Table(policy)) = self.table.get("policy") {
-                if let Some(key) = find_allow(policy, "policy") {
-                    return Err(ConfigError::NotAllowedInWorkspace {
-                        path: path.clone(),
-                        key,
-                        why: "a repository may tighten the approval policy, never loosen it",
-                    });
-                }
+            if let Some(Value::Table(policy)) = self.table.get("policy")
+                && let Some(key) = find_allow(policy, "policy")
+            {
+                return Err(ConfigError::NotAllowedInWorkspace {
+                    path: path.clone(),
+                    key,
+                    why: "a repository may tighten the approval policy, never loosen it",
+                });
             }
         }
         deserialize(&self.table, &self.source).map(|_| ())
@@ -182,9 +233,18 @@ fn deserialize(table: &Table, source: &LayerSource) -> Result<Config, ConfigErro
     serde_path_to_error::deserialize::<_, Config>(value).map_err(|e| {
         let path = e.path().to_string();
         // toml appends "in `key`" lines; the key is named separately.
-        let message = e.inner().to_string().lines().next().unwrap_or_default().to_string();
+        let message = e
+            .inner()
+            .to_string()
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_string();
         let source_name = source.to_string();
-        if let Some(field) = message.strip_prefix("unknown field `").and_then(|m| m.split('`').next()) {
+        if let Some(field) = message
+            .strip_prefix("unknown field `")
+            .and_then(|m| m.split('`').next())
+        {
             // serde reports the containing path; the unknown key is the field it names.
             let key = if path == "." || path.is_empty() {
                 field.to_string()
@@ -195,7 +255,11 @@ fn deserialize(table: &Table, source: &LayerSource) -> Result<Config, ConfigErro
             };
             ConfigError::UnknownKey { source_name, key }
         } else {
-            ConfigError::Invalid { source_name, key: path, message }
+            ConfigError::Invalid {
+                source_name,
+                key: path,
+                message,
+            }
         }
     })
 }
@@ -203,16 +267,22 @@ fn deserialize(table: &Table, source: &LayerSource) -> Result<Config, ConfigErro
 fn parse_env_value(raw: &str) -> Value {
     let doc = format!("v = {raw}");
     match doc.parse::<Table>() {
-        Ok(mut t) => t.remove("v").unwrap_or_else(|| Value::String(raw.to_string())),
+        Ok(mut t) => t
+            .remove("v")
+            .unwrap_or_else(|| Value::String(raw.to_string())),
         Err(_) => Value::String(raw.to_string()),
     }
 }
 
 fn insert_path(table: &mut Table, path: &[String], value: Value) {
-    let Some((last, parents)) = path.split_last() else { return };
+    let Some((last, parents)) = path.split_last() else {
+        return;
+    };
     let mut cur = table;
     for seg in parents {
-        let entry = cur.entry(seg.clone()).or_insert_with(|| Value::Table(Table::new()));
+        let entry = cur
+            .entry(seg.clone())
+            .or_insert_with(|| Value::Table(Table::new()));
         if !entry.is_table() {
             *entry = Value::Table(Table::new());
         }
@@ -244,9 +314,11 @@ fn json_to_toml(value: &serde_json::Value) -> Option<Value> {
         },
         serde_json::Value::String(s) => Value::String(s.clone()),
         serde_json::Value::Array(a) => Value::Array(a.iter().filter_map(json_to_toml).collect()),
-        serde_json::Value::Object(o) => {
-            Value::Table(o.iter().filter_map(|(k, v)| Some((k.clone(), json_to_toml(v)?))).collect())
-        }
+        serde_json::Value::Object(o) => Value::Table(
+            o.iter()
+                .filter_map(|(k, v)| Some((k.clone(), json_to_toml(v)?)))
+                .collect(),
+        ),
     })
 }
 
@@ -273,7 +345,11 @@ pub struct Layers {
 
 impl Layers {
     /// Reads the user file, the first workspace root's `.cairn/config.toml` and the environment.
-    pub fn load<I>(user_file: Option<&Path>, workspace_root: Option<&Path>, env: I) -> Result<Layers, ConfigError>
+    pub fn load<I>(
+        user_file: Option<&Path>,
+        workspace_root: Option<&Path>,
+        env: I,
+    ) -> Result<Layers, ConfigError>
     where
         I: IntoIterator<Item = (String, String)>,
     {
@@ -286,13 +362,21 @@ impl Layers {
             None => None,
         };
         let env = Layer::from_env(env)?;
-        Ok(Layers { user, workspace, client: None, env: Some(env) })
+        Ok(Layers {
+            user,
+            workspace,
+            client: None,
+            env: Some(env),
+        })
     }
 
     /// Merges the layers into one validated configuration.
     pub fn resolve(&self) -> Result<Config, ConfigError> {
         let mut merged = Table::new();
-        for layer in [&self.user, &self.workspace, &self.client, &self.env].into_iter().flatten() {
+        for layer in [&self.user, &self.workspace, &self.client, &self.env]
+            .into_iter()
+            .flatten()
+        {
             merge(&mut merged, &layer.table);
         }
         let source = LayerSource::Client;
@@ -302,10 +386,18 @@ impl Layers {
 }
 
 /// The user's config file: `$XDG_CONFIG_HOME/cairn/config.toml`, else `~/.config/cairn/config.toml`.
-pub fn default_user_config_path(xdg_config_home: Option<&str>, home: Option<&str>) -> Option<PathBuf> {
+pub fn default_user_config_path(
+    xdg_config_home: Option<&str>,
+    home: Option<&str>,
+) -> Option<PathBuf> {
     match (xdg_config_home.filter(|s| !s.is_empty()), home) {
         (Some(x), _) => Some(PathBuf::from(x).join("cairn").join("config.toml")),
-        (None, Some(h)) => Some(PathBuf::from(h).join(".config").join("cairn").join("config.toml")),
+        (None, Some(h)) => Some(
+            PathBuf::from(h)
+                .join(".config")
+                .join("cairn")
+                .join("config.toml"),
+        ),
         (None, None) => None,
     }
 }

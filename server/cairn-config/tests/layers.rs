@@ -6,11 +6,18 @@ use std::path::PathBuf;
 use cairn_config::{ConfigError, Decision, Layer, LayerSource, Layers};
 
 fn user(text: &str) -> Layer {
-    Layer::from_toml_str(text, LayerSource::UserFile(PathBuf::from("/home/u/.config/cairn/config.toml"))).unwrap()
+    Layer::from_toml_str(
+        text,
+        LayerSource::UserFile(PathBuf::from("/home/u/.config/cairn/config.toml")),
+    )
+    .unwrap()
 }
 
 fn workspace(text: &str) -> Result<Layer, ConfigError> {
-    Layer::from_toml_str(text, LayerSource::WorkspaceFile(PathBuf::from("/ws/.cairn/config.toml")))
+    Layer::from_toml_str(
+        text,
+        LayerSource::WorkspaceFile(PathBuf::from("/ws/.cairn/config.toml")),
+    )
 }
 
 fn env(vars: &[(&str, &str)]) -> Result<Layer, ConfigError> {
@@ -38,39 +45,87 @@ fn defaults() {
 #[test]
 fn precedence_user_workspace_client_env() {
     let layers = Layers {
-        user: Some(user("[agent]\nmax_tool_calls = 5\ntool_result_max_bytes = 100\n[provider]\nmodel = \"from-user\"")),
+        user: Some(user(
+            "[agent]\nmax_tool_calls = 5\ntool_result_max_bytes = 100\n[provider]\nmodel = \"from-user\"",
+        )),
         workspace: Some(workspace("[agent]\nmax_tool_calls = 6\n").unwrap()),
-        client: Some(Layer::from_json(&serde_json::json!({"agent": {"max_tool_calls": 7}, "provider": {"model": null}})).unwrap()),
-        env: Some(env(&[("CAIRN_AGENT__MAX_TOOL_CALLS", "10"), ("CAIRN_LOG", "debug"), ("PATH", "/bin")]).unwrap()),
+        client: Some(
+            Layer::from_json(
+                &serde_json::json!({"agent": {"max_tool_calls": 7}, "provider": {"model": null}}),
+            )
+            .unwrap(),
+        ),
+        env: Some(
+            env(&[
+                ("CAIRN_AGENT__MAX_TOOL_CALLS", "10"),
+                ("CAIRN_LOG", "debug"),
+                ("PATH", "/bin"),
+            ])
+            .unwrap(),
+        ),
     };
     let config = layers.resolve().unwrap();
     assert_eq!(config.agent.max_tool_calls, 10, "environment wins");
-    assert_eq!(config.agent.tool_result_max_bytes, 100, "untouched keys come from lower layers");
-    assert_eq!(config.provider.model.as_deref(), Some("from-user"), "a null client value leaves the key unset");
+    assert_eq!(
+        config.agent.tool_result_max_bytes, 100,
+        "untouched keys come from lower layers"
+    );
+    assert_eq!(
+        config.provider.model.as_deref(),
+        Some("from-user"),
+        "a null client value leaves the key unset"
+    );
 
-    let without_env = Layers { env: None, ..layers.clone() };
-    assert_eq!(without_env.resolve().unwrap().agent.max_tool_calls, 7, "client beats workspace");
-    let only_files = Layers { env: None, client: None, ..layers };
-    assert_eq!(only_files.resolve().unwrap().agent.max_tool_calls, 6, "workspace beats user");
+    let without_env = Layers {
+        env: None,
+        ..layers.clone()
+    };
+    assert_eq!(
+        without_env.resolve().unwrap().agent.max_tool_calls,
+        7,
+        "client beats workspace"
+    );
+    let only_files = Layers {
+        env: None,
+        client: None,
+        ..layers
+    };
+    assert_eq!(
+        only_files.resolve().unwrap().agent.max_tool_calls,
+        6,
+        "workspace beats user"
+    );
 }
 
 #[test]
 fn cairn_model_sets_the_model() {
-    let layers = Layers { env: Some(env(&[("CAIRN_MODEL", "qwen3:8b")]).unwrap()), ..Default::default() };
-    assert_eq!(layers.resolve().unwrap().provider.model.as_deref(), Some("qwen3:8b"));
+    let layers = Layers {
+        env: Some(env(&[("CAIRN_MODEL", "qwen3:8b")]).unwrap()),
+        ..Default::default()
+    };
+    assert_eq!(
+        layers.resolve().unwrap().provider.model.as_deref(),
+        Some("qwen3:8b")
+    );
 }
 
 #[test]
 fn unknown_keys_are_named() {
     check_error(
-        Layer::from_toml_str("[agent]\nmax_tool_cals = 3", LayerSource::UserFile("/u.toml".into())),
+        Layer::from_toml_str(
+            "[agent]\nmax_tool_cals = 3",
+            LayerSource::UserFile("/u.toml".into()),
+        ),
         "/u.toml: unknown key `agent.max_tool_cals`",
     );
     check_error(
         Layer::from_toml_str("colour = 1", LayerSource::UserFile("/u.toml".into())),
         "/u.toml: unknown key `colour`",
     );
-    check_error(Layer::from_json(&serde_json::json!({"agent": {"nope": 1}})), "the editor's settings: unknown key `agent.nope`");
+    check_error(
+        Layer::from_json(&serde_json::json!({"agent": {"nope": 1}})),
+        "the editor's settings: unknown key `agent.nope`",
+    );
     check_error(
         env(&[("CAIRN_AGENT__NOPE", "1")]),
         "environment variable CAIRN_AGENT__NOPE: the environment: unknown key `agent.nope`",
@@ -80,11 +135,17 @@ fn unknown_keys_are_named() {
 #[test]
 fn wrong_types_are_named() {
     check_error(
-        Layer::from_toml_str("[agent]\nmax_tool_calls = \"many\"", LayerSource::UserFile("/u.toml".into())),
+        Layer::from_toml_str(
+            "[agent]\nmax_tool_calls = \"many\"",
+            LayerSource::UserFile("/u.toml".into()),
+        ),
         "/u.toml: invalid value for `agent.max_tool_calls`: invalid type: string \"many\", expected u32",
     );
     check_error(
-        Layer::from_toml_str("[policy.tools]\nedit_file = \"sometimes\"", LayerSource::UserFile("/u.toml".into())),
+        Layer::from_toml_str(
+            "[policy.tools]\nedit_file = \"sometimes\"",
+            LayerSource::UserFile("/u.toml".into()),
+        ),
         "/u.toml: invalid value for `policy.tools.edit_file`: unknown variant `sometimes`, expected one of `allow`, `ask`, `deny`",
     );
     check_error(
@@ -103,8 +164,14 @@ fn a_workspace_cannot_redirect_keys_or_loosen_policy() {
         workspace("[policy.tools]\nedit_file = \"allow\""),
         "/ws/.cairn/config.toml: `policy.tools.edit_file` cannot be set in a workspace file (a repository may tighten the approval policy, never loosen it); set it in your user config",
     );
-    let tightened = workspace("[policy.effects]\nread = \"ask\"\n[provider]\nmodel = \"m\"").unwrap();
-    let config = Layers { workspace: Some(tightened), ..Default::default() }.resolve().unwrap();
+    let tightened =
+        workspace("[policy.effects]\nread = \"ask\"\n[provider]\nmodel = \"m\"").unwrap();
+    let config = Layers {
+        workspace: Some(tightened),
+        ..Default::default()
+    }
+    .resolve()
+    .unwrap();
     assert_eq!(config.policy.effects.read, Decision::Ask);
 }
 
@@ -114,18 +181,39 @@ fn files_load_from_disk_and_missing_files_are_fine() {
     let user_file = dir.path().join("config.toml");
     std::fs::write(&user_file, "[agent]\nmax_tool_calls = 3\n").unwrap();
     std::fs::create_dir_all(dir.path().join("ws/.cairn")).unwrap();
-    std::fs::write(dir.path().join("ws/.cairn/config.toml"), "[agent]\ntool_result_max_bytes = 9\n").unwrap();
+    std::fs::write(
+        dir.path().join("ws/.cairn/config.toml"),
+        "[agent]\ntool_result_max_bytes = 9\n",
+    )
+    .unwrap();
     let layers = Layers::load(Some(&user_file), Some(&dir.path().join("ws")), Vec::new()).unwrap();
     let config = layers.resolve().unwrap();
-    assert_eq!((config.agent.max_tool_calls, config.agent.tool_result_max_bytes), (3, 9));
-    let none = Layers::load(Some(&dir.path().join("absent.toml")), Some(&dir.path().join("nowhere")), Vec::new()).unwrap();
+    assert_eq!(
+        (
+            config.agent.max_tool_calls,
+            config.agent.tool_result_max_bytes
+        ),
+        (3, 9)
+    );
+    let none = Layers::load(
+        Some(&dir.path().join("absent.toml")),
+        Some(&dir.path().join("nowhere")),
+        Vec::new(),
+    )
+    .unwrap();
     assert_eq!(none.resolve().unwrap(), cairn_config::Config::default());
 }
 
 #[test]
 fn user_config_path() {
     use cairn_config::default_user_config_path as p;
-    assert_eq!(p(Some("/x"), Some("/h")), Some(PathBuf::from("/x/cairn/config.toml")));
-    assert_eq!(p(Some(""), Some("/h")), Some(PathBuf::from("/h/.config/cairn/config.toml")));
+    assert_eq!(
+        p(Some("/x"), Some("/h")),
+        Some(PathBuf::from("/x/cairn/config.toml"))
+    );
+    assert_eq!(
+        p(Some(""), Some("/h")),
+        Some(PathBuf::from("/h/.config/cairn/config.toml"))
+    );
     assert_eq!(p(None, None), None);
 }

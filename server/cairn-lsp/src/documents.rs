@@ -33,7 +33,10 @@ pub struct Document {
 
 impl Document {
     pub fn new(text: &str, version: i32) -> Self {
-        Self { rope: Rope::from_str(text), version }
+        Self {
+            rope: Rope::from_str(text),
+            version,
+        }
     }
 
     pub fn text(&self) -> String {
@@ -69,8 +72,16 @@ impl Document {
         let char_idx = self.rope.byte_to_char(byte);
         let line = self.rope.char_to_line(char_idx);
         let line_start = self.rope.line_to_char(line);
-        let character: usize = self.rope.slice(line_start..char_idx).chars().map(|c| enc.units(c)).sum();
-        Position { line: line as u32, character: character as u32 }
+        let character: usize = self
+            .rope
+            .slice(line_start..char_idx)
+            .chars()
+            .map(|c| enc.units(c))
+            .sum();
+        Position {
+            line: line as u32,
+            character: character as u32,
+        }
     }
 
     /// The text of a range (clamped).
@@ -114,7 +125,11 @@ mod tests {
 
     #[track_caller]
     fn check_offset(text: &str, p: Position, enc: Encoding, expected: usize) {
-        assert_eq!(Document::new(text, 0).offset(p, enc), expected, "{text:?} at {p:?} in {enc:?}");
+        assert_eq!(
+            Document::new(text, 0).offset(p, enc),
+            expected,
+            "{text:?} at {p:?} in {enc:?}"
+        );
     }
 
     #[test]
@@ -137,7 +152,12 @@ mod tests {
     #[test]
     fn positions_round_trip() {
         let doc = Document::new("a😀b\r\nsecond\n", 0);
-        for (byte, p16, p8) in [(0, pos(0, 0), pos(0, 0)), (5, pos(0, 3), pos(0, 5)), (8, pos(1, 0), pos(1, 0)), (15, pos(2, 0), pos(2, 0))] {
+        for (byte, p16, p8) in [
+            (0, pos(0, 0), pos(0, 0)),
+            (5, pos(0, 3), pos(0, 5)),
+            (8, pos(1, 0), pos(1, 0)),
+            (15, pos(2, 0), pos(2, 0)),
+        ] {
             assert_eq!(doc.position(byte, Encoding::Utf16), p16);
             assert_eq!(doc.position(byte, Encoding::Utf8), p8);
             assert_eq!(doc.offset(p16, Encoding::Utf16), byte);
@@ -148,12 +168,25 @@ mod tests {
     #[test]
     fn incremental_changes() {
         let mut doc = Document::new("hello world\nbye", 1);
-        let change = |range: Option<Range>, text: &str| TextDocumentContentChangeEvent { range, range_length: None, text: text.into() };
-        doc.apply_change(&change(Some(Range::new(pos(0, 6), pos(0, 11))), "cairn"), Encoding::Utf16);
+        let change = |range: Option<Range>, text: &str| TextDocumentContentChangeEvent {
+            range,
+            range_length: None,
+            text: text.into(),
+        };
+        doc.apply_change(
+            &change(Some(Range::new(pos(0, 6), pos(0, 11))), "cairn"),
+            Encoding::Utf16,
+        );
         assert_eq!(doc.text(), "hello cairn\nbye");
-        doc.apply_change(&change(Some(Range::new(pos(1, 3), pos(0, 11))), ""), Encoding::Utf16); // reversed range
+        doc.apply_change(
+            &change(Some(Range::new(pos(1, 3), pos(0, 11))), ""),
+            Encoding::Utf16,
+        ); // reversed range
         assert_eq!(doc.text(), "hello cairn");
-        doc.apply_change(&change(Some(Range::new(pos(7, 0), pos(9, 9))), "!"), Encoding::Utf16); // beyond EOF appends
+        doc.apply_change(
+            &change(Some(Range::new(pos(7, 0), pos(9, 9))), "!"),
+            Encoding::Utf16,
+        ); // beyond EOF appends
         assert_eq!(doc.text(), "hello cairn!");
         doc.apply_change(&change(None, "new"), Encoding::Utf16);
         assert_eq!(doc.text(), "new");

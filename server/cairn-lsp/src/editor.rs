@@ -11,8 +11,8 @@ use futures::future::BoxFuture;
 use tower_lsp_server::Client;
 use tower_lsp_server::ls_types::request::Request;
 use tower_lsp_server::ls_types::{
-    DocumentChanges, MessageActionItem, MessageType, OneOf, OptionalVersionedTextDocumentIdentifier, Range,
-    TextDocumentEdit, TextEdit, Uri, WorkspaceEdit,
+    DocumentChanges, MessageActionItem, MessageType, OneOf,
+    OptionalVersionedTextDocumentIdentifier, Range, TextDocumentEdit, TextEdit, Uri, WorkspaceEdit,
 };
 
 use crate::documents::{Document, Encoding};
@@ -64,17 +64,28 @@ impl DocumentOverlay for EditorOverlay {
         let docs = self.documents.lock().ok()?;
         let uri = docs.by_path.get(path)?;
         let doc = docs.by_uri.get(uri)?;
-        Some(OpenDocument { text: doc.text(), version: doc.version })
+        Some(OpenDocument {
+            text: doc.text(),
+            version: doc.version,
+        })
     }
 
-    fn apply_edits(&self, path: &Path, version: i32, edits: Vec<ByteEdit>) -> BoxFuture<'_, Result<(), OverlayError>> {
+    fn apply_edits(
+        &self,
+        path: &Path,
+        version: i32,
+        edits: Vec<ByteEdit>,
+    ) -> BoxFuture<'_, Result<(), OverlayError>> {
         let enc = self.encoding();
         let prepared = (|| {
             let docs = self.documents.lock().map_err(|_| OverlayError::Closed)?;
             let uri = docs.by_path.get(path).ok_or(OverlayError::Closed)?.clone();
             let doc = docs.by_uri.get(&uri).ok_or(OverlayError::Closed)?;
             if doc.version != version {
-                return Err(OverlayError::Stale { expected: version, actual: doc.version });
+                return Err(OverlayError::Stale {
+                    expected: version,
+                    actual: doc.version,
+                });
             }
             let text_edits: Vec<OneOf<TextEdit, _>> = edits
                 .iter()
@@ -91,7 +102,10 @@ impl DocumentOverlay for EditorOverlay {
             let (uri, edits) = prepared?;
             let edit = WorkspaceEdit {
                 document_changes: Some(DocumentChanges::Edits(vec![TextDocumentEdit {
-                    text_document: OptionalVersionedTextDocumentIdentifier { uri, version: Some(version) },
+                    text_document: OptionalVersionedTextDocumentIdentifier {
+                        uri,
+                        version: Some(version),
+                    },
                     edits,
                 }])),
                 ..Default::default()
@@ -99,9 +113,13 @@ impl DocumentOverlay for EditorOverlay {
             match self.client.apply_edit(edit).await {
                 Ok(response) if response.applied => Ok(()),
                 Ok(response) => Err(OverlayError::Rejected {
-                    reason: response.failure_reason.unwrap_or_else(|| "the editor declined the edit".into()),
+                    reason: response
+                        .failure_reason
+                        .unwrap_or_else(|| "the editor declined the edit".into()),
                 }),
-                Err(e) => Err(OverlayError::Rejected { reason: e.message.to_string() }),
+                Err(e) => Err(OverlayError::Rejected {
+                    reason: e.message.to_string(),
+                }),
             }
         })
     }
@@ -139,7 +157,11 @@ impl Approver for EditorApprover {
                     arguments: request.arguments.clone(),
                     args_hash: request.args_hash.clone(),
                     reason: request.reason.clone(),
-                    options: vec![ApprovalAnswer::AllowOnce, ApprovalAnswer::AllowSession, ApprovalAnswer::Deny],
+                    options: vec![
+                        ApprovalAnswer::AllowOnce,
+                        ApprovalAnswer::AllowSession,
+                        ApprovalAnswer::Deny,
+                    ],
                 };
                 return match self.client.send_request::<ApproveRequest>(params).await {
                     Ok(answer)
@@ -172,8 +194,15 @@ impl Approver for EditorApprover {
                 args.push_str("\n… (arguments cut for display)");
             }
             let message = format!("cairn: allow {}?\n{args}", request.reason);
-            let actions = [ALLOW_ONCE, ALLOW_SESSION, DENY].map(|t| MessageActionItem { title: t.into(), properties: HashMap::new() });
-            match self.client.show_message_request(MessageType::WARNING, message, Some(actions.to_vec())).await {
+            let actions = [ALLOW_ONCE, ALLOW_SESSION, DENY].map(|t| MessageActionItem {
+                title: t.into(),
+                properties: HashMap::new(),
+            });
+            match self
+                .client
+                .show_message_request(MessageType::WARNING, message, Some(actions.to_vec()))
+                .await
+            {
                 Ok(Some(item)) if item.title == ALLOW_ONCE => ApprovalAnswer::AllowOnce,
                 Ok(Some(item)) if item.title == ALLOW_SESSION => ApprovalAnswer::AllowSession,
                 _ => ApprovalAnswer::Deny,

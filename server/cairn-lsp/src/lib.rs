@@ -27,7 +27,12 @@ pub use server::serve;
 /// does not know which model provider or tools exist.
 pub trait AgentFactory: Send + Sync {
     /// The agent for this configuration and these workspace roots. An error is shown to the user.
-    fn build(&self, config: &Config, roots: &[PathBuf], overlay: Arc<dyn DocumentOverlay>) -> Result<Agent, String>;
+    fn build(
+        &self,
+        config: &Config,
+        roots: &[PathBuf],
+        overlay: Arc<dyn DocumentOverlay>,
+    ) -> Result<Agent, String>;
     /// Where transcripts are kept under this configuration.
     fn sessions_dir(&self, config: &Config) -> PathBuf;
 }

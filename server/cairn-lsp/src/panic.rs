@@ -39,11 +39,15 @@ where
                     // The panic text can hold request data; it stays out of the reply and the log.
                     tracing::error!(method = %method, "request handler panicked");
                     Ok(id.map(|id| {
-                        Response::from_error(id, Error {
-                            code: ErrorCode::InternalError,
-                            message: format!("internal error: the {method} handler panicked").into(),
-                            data: None,
-                        })
+                        Response::from_error(
+                            id,
+                            Error {
+                                code: ErrorCode::InternalError,
+                                message: format!("internal error: the {method} handler panicked")
+                                    .into(),
+                                data: None,
+                            },
+                        )
                     }))
                 }
             }

@@ -36,15 +36,27 @@ impl Notification for RunEventNotification {
 }
 
 fn invalid_params(message: impl Into<String>) -> Error {
-    Error { code: ErrorCode::InvalidParams, message: message.into().into(), data: None }
+    Error {
+        code: ErrorCode::InvalidParams,
+        message: message.into().into(),
+        data: None,
+    }
 }
 
 fn valid_session_id(id: &str) -> bool {
-    !id.is_empty() && id.len() <= 128 && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    !id.is_empty()
+        && id.len() <= 128
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
 /// Validates, answers with ids, and leaves the run to a task.
-pub(crate) async fn start(state: &Arc<State>, params: ChatParams, origin: Origin) -> Result<ChatResult> {
+pub(crate) async fn start(
+    state: &Arc<State>,
+    params: ChatParams,
+    origin: Origin,
+) -> Result<ChatResult> {
     start_with_history(state, params, origin, None).await
 }
 
@@ -57,21 +69,36 @@ async fn start_with_history(
     if params.message.trim().is_empty() {
         return Err(invalid_params("message: must not be empty"));
     }
-    if let Some(id) = &params.session_id {
-        if !valid_session_id(id) {
-            return Err(invalid_params("sessionId: letters, digits, `-` and `_` only, at most 128"));
-        }
+    if let Some(id) = &params.session_id
+        && !valid_session_id(id)
+    {
+        return Err(invalid_params(
+            "sessionId: letters, digits, `-` and `_` only, at most 128",
+        ));
     }
     let config = state.config();
     let mut message = params.message.clone();
     if let Some(ctx) = &params.context {
-        message.push_str(&context_text(state, &ctx.uri, ctx.range, config.agent.context_max_bytes)?);
+        message.push_str(&context_text(
+            state,
+            &ctx.uri,
+            ctx.range,
+            config.agent.context_max_bytes,
+        )?);
     }
-    let session_id = params.session_id.clone().unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+    let session_id = params
+        .session_id
+        .clone()
+        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     let run_id = uuid::Uuid::new_v4().to_string();
     let cancel = CancellationToken::new();
     if let Ok(mut runs) = state.runs.lock() {
-        runs.insert(run_id.clone(), RunHandle { cancel: cancel.clone() });
+        runs.insert(
+            run_id.clone(),
+            RunHandle {
+                cancel: cancel.clone(),
+            },
+        );
     }
     // If the client cancels this request before it answers, the run goes with it.
     let guard = cancel.clone().drop_guard();
@@ -91,21 +118,40 @@ async fn start_with_history(
 }
 
 /// The text of the editor context, capped, for the prompt.
-fn context_text(state: &State, uri: &Uri, range: Option<Range>, max_bytes: usize) -> Result<String> {
+fn context_text(
+    state: &State,
+    uri: &Uri,
+    range: Option<Range>,
+    max_bytes: usize,
+) -> Result<String> {
     let enc = state.encoding();
     let (text, label) = {
-        let docs = state.documents.lock().map_err(|_| invalid_params("context: unavailable"))?;
+        let docs = state
+            .documents
+            .lock()
+            .map_err(|_| invalid_params("context: unavailable"))?;
         match docs.by_uri.get(uri) {
             Some(doc) => match range {
-                Some(r) => (doc.slice(r, enc), format!("lines {}-{}", r.start.line + 1, r.end.line + 1)),
+                Some(r) => (
+                    doc.slice(r, enc),
+                    format!("lines {}-{}", r.start.line + 1, r.end.line + 1),
+                ),
                 None => (doc.text(), "whole file".to_string()),
             },
-            None => return Err(invalid_params(format!("context.uri: {} is not open in the editor", uri.as_str()))),
+            None => {
+                return Err(invalid_params(format!(
+                    "context.uri: {} is not open in the editor",
+                    uri.as_str()
+                )));
+            }
         }
     };
     let path = canonical_path(uri).map(|p| {
         let roots = state.roots();
-        roots.iter().find_map(|r| p.strip_prefix(r).ok().map(|s| s.display().to_string())).unwrap_or_else(|| p.display().to_string())
+        roots
+            .iter()
+            .find_map(|r| p.strip_prefix(r).ok().map(|s| s.display().to_string()))
+            .unwrap_or_else(|| p.display().to_string())
     });
     let mut shown = text;
     let mut note = String::new();
@@ -114,7 +160,10 @@ fn context_text(state: &State, uri: &Uri, range: Option<Range>, max_bytes: usize
         while !shown.is_char_boundary(end) {
             end -= 1;
         }
-        note = format!("\n[context cut from {} to {end} bytes (agent.context_max_bytes)]", shown.len());
+        note = format!(
+            "\n[context cut from {} to {end} bytes (agent.context_max_bytes)]",
+            shown.len()
+        );
         shown.truncate(end);
     }
     let fence = if shown.contains("```") { "````" } else { "```" };
@@ -142,11 +191,18 @@ impl RunTask {
             Origin::ChatDocument(uri) => Some(uri.clone()),
             Origin::Client => None,
         };
-        let forwarder = tokio::spawn(forward(self.state.clone(), self.run_id.clone(), rx, doc_uri));
+        let forwarder = tokio::spawn(forward(
+            self.state.clone(),
+            self.run_id.clone(),
+            rx,
+            doc_uri,
+        ));
         let tx_for_panic = tx.clone();
         let outcome = AssertUnwindSafe(self.run_inner(tx)).catch_unwind().await;
         if outcome.is_err() {
-            let _ = tx_for_panic.send(RunEvent::Error { message: "internal error: the run failed unexpectedly".into() });
+            let _ = tx_for_panic.send(RunEvent::Error {
+                message: "internal error: the run failed unexpectedly".into(),
+            });
         }
         drop(tx_for_panic);
         let _ = forwarder.await;
@@ -172,8 +228,16 @@ impl RunTask {
                 Vec::new()
             }),
         };
-        let custom = self.state.extensions.lock().map(|e| e.approvals).unwrap_or(false);
-        let approver = EditorApprover { client: self.state.client.clone(), custom };
+        let custom = self
+            .state
+            .extensions
+            .lock()
+            .map(|e| e.approvals)
+            .unwrap_or(false);
+        let approver = EditorApprover {
+            client: self.state.client.clone(),
+            custom,
+        };
         let session = self.state.session(&self.session_id);
         let outcome = agent
             .run(RunInput {
@@ -188,10 +252,20 @@ impl RunTask {
             })
             .await;
         if let Ok(mut sessions) = self.state.sessions.lock() {
-            sessions.entry(self.session_id.clone()).or_default().last_offered = outcome.offered.clone();
+            sessions
+                .entry(self.session_id.clone())
+                .or_default()
+                .last_offered = outcome.offered.clone();
         }
-        let mut records = vec![Record::Run { run_id: self.run_id.clone(), mode: self.mode.as_str().into(), started: now_secs() }];
-        records.extend(outcome.messages.iter().map(|m| Record::Message { run_id: self.run_id.clone(), message: m.clone() }));
+        let mut records = vec![Record::Run {
+            run_id: self.run_id.clone(),
+            mode: self.mode.as_str().into(),
+            started: now_secs(),
+        }];
+        records.extend(outcome.messages.iter().map(|m| Record::Message {
+            run_id: self.run_id.clone(),
+            message: m.clone(),
+        }));
         records.push(Record::End {
             run_id: self.run_id.clone(),
             usage: outcome.usage,
@@ -206,7 +280,12 @@ impl RunTask {
 
 /// Sends each event as `cairn/runEvent`, in order; for chat documents also appends the rendered
 /// events to the document in batches.
-async fn forward(state: Arc<State>, run_id: String, mut rx: mpsc::UnboundedReceiver<RunEvent>, doc: Option<Uri>) {
+async fn forward(
+    state: Arc<State>,
+    run_id: String,
+    mut rx: mpsc::UnboundedReceiver<RunEvent>,
+    doc: Option<Uri>,
+) {
     let mut pending = String::new();
     loop {
         let next = tokio::time::timeout(Duration::from_millis(150), rx.recv()).await;
@@ -219,24 +298,35 @@ async fn forward(state: Arc<State>, run_id: String, mut rx: mpsc::UnboundedRecei
             if let Some(text) = doc.as_ref().and_then(|_| chatdoc::render_event(&event)) {
                 pending.push_str(&text);
             }
-            state.client.send_notification::<RunEventNotification>(RunEventParams { run_id: run_id.clone(), event }).await;
+            state
+                .client
+                .send_notification::<RunEventNotification>(RunEventParams {
+                    run_id: run_id.clone(),
+                    event,
+                })
+                .await;
             if !rx.is_empty() {
                 continue;
             }
         }
-        if let Some(uri) = &doc {
-            if !pending.is_empty() && append_to_document(&state, uri, &pending).await {
-                pending.clear();
-            }
+        if let Some(uri) = &doc
+            && !pending.is_empty()
+            && append_to_document(&state, uri, &pending).await
+        {
+            pending.clear();
         }
     }
-    if let Some(uri) = &doc {
-        if !pending.is_empty() && !append_to_document(&state, uri, &pending).await {
-            state
-                .client
-                .show_message(MessageType::ERROR, format!("cairn: could not write the answer into {}", uri.as_str()))
-                .await;
-        }
+    if let Some(uri) = &doc
+        && !pending.is_empty()
+        && !append_to_document(&state, uri, &pending).await
+    {
+        state
+            .client
+            .show_message(
+                MessageType::ERROR,
+                format!("cairn: could not write the answer into {}", uri.as_str()),
+            )
+            .await;
     }
 }
 
@@ -244,13 +334,24 @@ async fn forward(state: Arc<State>, run_id: String, mut rx: mpsc::UnboundedRecei
 /// reports the new version so the next append is based on it.
 async fn append_to_document(state: &State, uri: &Uri, text: &str) -> bool {
     let enc = state.encoding();
-    let Some((end, version)) = state.documents.lock().ok().and_then(|docs| docs.by_uri.get(uri).map(|d| (d.end(enc), d.version))) else {
+    let Some((end, version)) = state
+        .documents
+        .lock()
+        .ok()
+        .and_then(|docs| docs.by_uri.get(uri).map(|d| (d.end(enc), d.version)))
+    else {
         return false;
     };
     let edit = WorkspaceEdit {
         document_changes: Some(DocumentChanges::Edits(vec![TextDocumentEdit {
-            text_document: OptionalVersionedTextDocumentIdentifier { uri: uri.clone(), version: Some(version) },
-            edits: vec![OneOf::Left(TextEdit { range: Range::new(end, end), new_text: text.to_string() })],
+            text_document: OptionalVersionedTextDocumentIdentifier {
+                uri: uri.clone(),
+                version: Some(version),
+            },
+            edits: vec![OneOf::Left(TextEdit {
+                range: Range::new(end, end),
+                new_text: text.to_string(),
+            })],
         }])),
         ..Default::default()
     };
@@ -272,22 +373,54 @@ async fn append_to_document(state: &State, uri: &Uri, text: &str) -> bool {
 /// `Send` in a chat document: the last `## You` section is the message.
 pub(crate) async fn send_chat_document(state: &Arc<State>, uri: Uri) -> Result<ChatResult> {
     if !canonical_path(&uri).is_some_and(|p| chatdoc::is_chat_document(&p)) {
-        return Err(invalid_params("uri: not a chat document (Markdown under .cairn/chats/)"));
+        return Err(invalid_params(
+            "uri: not a chat document (Markdown under .cairn/chats/)",
+        ));
     }
     let Some((text, _)) = state.document_text(&uri) else {
         return Err(invalid_params("uri: the chat document is not open"));
     };
     let parsed = chatdoc::parse(&text);
     if parsed.message.is_empty() {
-        return Err(invalid_params(format!("nothing to send: write your message under the last `{}` heading", chatdoc::USER_HEADING)));
+        return Err(invalid_params(format!(
+            "nothing to send: write your message under the last `{}` heading",
+            chatdoc::USER_HEADING
+        )));
     }
-    let prefix = if text.ends_with("\n\n") { "" } else if text.ends_with('\n') { "\n" } else { "\n\n" };
-    if !append_to_document(state, &uri, &format!("{prefix}{}\n\n", chatdoc::ASSISTANT_HEADING)).await {
-        return Err(Error { code: ErrorCode::ServerError(-32803), message: "the editor did not accept the edit".into(), data: None });
+    let prefix = if text.ends_with("\n\n") {
+        ""
+    } else if text.ends_with('\n') {
+        "\n"
+    } else {
+        "\n\n"
+    };
+    if !append_to_document(
+        state,
+        &uri,
+        &format!("{prefix}{}\n\n", chatdoc::ASSISTANT_HEADING),
+    )
+    .await
+    {
+        return Err(Error {
+            code: ErrorCode::ServerError(-32803),
+            message: "the editor did not accept the edit".into(),
+            data: None,
+        });
     }
     let session_id = format!("doc-{}", short_hash(uri.as_str()));
-    let params = ChatParams { message: parsed.message, session_id: Some(session_id), mode: Some(Mode::Chat), context: None };
-    start_with_history(state, params, Origin::ChatDocument(uri), Some(parsed.history)).await
+    let params = ChatParams {
+        message: parsed.message,
+        session_id: Some(session_id),
+        mode: Some(Mode::Chat),
+        context: None,
+    };
+    start_with_history(
+        state,
+        params,
+        Origin::ChatDocument(uri),
+        Some(parsed.history),
+    )
+    .await
 }
 
 fn short_hash(s: &str) -> String {
@@ -302,46 +435,82 @@ fn short_hash(s: &str) -> String {
 
 /// `Ask cairn`, `Explain`, `Fix`: a new chat document quoting the selection; Explain and Fix
 /// run at once, Ask waits for the user's question and `Send`.
-pub(crate) async fn selection_command(state: &Arc<State>, command: &str, uri: Uri, range: Option<Range>) -> Result<Option<ChatResult>> {
+pub(crate) async fn selection_command(
+    state: &Arc<State>,
+    command: &str,
+    uri: Uri,
+    range: Option<Range>,
+) -> Result<Option<ChatResult>> {
     let config = state.config();
     let context = context_text(state, &uri, range, config.agent.context_max_bytes)?;
     let Some(root) = state.roots().into_iter().next() else {
-        return Err(invalid_params("no workspace folder to keep the chat document in"));
+        return Err(invalid_params(
+            "no workspace folder to keep the chat document in",
+        ));
     };
     let (question, mode) = match command {
         commands::EXPLAIN => ("Explain this code.", Mode::Chat),
-        commands::FIX => ("Fix this code. Make the change with edit_file, then say what you changed.", Mode::Agent),
+        commands::FIX => (
+            "Fix this code. Make the change with edit_file, then say what you changed.",
+            Mode::Agent,
+        ),
         _ => ("", Mode::Chat),
     };
-    let name = format!("chat-{}-{}.md", now_secs(), &uuid::Uuid::new_v4().simple().to_string()[..6]);
+    let name = format!(
+        "chat-{}-{}.md",
+        now_secs(),
+        &uuid::Uuid::new_v4().simple().to_string()[..6]
+    );
     let path = root.join(".cairn").join("chats").join(name);
     let Some(doc_uri) = Uri::from_file_path(&path) else {
         return Err(invalid_params("cannot name the chat document"));
     };
     let body = format!("{}\n\n{question}{context}\n", chatdoc::USER_HEADING);
-    let initial = if question.is_empty() { body } else { format!("{body}\n{}\n\n", chatdoc::ASSISTANT_HEADING) };
+    let initial = if question.is_empty() {
+        body
+    } else {
+        format!("{body}\n{}\n\n", chatdoc::ASSISTANT_HEADING)
+    };
     let edit = WorkspaceEdit {
         document_changes: Some(DocumentChanges::Operations(vec![
             DocumentChangeOperation::Op(ResourceOp::Create(CreateFile {
                 uri: doc_uri.clone(),
-                options: Some(CreateFileOptions { overwrite: Some(false), ignore_if_exists: Some(true) }),
+                options: Some(CreateFileOptions {
+                    overwrite: Some(false),
+                    ignore_if_exists: Some(true),
+                }),
                 annotation_id: None,
             })),
             DocumentChangeOperation::Edit(TextDocumentEdit {
-                text_document: OptionalVersionedTextDocumentIdentifier { uri: doc_uri.clone(), version: None },
-                edits: vec![OneOf::Left(TextEdit { range: Range::default(), new_text: initial })],
+                text_document: OptionalVersionedTextDocumentIdentifier {
+                    uri: doc_uri.clone(),
+                    version: None,
+                },
+                edits: vec![OneOf::Left(TextEdit {
+                    range: Range::default(),
+                    new_text: initial,
+                })],
             }),
         ])),
         ..Default::default()
     };
-    let failed = || Error { code: ErrorCode::ServerError(-32803), message: "the editor did not create the chat document".into(), data: None };
+    let failed = || Error {
+        code: ErrorCode::ServerError(-32803),
+        message: "the editor did not create the chat document".into(),
+        data: None,
+    };
     match state.client.apply_edit(edit).await {
         Ok(r) if r.applied => {}
         _ => return Err(failed()),
     }
     let _ = state
         .client
-        .show_document(ShowDocumentParams { uri: doc_uri.clone(), external: Some(false), take_focus: Some(true), selection: None })
+        .show_document(ShowDocumentParams {
+            uri: doc_uri.clone(),
+            external: Some(false),
+            take_focus: Some(true),
+            selection: None,
+        })
         .await;
     if question.is_empty() {
         return Ok(None);
@@ -354,6 +523,18 @@ pub(crate) async fn selection_command(state: &Arc<State>, command: &str, uri: Ur
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     let session_id = format!("doc-{}", short_hash(doc_uri.as_str()));
-    let params = ChatParams { message: format!("{question}{context}"), session_id: Some(session_id), mode: Some(mode), context: None };
-    start_with_history(state, params, Origin::ChatDocument(doc_uri), Some(Vec::new())).await.map(Some)
+    let params = ChatParams {
+        message: format!("{question}{context}"),
+        session_id: Some(session_id),
+        mode: Some(mode),
+        context: None,
+    };
+    start_with_history(
+        state,
+        params,
+        Origin::ChatDocument(doc_uri),
+        Some(Vec::new()),
+    )
+    .await
+    .map(Some)
 }

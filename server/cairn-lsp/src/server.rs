@@ -20,7 +20,8 @@ use crate::documents::{Document, Encoding};
 use crate::editor::{Documents, EditorOverlay, canonical_path};
 use crate::panic::CatchPanic;
 use crate::protocol::{
-    self, ChatParams, ChatResult, ClientExtensions, InitializationOptions, SessionsParams, ToolEntry, ToolsParams, commands,
+    self, ChatParams, ChatResult, ClientExtensions, InitializationOptions, SessionsParams,
+    ToolEntry, ToolsParams, commands,
 };
 use crate::protocol::{CancelParams as CairnCancelParams, CancelResult};
 use crate::runs::{self, Origin};
@@ -70,23 +71,36 @@ impl State {
     }
 
     pub fn overlay(&self) -> EditorOverlay {
-        EditorOverlay { documents: self.documents.clone(), encoding: self.encoding.clone(), client: self.client.clone() }
+        EditorOverlay {
+            documents: self.documents.clone(),
+            encoding: self.encoding.clone(),
+            client: self.client.clone(),
+        }
     }
 
     /// The agent for the current configuration, built once per change of configuration or roots.
     pub fn agent(&self) -> std::result::Result<Agent, String> {
-        let mut cached = self.agent.lock().map_err(|_| "internal error: agent lock poisoned".to_string())?;
+        let mut cached = self
+            .agent
+            .lock()
+            .map_err(|_| "internal error: agent lock poisoned".to_string())?;
         if let Some(agent) = cached.as_ref() {
             return agent.clone();
         }
-        let built = self.factory.build(&self.config(), &self.roots(), Arc::new(self.overlay()));
+        let built = self
+            .factory
+            .build(&self.config(), &self.roots(), Arc::new(self.overlay()));
         *cached = Some(built.clone());
         built
     }
 
     /// Recomputes the configuration from the layers; on error the previous one stays.
     fn reload_config(&self) -> std::result::Result<(), String> {
-        let layers = self.layers.lock().map_err(|_| "lock poisoned".to_string())?.clone();
+        let layers = self
+            .layers
+            .lock()
+            .map_err(|_| "lock poisoned".to_string())?
+            .clone();
         let config = layers.resolve().map_err(|e| e.to_string())?;
         if let Ok(mut c) = self.config.lock() {
             *c = config;
@@ -98,7 +112,10 @@ impl State {
     }
 
     pub fn session(&self, id: &str) -> SessionState {
-        self.sessions.lock().map(|mut s| s.entry(id.to_string()).or_default().clone()).unwrap_or_default()
+        self.sessions
+            .lock()
+            .map(|mut s| s.entry(id.to_string()).or_default().clone())
+            .unwrap_or_default()
     }
 
     pub fn document_text(&self, uri: &Uri) -> Option<(String, i32)> {
@@ -122,7 +139,11 @@ pub(crate) struct Backend {
 }
 
 fn invalid_params(message: impl Into<String>) -> Error {
-    Error { code: ErrorCode::InvalidParams, message: message.into().into(), data: None }
+    Error {
+        code: ErrorCode::InvalidParams,
+        message: message.into().into(),
+        data: None,
+    }
 }
 
 fn parse_args<T: serde::de::DeserializeOwned>(command: &str, args: &[Value]) -> Result<T> {
@@ -152,42 +173,72 @@ impl Backend {
     }
 
     async fn cancel(&self, params: CairnCancelParams) -> Result<CancelResult> {
-        let found = self.state.runs.lock().ok().and_then(|runs| runs.get(&params.run_id).map(|r| r.cancel.clone()));
+        let found = self
+            .state
+            .runs
+            .lock()
+            .ok()
+            .and_then(|runs| runs.get(&params.run_id).map(|r| r.cancel.clone()));
         if let Some(token) = &found {
             token.cancel();
         }
-        Ok(CancelResult { cancelled: found.is_some() })
+        Ok(CancelResult {
+            cancelled: found.is_some(),
+        })
     }
 
     async fn sessions(&self, params: Option<SessionsParams>) -> Result<Value> {
         let params = params.unwrap_or_default();
-        let store = cairn_agent::sessions::SessionStore::new(self.state.factory.sessions_dir(&self.state.config()));
+        let store = cairn_agent::sessions::SessionStore::new(
+            self.state.factory.sessions_dir(&self.state.config()),
+        );
         match params.session_id {
             None => {
-                let list = store.list().map_err(|e| Error { code: ErrorCode::InternalError, message: e.to_string().into(), data: None })?;
+                let list = store.list().map_err(|e| Error {
+                    code: ErrorCode::InternalError,
+                    message: e.to_string().into(),
+                    data: None,
+                })?;
                 Ok(json!({ "sessions": list }))
             }
             Some(id) => match store.load(&id) {
                 Ok(records) => Ok(json!({ "sessionId": id, "records": records })),
-                Err(e @ (cairn_agent::sessions::SessionError::NotFound(_) | cairn_agent::sessions::SessionError::InvalidId(_))) => {
-                    Err(invalid_params(format!("sessionId: {e}")))
-                }
-                Err(e) => Err(Error { code: ErrorCode::InternalError, message: e.to_string().into(), data: None }),
+                Err(
+                    e @ (cairn_agent::sessions::SessionError::NotFound(_)
+                    | cairn_agent::sessions::SessionError::InvalidId(_)),
+                ) => Err(invalid_params(format!("sessionId: {e}"))),
+                Err(e) => Err(Error {
+                    code: ErrorCode::InternalError,
+                    message: e.to_string().into(),
+                    data: None,
+                }),
             },
         }
     }
 
     async fn tools(&self, params: Option<ToolsParams>) -> Result<Value> {
         let params = params.unwrap_or_default();
-        let agent = self.state.agent().map_err(|e| Error { code: ErrorCode::InternalError, message: e.into(), data: None })?;
-        let selected = params.session_id.map(|id| self.state.session(&id).last_offered).unwrap_or_default();
+        let agent = self.state.agent().map_err(|e| Error {
+            code: ErrorCode::InternalError,
+            message: e.into(),
+            data: None,
+        })?;
+        let selected = params
+            .session_id
+            .map(|id| self.state.session(&id).last_offered)
+            .unwrap_or_default();
         let tools: Vec<ToolEntry> = agent
             .tools
             .list()
             .into_iter()
             .map(|t| ToolEntry {
                 name: t.tool.name.to_string(),
-                description: t.tool.description.as_deref().unwrap_or_default().to_string(),
+                description: t
+                    .tool
+                    .description
+                    .as_deref()
+                    .unwrap_or_default()
+                    .to_string(),
                 category: t.category.clone(),
                 effect: t.effect,
                 agent_only: t.agent_only,
@@ -210,7 +261,8 @@ impl Backend {
 impl LanguageServer for Backend {
     async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
         let options: InitializationOptions = match params.initialization_options.clone() {
-            Some(v) => serde_json::from_value(v).map_err(|e| invalid_params(format!("initializationOptions: {e}")))?,
+            Some(v) => serde_json::from_value(v)
+                .map_err(|e| invalid_params(format!("initializationOptions: {e}")))?,
             None => InitializationOptions::default(),
         };
         if let Ok(mut ext) = self.state.extensions.lock() {
@@ -223,7 +275,11 @@ impl LanguageServer for Backend {
             .as_ref()
             .and_then(|g| g.position_encodings.as_ref())
             .is_some_and(|encs| encs.contains(&PositionEncodingKind::UTF8));
-        let encoding = if offers_utf8 { Encoding::Utf8 } else { Encoding::Utf16 };
+        let encoding = if offers_utf8 {
+            Encoding::Utf8
+        } else {
+            Encoding::Utf16
+        };
         if let Ok(mut e) = self.state.encoding.lock() {
             *e = encoding;
         }
@@ -235,21 +291,23 @@ impl LanguageServer for Backend {
             .filter_map(|f| canonical_path(&f.uri))
             .collect();
         #[allow(deprecated)]
-        if roots.is_empty() {
-            if let Some(path) = params.root_uri.as_ref().and_then(canonical_path) {
-                roots.push(path);
-            }
+        if roots.is_empty()
+            && let Some(path) = params.root_uri.as_ref().and_then(canonical_path)
+        {
+            roots.push(path);
         }
         let mut warnings = Vec::new();
         if let Ok(mut layers) = self.state.layers.lock() {
             layers.workspace = match roots.first() {
-                Some(root) => match Layer::from_file(&root.join(".cairn").join("config.toml"), true) {
-                    Ok(layer) => layer,
-                    Err(e) => {
-                        warnings.push(format!("cairn: workspace configuration ignored: {e}"));
-                        None
+                Some(root) => {
+                    match Layer::from_file(&root.join(".cairn").join("config.toml"), true) {
+                        Ok(layer) => layer,
+                        Err(e) => {
+                            warnings.push(format!("cairn: workspace configuration ignored: {e}"));
+                            None
+                        }
                     }
-                },
+                }
                 None => None,
             };
             if let Some(config) = &options.config {
@@ -278,14 +336,19 @@ impl LanguageServer for Backend {
             Encoding::Utf16 => PositionEncodingKind::UTF16,
         };
         Ok(InitializeResult {
-            server_info: Some(ServerInfo { name: "cairn".into(), version: Some(env!("CARGO_PKG_VERSION").into()) }),
+            server_info: Some(ServerInfo {
+                name: "cairn".into(),
+                version: Some(env!("CARGO_PKG_VERSION").into()),
+            }),
             capabilities: ServerCapabilities {
                 position_encoding: Some(encoding_kind),
-                text_document_sync: Some(TextDocumentSyncCapability::Options(TextDocumentSyncOptions {
-                    open_close: Some(true),
-                    change: Some(TextDocumentSyncKind::INCREMENTAL),
-                    ..Default::default()
-                })),
+                text_document_sync: Some(TextDocumentSyncCapability::Options(
+                    TextDocumentSyncOptions {
+                        open_close: Some(true),
+                        change: Some(TextDocumentSyncKind::INCREMENTAL),
+                        ..Default::default()
+                    },
+                )),
                 code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
                 execute_command_provider: Some(ExecuteCommandOptions {
                     commands: commands::ALL.iter().map(|c| c.to_string()).collect(),
@@ -298,7 +361,9 @@ impl LanguageServer for Backend {
                     }),
                     file_operations: None,
                 }),
-                experimental: Some(json!({ "cairn": { "methods": protocol::METHODS, "commands": commands::ALL } })),
+                experimental: Some(
+                    json!({ "cairn": { "methods": protocol::METHODS, "commands": commands::ALL } }),
+                ),
                 ..Default::default()
             },
             offset_encoding: None,
@@ -306,7 +371,12 @@ impl LanguageServer for Backend {
     }
 
     async fn initialized(&self, _: InitializedParams) {
-        let warnings = self.state.startup_warnings.lock().map(|mut w| std::mem::take(&mut *w)).unwrap_or_default();
+        let warnings = self
+            .state
+            .startup_warnings
+            .lock()
+            .map(|mut w| std::mem::take(&mut *w))
+            .unwrap_or_default();
         for w in warnings {
             self.state.client.show_message(MessageType::ERROR, w).await;
         }
@@ -326,13 +396,13 @@ impl LanguageServer for Backend {
 
     async fn did_change(&self, params: DidChangeTextDocumentParams) {
         let enc = self.state.encoding();
-        if let Ok(mut docs) = self.state.documents.lock() {
-            if let Some(doc) = docs.by_uri.get_mut(&params.text_document.uri) {
-                for change in &params.content_changes {
-                    doc.apply_change(change, enc);
-                }
-                doc.version = params.text_document.version;
+        if let Ok(mut docs) = self.state.documents.lock()
+            && let Some(doc) = docs.by_uri.get_mut(&params.text_document.uri)
+        {
+            for change in &params.content_changes {
+                doc.apply_change(change, enc);
             }
+            doc.version = params.text_document.version;
         }
     }
 
@@ -344,23 +414,45 @@ impl LanguageServer for Backend {
 
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
         // VS Code sends `{cairn: {...}}`; other clients send the settings object itself.
-        let settings = params.settings.get("cairn").cloned().unwrap_or(params.settings);
-        let result = Layer::from_json(&settings).map_err(|e| e.to_string()).and_then(|layer| {
-            if let Ok(mut layers) = self.state.layers.lock() {
-                layers.client = Some(layer);
-            }
-            self.state.reload_config()
-        });
+        let settings = params
+            .settings
+            .get("cairn")
+            .cloned()
+            .unwrap_or(params.settings);
+        let result = Layer::from_json(&settings)
+            .map_err(|e| e.to_string())
+            .and_then(|layer| {
+                if let Ok(mut layers) = self.state.layers.lock() {
+                    layers.client = Some(layer);
+                }
+                self.state.reload_config()
+            });
         if let Err(e) = result {
-            self.state.client.show_message(MessageType::ERROR, format!("cairn: settings not applied: {e}")).await;
+            self.state
+                .client
+                .show_message(
+                    MessageType::ERROR,
+                    format!("cairn: settings not applied: {e}"),
+                )
+                .await;
         }
     }
 
     async fn did_change_workspace_folders(&self, params: DidChangeWorkspaceFoldersParams) {
         if let Ok(mut roots) = self.state.roots.lock() {
-            let removed: Vec<PathBuf> = params.event.removed.iter().filter_map(|f| canonical_path(&f.uri)).collect();
+            let removed: Vec<PathBuf> = params
+                .event
+                .removed
+                .iter()
+                .filter_map(|f| canonical_path(&f.uri))
+                .collect();
             roots.retain(|r| !removed.contains(r));
-            for added in params.event.added.iter().filter_map(|f| canonical_path(&f.uri)) {
+            for added in params
+                .event
+                .added
+                .iter()
+                .filter_map(|f| canonical_path(&f.uri))
+            {
                 if !roots.contains(&added) {
                     roots.push(added);
                 }
@@ -379,7 +471,11 @@ impl LanguageServer for Backend {
         let command = |title: &str, name: &str, args: Value| {
             CodeActionOrCommand::CodeAction(CodeAction {
                 title: title.into(),
-                command: Some(Command { title: title.into(), command: name.into(), arguments: Some(vec![args]) }),
+                command: Some(Command {
+                    title: title.into(),
+                    command: name.into(),
+                    arguments: Some(vec![args]),
+                }),
                 ..Default::default()
             })
         };
@@ -405,13 +501,20 @@ impl LanguageServer for Backend {
             }
             commands::ASK | commands::EXPLAIN | commands::FIX => {
                 let a: SelectionArgs = parse_args(&params.command, args)?;
-                let started = runs::selection_command(&self.state, &params.command, a.uri, a.range).await?;
+                let started =
+                    runs::selection_command(&self.state, &params.command, a.uri, a.range).await?;
                 started.and_then(|r| serde_json::to_value(r).ok())
             }
             commands::CANCEL => {
-                let a: CancelArgs = if args.is_empty() { CancelArgs { run_id: None } } else { parse_args(commands::CANCEL, args)? };
+                let a: CancelArgs = if args.is_empty() {
+                    CancelArgs { run_id: None }
+                } else {
+                    parse_args(commands::CANCEL, args)?
+                };
                 match a.run_id {
-                    Some(run_id) => serde_json::to_value(self.cancel(CairnCancelParams { run_id }).await?).ok(),
+                    Some(run_id) => {
+                        serde_json::to_value(self.cancel(CairnCancelParams { run_id }).await?).ok()
+                    }
                     None => {
                         self.state.cancel_all();
                         Some(json!({ "cancelled": true }))
@@ -440,7 +543,9 @@ fn watch_parent(pid: u32, state: Arc<State>) {
 
 #[cfg(unix)]
 fn process_alive(pid: u32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else { return false };
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
     // Signal 0 only probes. EPERM means it exists under another user.
     #[allow(unsafe_code)]
     let rc = unsafe { libc::kill(pid, 0) };
@@ -454,7 +559,11 @@ fn process_alive(_pid: u32) -> bool {
 
 /// Serves LSP on stdin/stdout until the editor says `exit`, closes stdin, or dies.
 pub async fn serve(options: ServeOptions) {
-    let ServeOptions { layers, factory, test_faults } = options;
+    let ServeOptions {
+        layers,
+        factory,
+        test_faults,
+    } = options;
     let initial = layers.resolve().unwrap_or_default();
     let mut builder = LspService::build(|client: Client| Backend {
         state: Arc::new(State {
@@ -484,6 +593,8 @@ pub async fn serve(options: ServeOptions) {
     let state = service.inner().state.clone();
     let stdin = tokio::io::stdin();
     let stdout = tokio::io::stdout();
-    Server::new(stdin, stdout, socket).serve(CatchPanic(service)).await;
+    Server::new(stdin, stdout, socket)
+        .serve(CatchPanic(service))
+        .await;
     state.cancel_all();
 }

@@ -1,1 +1,205 @@
-fn main() {}
+//! `cairn`: the language server (`cairn lsp`) and its terminal companions.
+//!
+//! Architecture invariant: in `lsp` mode only the LSP transport writes to stdout; logs go to
+//! stderr or the configured file. The terminal commands print their results to stdout.
+
+mod chat;
+mod compose;
+mod doctor;
+mod terminal;
+mod tools_cmd;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "cairn",
+    version,
+    about = "An AI agent in the editor, as a language server"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the Language Server Protocol on stdin/stdout (what editors start).
+    Lsp {
+        /// Accepted for editors that pass it; stdio is the only transport.
+        #[arg(long)]
+        stdio: bool,
+    },
+    /// Run one turn in the terminal, streaming the answer.
+    Chat {
+        /// Workspace folder the tools may use (default: the current directory).
+        #[arg(short = 'w', long = "workspace")]
+        workspace: Option<PathBuf>,
+        /// Continue a session.
+        #[arg(long)]
+        session: Option<String>,
+        /// Let the agent edit files.
+        #[arg(long)]
+        agent: bool,
+        /// Accept what policy would ask; `deny` stays denied.
+        #[arg(long)]
+        yes: bool,
+        /// Print run events as JSON lines instead of text.
+        #[arg(long)]
+        json: bool,
+        message: String,
+    },
+    /// List or call tools.
+    Tools {
+        #[command(subcommand)]
+        command: ToolsCommand,
+    },
+    /// Check configuration, the model provider, and the session store.
+    Doctor {
+        #[arg(short = 'w', long = "workspace")]
+        workspace: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+enum ToolsCommand {
+    /// The tool catalog.
+    List {
+        #[arg(short = 'w', long = "workspace")]
+        workspace: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Call one tool through the same policy and guards as the agent; prints the MCP
+    /// `CallToolResult` and exits 1 when it is an error.
+    Call {
+        name: String,
+        /// Arguments as a JSON object.
+        #[arg(long, default_value = "{}")]
+        args: String,
+        #[arg(short = 'w', long = "workspace")]
+        workspace: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+        #[arg(long)]
+        yes: bool,
+    },
+}
+
+fn init_logging(lsp: bool, env: &compose::Env) {
+    let layers = compose::load_layers(env, None).ok();
+    let config = layers.and_then(|l| l.resolve().ok()).unwrap_or_default();
+    let default = if lsp { "info" } else { "warn" };
+    let filter = env
+        .get("CAIRN_LOG")
+        .map(str::to_string)
+        .or(config.log.level.clone())
+        .unwrap_or_else(|| default.into());
+    let filter = tracing_subscriber::EnvFilter::try_new(&filter)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(false);
+    let file = config.log.file.as_ref().and_then(|p| {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(p)
+            .ok()
+    });
+    match file {
+        Some(f) => builder.with_writer(std::sync::Mutex::new(f)).init(),
+        None => builder.with_writer(std::io::stderr).init(),
+    }
+}
+
+fn workspace_root(dir: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    let dir = match dir {
+        Some(d) => d,
+        None => std::env::current_dir()?,
+    };
+    std::fs::canonicalize(&dir).map_err(|e| anyhow::format_err!("workspace {}: {e}", dir.display()))
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let env = compose::Env::from_process();
+    init_logging(matches!(cli.command, Command::Lsp { .. }), &env);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            tracing::error!("cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async move {
+        match cli.command {
+            Command::Lsp { .. } => {
+                let layers = compose::load_layers(&env, None).unwrap_or_else(|e| {
+                    tracing::error!("configuration: {e}");
+                    cairn_config::Layers::default()
+                });
+                let test_faults = env.get("CAIRN_TEST_FAULTS") == Some("1");
+                let factory = std::sync::Arc::new(compose::Factory { env });
+                cairn_lsp::serve(cairn_lsp::ServeOptions {
+                    layers,
+                    factory,
+                    test_faults,
+                })
+                .await;
+                Ok(ExitCode::SUCCESS)
+            }
+            Command::Chat {
+                workspace,
+                session,
+                agent,
+                yes,
+                json,
+                message,
+            } => {
+                let root = workspace_root(workspace)?;
+                chat::run(&env, root, session, agent, yes, json, message).await
+            }
+            Command::Tools {
+                command: ToolsCommand::List { workspace, json },
+            } => tools_cmd::list(&env, workspace_root(workspace)?, json),
+            Command::Tools {
+                command:
+                    ToolsCommand::Call {
+                        name,
+                        args,
+                        workspace,
+                        json,
+                        yes,
+                    },
+            } => tools_cmd::call(&env, workspace_root(workspace)?, &name, &args, json, yes).await,
+            Command::Doctor { workspace } => {
+                doctor::run(
+                    &env,
+                    workspace.map(|w| workspace_root(Some(w))).transpose()?,
+                )
+                .await
+            }
+        }
+    });
+    // Runs may hold tasks that wait on a network or a terminal; the process ends now.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln_error(&e);
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[allow(clippy::print_stderr)]
+fn eprintln_error(e: &anyhow::Error) {
+    eprintln!("cairn: {e:#}");
+}

@@ -1,0 +1,116 @@
+//! Provider settings: which API, where, which model, the key, and the timing knobs.
+
+use std::fmt;
+use std::time::Duration;
+
+/// The wire protocol a provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProviderKind {
+    /// `POST {base_url}/chat/completions`, e.g. base `https://api.openai.com/v1`.
+    OpenAiCompatible,
+    /// `POST {base_url}/v1/messages`, e.g. base `https://api.anthropic.com`.
+    Anthropic,
+}
+
+impl ProviderKind {
+    /// The name used in messages and errors.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::OpenAiCompatible => "openai-compatible",
+            Self::Anthropic => "anthropic",
+        }
+    }
+
+    /// The environment variable users conventionally set for this kind.
+    pub fn default_key_setting(self) -> &'static str {
+        match self {
+            Self::OpenAiCompatible => "OPENAI_API_KEY",
+            Self::Anthropic => "ANTHROPIC_API_KEY",
+        }
+    }
+}
+
+/// An API key. It prints as `[REDACTED]` and is not serializable, so it cannot leak into
+/// logs, errors or transcripts by accident; [`ApiKey::expose`] is the one way to read it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    pub fn new(key: impl Into<String>) -> Self {
+        Self(key.into())
+    }
+
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<String> for ApiKey {
+    fn from(key: String) -> Self {
+        Self(key)
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[REDACTED]")
+    }
+}
+
+impl fmt::Display for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[REDACTED]")
+    }
+}
+
+/// Everything needed to talk to one provider.
+#[derive(Debug, Clone)]
+pub struct ProviderSettings {
+    pub kind: ProviderKind,
+    pub model: String,
+    pub base_url: String,
+    /// `None` is fine for a loopback server; elsewhere it is a configuration error.
+    pub api_key: Option<ApiKey>,
+    /// What the user should set to provide the key, e.g. `OPENAI_API_KEY`; named in errors.
+    pub api_key_setting: String,
+    /// Retries of transient failures (429, 5xx, 529, connection errors) after the first try.
+    pub max_retries: u32,
+    pub connect_timeout: Duration,
+    /// Longest silence accepted while waiting for the answer; longer is `Stalled`.
+    pub idle_timeout: Duration,
+    /// Output token limit sent with each request; 0 sends none where the API allows that.
+    pub max_tokens: u32,
+    /// First retry delay; doubles per retry, capped.
+    pub retry_base_delay: Duration,
+}
+
+impl ProviderSettings {
+    /// Settings with the usual defaults for everything but the essentials.
+    pub fn new(kind: ProviderKind, model: impl Into<String>, base_url: impl Into<String>) -> Self {
+        Self {
+            kind,
+            model: model.into(),
+            base_url: base_url.into(),
+            api_key: None,
+            api_key_setting: kind.default_key_setting().to_owned(),
+            max_retries: 3,
+            connect_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(120),
+            max_tokens: 8192,
+            retry_base_delay: Duration::from_millis(500),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_never_print() {
+        let mut settings = ProviderSettings::new(ProviderKind::Anthropic, "m", "http://x");
+        settings.api_key = Some(ApiKey::new("sk-secret"));
+        assert!(!format!("{settings:?}").contains("sk-secret"));
+        assert_eq!(ApiKey::new("sk-secret").to_string(), "[REDACTED]");
+    }
+}

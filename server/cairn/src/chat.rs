@@ -1,0 +1,147 @@
+//! `cairn chat`: one turn in the terminal. The answer streams to stdout; tool activity goes to
+//! stderr so the answer can be piped.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use cairn_agent::policy::SessionGrants;
+use cairn_agent::sessions::{Record, SessionStore, now_secs};
+use cairn_agent::{Mode, RunEvent, RunInput};
+use tokio_util::sync::CancellationToken;
+
+use crate::compose::{self, Env};
+use crate::terminal::TerminalApprover;
+
+#[allow(clippy::print_stdout, clippy::print_stderr)]
+pub async fn run(
+    env: &Env,
+    root: PathBuf,
+    session: Option<String>,
+    agent_mode: bool,
+    yes: bool,
+    json: bool,
+    message: String,
+) -> anyhow::Result<ExitCode> {
+    let config = compose::load_layers(env, Some(&root))?.resolve()?;
+    let agent = compose::agent(&config, env, &[root], None).map_err(anyhow::Error::msg)?;
+    let store = SessionStore::new(compose::sessions_dir(&config, env));
+    let session_id = session.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+    let history = store.messages(&session_id)?;
+    let run_id = uuid::Uuid::new_v4().to_string();
+    let mode = if agent_mode { Mode::Agent } else { Mode::Chat };
+
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<RunEvent>();
+    let printer = tokio::spawn(async move {
+        let mut out = std::io::stdout();
+        let mut failed = false;
+        while let Some(event) = rx.recv().await {
+            if json {
+                if let Ok(line) = serde_json::to_string(&event) {
+                    println!("{line}");
+                }
+                failed |= matches!(event, RunEvent::Error { .. });
+                continue;
+            }
+            match event {
+                RunEvent::Text { delta } => {
+                    print!("{delta}");
+                    let _ = out.flush();
+                }
+                RunEvent::ToolCall {
+                    name, arguments, ..
+                } => eprintln!("\n· {name} {arguments}"),
+                RunEvent::ToolResult {
+                    is_error, content, ..
+                } => {
+                    let first = content.lines().next().unwrap_or_default();
+                    let more = content.lines().count().saturating_sub(1);
+                    let tag = if is_error { "error" } else { "ok" };
+                    eprintln!(
+                        "  {tag}: {first}{}",
+                        if more > 0 {
+                            format!(" (+{more} lines)")
+                        } else {
+                            String::new()
+                        }
+                    );
+                }
+                RunEvent::Edit {
+                    uri,
+                    applied,
+                    reason,
+                    ..
+                } => {
+                    if applied {
+                        eprintln!("  edited {uri}");
+                    } else {
+                        eprintln!("  edit of {uri} rejected: {}", reason.unwrap_or_default());
+                    }
+                }
+                RunEvent::Approval { .. } => {}
+                RunEvent::Done {
+                    usage, tool_calls, ..
+                } => {
+                    println!();
+                    eprintln!(
+                        "[{tool_calls} tool calls, {} tokens in, {} out]",
+                        usage.input_tokens, usage.output_tokens
+                    );
+                }
+                RunEvent::Error { message } => {
+                    println!();
+                    eprintln!("cairn: error: {message}");
+                    failed = true;
+                }
+            }
+        }
+        failed
+    });
+
+    let cancel = CancellationToken::new();
+    let ctrl_c = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            ctrl_c.cancel();
+        }
+    });
+    let approver = TerminalApprover { yes };
+    let outcome = agent
+        .run(RunInput {
+            run_id: run_id.clone(),
+            mode,
+            history,
+            message,
+            approver: &approver,
+            grants: SessionGrants::default(),
+            events: tx,
+            cancel,
+        })
+        .await;
+    let failed = printer.await.unwrap_or(true);
+
+    let mut records = vec![Record::Run {
+        run_id: run_id.clone(),
+        mode: mode.as_str().into(),
+        started: now_secs(),
+    }];
+    records.extend(outcome.messages.iter().map(|m| Record::Message {
+        run_id: run_id.clone(),
+        message: m.clone(),
+    }));
+    records.push(Record::End {
+        run_id,
+        usage: outcome.usage,
+        tool_calls: outcome.tool_calls,
+        outcome: outcome.outcome_word().into(),
+    });
+    store.append(&session_id, &records)?;
+    if !json {
+        eprintln!("session {session_id} (continue with --session {session_id})");
+    }
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}

@@ -1,0 +1,107 @@
+//! `cairn tools list` and `cairn tools call`: the catalog, and one call through the same policy
+//! and guards the agent uses.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use cairn_agent::Gate;
+use cairn_agent::policy::SessionGrants;
+use cairn_agent::tools::CallContext;
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::compose::{self, Env};
+use crate::terminal::TerminalApprover;
+
+#[allow(clippy::print_stdout)]
+pub fn list(env: &Env, root: PathBuf, as_json: bool) -> anyhow::Result<ExitCode> {
+    let config = compose::load_layers(env, Some(&root))?.resolve()?;
+    let host = compose::tools(&[root], None).map_err(anyhow::Error::msg)?;
+    let policy = compose::policy(&config);
+    let tools = host.list();
+    if as_json {
+        let entries: Vec<_> = tools
+            .iter()
+            .map(|t| {
+                json!({
+                    "name": t.tool.name,
+                    "description": t.tool.description,
+                    "category": t.category,
+                    "effect": t.effect,
+                    "agentOnly": t.agent_only,
+                    "policy": policy.decide(t).decision,
+                    "inputSchema": *t.tool.input_schema,
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&entries)?);
+    } else {
+        for t in &tools {
+            let decision = serde_json::to_value(policy.decide(t).decision)?;
+            println!(
+                "{:<16} {:<6} {:<6} {}",
+                t.tool.name,
+                t.effect.as_str(),
+                decision.as_str().unwrap_or_default(),
+                t.tool.description.as_deref().unwrap_or_default()
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[allow(clippy::print_stdout)]
+pub async fn call(
+    env: &Env,
+    root: PathBuf,
+    name: &str,
+    args: &str,
+    as_json: bool,
+    yes: bool,
+) -> anyhow::Result<ExitCode> {
+    let config = compose::load_layers(env, Some(&root))?.resolve()?;
+    let host = compose::tools(&[root], None).map_err(anyhow::Error::msg)?;
+    let policy = compose::policy(&config);
+    let arguments: serde_json::Value = serde_json::from_str(args)
+        .map_err(|e| anyhow::format_err!("--args is not valid JSON: {e}"))?;
+    let serde_json::Value::Object(map) = arguments.clone() else {
+        anyhow::bail!("--args must be a JSON object");
+    };
+    let result = match host.list().into_iter().find(|t| t.tool.name == name) {
+        None => CallToolResult::error(vec![ContentBlock::text(format!("unknown tool `{name}`"))]),
+        Some(info) => {
+            let approver = TerminalApprover { yes };
+            let grants = SessionGrants::default();
+            let gate = Gate {
+                policy: &policy,
+                grants: &grants,
+                approver: &approver,
+            };
+            match gate
+                .authorize(&info, "cli", "cli", &arguments, |_, _, _| {})
+                .await
+            {
+                Err(refusal) => CallToolResult::error(vec![ContentBlock::text(refusal)]),
+                Ok(()) => {
+                    let ctx = CallContext {
+                        run_id: "cli".into(),
+                        call_id: "cli".into(),
+                        cancel: CancellationToken::new(),
+                    };
+                    host.call(name, map, ctx).await
+                }
+            }
+        }
+    };
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&result)?);
+    } else {
+        println!("{}", cairn_agent::run::result_text(&result));
+    }
+    Ok(if result.is_error == Some(true) {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
