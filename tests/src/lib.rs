@@ -1,1 +1,0 @@
-//! End-to-end tests of the real `cairn` binary live in `tests/`.
