@@ -1,1 +1,8 @@
-//! End-to-end tests.
+//! End-to-end tests of the real `cairn` binary: over stdio as an editor drives it, and on the
+//! command line. The model is a scripted provider on loopback; everything else is real.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
+
+mod cli;
+mod lsp_robustness;
+mod lsp_runs;
+mod support;

@@ -12,6 +12,7 @@ mod panic;
 pub mod protocol;
 mod runs;
 mod server;
+mod transport;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -250,7 +250,7 @@ impl Backend {
         Ok(json!({ "tools": tools }))
     }
 
-    async fn debug_panic(&self) -> Result<Value> {
+    async fn debug_panic(&self, _params: Option<Value>) -> Result<Value> {
         if self.test_faults {
             panic!("injected fault");
         }
@@ -591,10 +591,15 @@ pub async fn serve(options: ServeOptions) {
     }
     let (service, socket) = builder.finish();
     let state = service.inner().state.clone();
-    let stdin = tokio::io::stdin();
-    let stdout = tokio::io::stdout();
-    Server::new(stdin, stdout, socket)
+    let framing = crate::transport::frame(
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+        crate::transport::MAX_FRAME,
+    );
+    Server::new(framing.server_input, framing.server_output, socket)
         .serve(CatchPanic(service))
         .await;
     state.cancel_all();
+    // Let the last replies reach the editor.
+    let _ = tokio::time::timeout(Duration::from_millis(500), framing.writer).await;
 }

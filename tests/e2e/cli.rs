@@ -1,0 +1,255 @@
+//! `cairn chat`, `cairn tools`, `cairn doctor` on the command line.
+
+use std::process::{Output, Stdio};
+
+use cairn_test_support::{Format, Reply};
+use serde_json::{Value, json};
+
+use crate::support::Sandbox;
+
+fn run(sb: &Sandbox, args: &[&str]) -> Output {
+    sb.command()
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// `cairn chat` against a scripted model reads and edits a file in a temporary workspace.
+#[test]
+fn chat_reads_and_edits_a_file() {
+    for format in [Format::OpenAi, Format::Anthropic] {
+        let sb = Sandbox::new(
+            format,
+            vec![
+                Reply::tool_call("read_file", json!({"path": "src/lib.rs"})),
+                Reply::tool_call(
+                    "edit_file",
+                    json!({"path": "src/lib.rs", "old_string": "a - b", "new_string": "a + b"}),
+                ),
+                Reply::text("Fixed `add`."),
+            ],
+        );
+        sb.write(
+            "src/lib.rs",
+            "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n",
+        );
+        let ws = sb.ws();
+        let out = run(
+            &sb,
+            &[
+                "chat",
+                "-w",
+                ws.to_str().unwrap(),
+                "--agent",
+                "--yes",
+                "fix add",
+            ],
+        );
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert_eq!(text(&out.stdout).trim(), "Fixed `add`.");
+        assert!(
+            text(&out.stderr).contains("· read_file"),
+            "{}",
+            text(&out.stderr)
+        );
+        assert_eq!(
+            sb.read("src/lib.rs"),
+            "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n"
+        );
+        assert!(
+            sb.model.requests()[1].body.to_string().contains("a - b"),
+            "the model read the file"
+        );
+    }
+}
+
+/// Without a terminal and without `--yes`, what policy would ask is refused.
+#[test]
+fn chat_without_terminal_refuses_what_policy_would_ask() {
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::tool_call(
+                "edit_file",
+                json!({"path": "a.txt", "old_string": "x", "new_string": "y"}),
+            ),
+            Reply::text("could not"),
+        ],
+    );
+    sb.write("a.txt", "x\n");
+    let ws = sb.ws();
+    let out = run(
+        &sb,
+        &[
+            "chat",
+            "-w",
+            ws.to_str().unwrap(),
+            "--agent",
+            "--json",
+            "edit",
+        ],
+    );
+    assert!(out.status.success());
+    let events: Vec<Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let result = events.iter().find(|e| e["kind"] == "toolResult").unwrap();
+    assert_eq!(result["content"], "the user denied this call");
+    assert_eq!(sb.read("a.txt"), "x\n");
+}
+
+#[test]
+fn tools_list_and_call() {
+    let sb = Sandbox::new(Format::OpenAi, vec![]);
+    sb.write("a.txt", "one\ntwo\n");
+    let ws = sb.ws();
+    let w = ws.to_str().unwrap();
+
+    let out = run(&sb, &["tools", "list", "--json", "-w", w]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let tools: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    for name in ["read_file", "list_directory", "grep", "edit_file"] {
+        assert!(names.contains(&name), "{names:?}");
+    }
+
+    let out = run(
+        &sb,
+        &[
+            "tools",
+            "call",
+            "read_file",
+            "--args",
+            r#"{"path":"a.txt"}"#,
+            "--json",
+            "-w",
+            w,
+        ],
+    );
+    assert!(out.status.success());
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        result["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("two")
+    );
+    assert_ne!(result["isError"], true);
+
+    // A write asks; with no terminal and no --yes it is refused and the file stays.
+    let out = run(
+        &sb,
+        &[
+            "tools",
+            "call",
+            "edit_file",
+            "--args",
+            r#"{"path":"a.txt","old_string":"one","new_string":"1"}"#,
+            "--json",
+            "-w",
+            w,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (
+            result["isError"].as_bool(),
+            result["content"][0]["text"].as_str()
+        ),
+        (Some(true), Some("the user denied this call"))
+    );
+    assert_eq!(sb.read("a.txt"), "one\ntwo\n");
+
+    // --yes accepts what policy would ask.
+    let out = run(
+        &sb,
+        &[
+            "tools",
+            "call",
+            "edit_file",
+            "--args",
+            r#"{"path":"a.txt","old_string":"one","new_string":"1"}"#,
+            "--yes",
+            "-w",
+            w,
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stdout));
+    assert_eq!(sb.read("a.txt"), "1\ntwo\n");
+
+    // `deny` stays denied, even with --yes.
+    let out = sb
+        .command()
+        .env("CAIRN_POLICY__TOOLS__EDIT_FILE", "deny")
+        .args([
+            "tools",
+            "call",
+            "edit_file",
+            "--args",
+            r#"{"path":"a.txt","old_string":"1","new_string":"one"}"#,
+            "--yes",
+            "-w",
+            w,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stdout).contains("policy.tools.edit_file"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(sb.read("a.txt"), "1\ntwo\n");
+
+    // Paths outside the workspace are refused.
+    let out = run(
+        &sb,
+        &[
+            "tools",
+            "call",
+            "read_file",
+            "--args",
+            r#"{"path":"../home/x"}"#,
+            "-w",
+            w,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn unknown_config_key_is_named_and_doctor_reports() {
+    let sb = Sandbox::new(Format::OpenAi, vec![]);
+    let ws = sb.ws();
+    let w = ws.to_str().unwrap();
+    let out = sb
+        .command()
+        .env("CAIRN_AGENT__MAX_TOOL_CALS", "3")
+        .args(["tools", "list", "-w", w])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("unknown key `agent.max_tool_cals`"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let out = run(&sb, &["doctor", "-w", w]);
+    let report = text(&out.stdout);
+    assert!(out.status.success(), "{report}");
+    assert!(report.contains("ok   provider reachable"), "{report}");
+    assert!(report.contains("model `scripted`"), "{report}");
+}

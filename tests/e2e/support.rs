@@ -1,0 +1,492 @@
+//! The test editor: spawns `cairn lsp`, frames JSON-RPC, answers the server's requests the way
+//! an editor does (applying edits to its own buffers), and waits with timeouts on everything.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use cairn_test_support::{Format, Reply, ScriptedModel};
+use serde_json::{Value, json};
+
+pub const TIMEOUT: Duration = Duration::from_secs(20);
+
+/// A temporary home, workspace and scripted model for one test.
+pub struct Sandbox {
+    pub dir: tempfile::TempDir,
+    pub rt: tokio::runtime::Runtime,
+    pub model: ScriptedModel,
+}
+
+impl Sandbox {
+    pub fn new(format: Format, replies: Vec<Reply>) -> Self {
+        Self::keyed(format, vec![(String::new(), replies)])
+    }
+
+    pub fn keyed(format: Format, keyed: Vec<(String, Vec<Reply>)>) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("ws")).unwrap();
+        std::fs::create_dir_all(dir.path().join("home")).unwrap();
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let model = rt
+            .block_on(ScriptedModel::start_keyed(format, keyed))
+            .unwrap();
+        Sandbox { dir, rt, model }
+    }
+
+    pub fn ws(&self) -> PathBuf {
+        std::fs::canonicalize(self.dir.path().join("ws")).unwrap()
+    }
+
+    pub fn write(&self, rel: &str, text: &str) -> PathBuf {
+        let path = self.ws().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.ws().join(rel)).unwrap()
+    }
+
+    /// A command for the real binary with a clean environment: no keys, a private home.
+    pub fn command(&self) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cairn"));
+        let home = self.dir.path().join("home");
+        cmd.env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", &home)
+            .env("XDG_CONFIG_HOME", home.join("config"))
+            .env("XDG_DATA_HOME", home.join("data"))
+            .env("CAIRN_LOG", "cairn=debug,warn")
+            .env("CAIRN_PROVIDER__RETRY_BASE_DELAY_MS", "10")
+            .env("CAIRN_PROVIDER__MAX_RETRIES", "1")
+            .env("CAIRN_MODEL", "scripted");
+        match self.model_format() {
+            Format::OpenAi => cmd.env("OPENAI_BASE_URL", self.model.base_url()),
+            Format::Anthropic => cmd
+                .env("ANTHROPIC_BASE_URL", self.model.base_url())
+                .env("CAIRN_PROVIDER__KIND", "anthropic"),
+        };
+        cmd
+    }
+
+    fn model_format(&self) -> Format {
+        if self.model.base_url().ends_with("/v1") {
+            Format::OpenAi
+        } else {
+            Format::Anthropic
+        }
+    }
+}
+
+/// How the test editor answers a server request.
+pub enum Answer {
+    Now(Value),
+    /// Keep the request; the test answers it with [`Editor::respond`].
+    Hold,
+}
+
+type Responder = Box<dyn FnMut(&str, &Value) -> Answer + Send>;
+
+/// Buffers of the test editor (ASCII text; positions count bytes on a line).
+#[derive(Default)]
+pub struct Buffers {
+    pub docs: HashMap<String, (String, i32)>,
+}
+
+/// The test editor.
+pub struct Editor {
+    pub child: Child,
+    stdin: Arc<Mutex<Option<ChildStdin>>>,
+    /// Responses with a null id (parse errors).
+    pub null_id_responses: Vec<Value>,
+    rx: Receiver<Value>,
+    next_id: i64,
+    /// Every notification from the server, in order.
+    pub notifications: Vec<Value>,
+    /// Every request from the server, in order.
+    pub server_requests: Vec<Value>,
+    /// Server requests held for [`Editor::respond`].
+    pub held: Vec<Value>,
+    responses: HashMap<i64, Value>,
+    pub responder: Responder,
+    pub buffers: Buffers,
+    pub stderr: Arc<Mutex<String>>,
+}
+
+pub fn uri(path: &Path) -> String {
+    format!("file://{}", path.display())
+}
+
+impl Editor {
+    pub fn spawn(sandbox: &Sandbox, extra_env: &[(&str, &str)]) -> Editor {
+        let mut cmd = sandbox.command();
+        cmd.arg("lsp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (k, v) in extra_env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let stderr_pipe = child.stderr.take().unwrap();
+        let stdin = Arc::new(Mutex::new(child.stdin.take()));
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            loop {
+                let mut len = None;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let line = line.trim_end();
+                    if line.is_empty() {
+                        break;
+                    }
+                    if let Some(v) = line.strip_prefix("Content-Length: ") {
+                        len = v.parse::<usize>().ok();
+                    }
+                }
+                let mut body = vec![0; len.unwrap_or(0)];
+                if reader.read_exact(&mut body).is_err() {
+                    return;
+                }
+                let value: Value = serde_json::from_slice(&body)
+                    .expect("the server wrote a frame that is not JSON");
+                if tx.send(value).is_err() {
+                    return;
+                }
+            }
+        });
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let sink = stderr.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr_pipe).lines().map_while(Result::ok) {
+                sink.lock().unwrap().push_str(&(line + "\n"));
+            }
+        });
+        Editor {
+            child,
+            stdin,
+            null_id_responses: Vec::new(),
+            rx,
+            next_id: 1,
+            notifications: Vec::new(),
+            server_requests: Vec::new(),
+            held: Vec::new(),
+            responses: HashMap::new(),
+            responder: Box::new(|_, _| Answer::Now(Value::Null)),
+            buffers: Buffers::default(),
+            stderr,
+        }
+    }
+
+    /// Closes the server's stdin (the editor went away).
+    pub fn close_stdin(&self) {
+        self.stdin.lock().unwrap().take();
+    }
+
+    pub fn write_raw(&self, bytes: &[u8]) {
+        if let Some(stdin) = self.stdin.lock().unwrap().as_mut() {
+            let _ = stdin.write_all(bytes);
+            let _ = stdin.flush();
+        }
+    }
+
+    pub fn send(&self, value: &Value) {
+        let body = value.to_string();
+        self.write_raw(format!("Content-Length: {}\r\n\r\n{body}", body.len()).as_bytes());
+    }
+
+    pub fn notify(&self, method: &str, params: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    /// Sends a request and returns its id without waiting.
+    pub fn request_async(&mut self, method: &str, params: Value) -> i64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        id
+    }
+
+    /// Sends a request and waits for its response (the whole response object).
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.request_async(method, params);
+        self.response(id)
+    }
+
+    /// The result of a request, panicking on an error response.
+    pub fn call(&mut self, method: &str, params: Value) -> Value {
+        let response = self.request(method, params);
+        match response.get("error") {
+            Some(e) => panic!("{method} failed: {e}"),
+            None => response["result"].clone(),
+        }
+    }
+
+    pub fn response(&mut self, id: i64) -> Value {
+        self.pump_until(
+            |ed| ed.responses.remove(&id),
+            &format!("the response to request {id}"),
+        )
+    }
+
+    /// Answers a held server request.
+    pub fn respond(&mut self, request: &Value, result: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "id": request["id"], "result": result}));
+    }
+
+    /// Processes incoming messages until `done` returns a value.
+    pub fn pump_until<T>(
+        &mut self,
+        mut done: impl FnMut(&mut Editor) -> Option<T>,
+        what: &str,
+    ) -> T {
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            if let Some(v) = done(self) {
+                return v;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.rx.recv_timeout(left.min(Duration::from_millis(100))) {
+                Ok(msg) => self.handle(msg),
+                Err(RecvTimeoutError::Timeout) if Instant::now() < deadline => {}
+                Err(e) => panic!(
+                    "timeout ({e:?}) waiting for {what}\nserver log:\n{}",
+                    self.stderr.lock().unwrap()
+                ),
+            }
+        }
+    }
+
+    fn handle(&mut self, msg: Value) {
+        let method = msg
+            .get("method")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        match (method, msg.get("id").cloned()) {
+            (Some(method), Some(_)) => {
+                self.server_requests.push(msg.clone());
+                if method == "workspace/applyEdit" {
+                    let result = self.apply_workspace_edit(&msg["params"]["edit"]);
+                    self.respond(&msg, result);
+                    return;
+                }
+                if method == "window/showDocument" {
+                    let u = msg["params"]["uri"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string();
+                    let path = u.trim_start_matches("file://").to_string();
+                    let text = std::fs::read_to_string(&path).unwrap_or_default();
+                    self.open(&u, &text);
+                    self.respond(&msg, json!({"success": true}));
+                    return;
+                }
+                match (self.responder)(&method, &msg["params"]) {
+                    Answer::Now(result) => self.respond(&msg, result),
+                    Answer::Hold => self.held.push(msg),
+                }
+            }
+            (Some(_), None) => self.notifications.push(msg),
+            (None, Some(id)) => match id.as_i64() {
+                Some(id) => {
+                    self.responses.insert(id, msg);
+                }
+                None => self.null_id_responses.push(msg),
+            },
+            (None, None) => panic!("a message with neither method nor id: {msg}"),
+        }
+    }
+
+    /// Applies an edit as an editor does: to its buffer, then `didChange` with a new version.
+    fn apply_workspace_edit(&mut self, edit: &Value) -> Value {
+        for change in edit["documentChanges"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+        {
+            if change.get("kind").and_then(Value::as_str) == Some("create") {
+                let u = change["uri"].as_str().unwrap_or_default();
+                let path = PathBuf::from(u.trim_start_matches("file://"));
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                if !path.exists() {
+                    std::fs::write(&path, "").unwrap();
+                }
+                continue;
+            }
+            let u = change["textDocument"]["uri"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            let want = change["textDocument"]["version"].as_i64();
+            let path = PathBuf::from(u.trim_start_matches("file://"));
+            let (mut text, version) = match self.buffers.docs.get(&u) {
+                Some((t, v)) => (t.clone(), Some(*v)),
+                None => (std::fs::read_to_string(&path).unwrap_or_default(), None),
+            };
+            if let (Some(want), Some(have)) = (want, version)
+                && want != i64::from(have)
+            {
+                return json!({"applied": false, "failureReason": format!("version {want} is not {have}")});
+            }
+            let mut edits: Vec<Value> = change["edits"].as_array().cloned().unwrap_or_default();
+            // Apply from the end so earlier offsets stay valid.
+            edits.sort_by_key(|e| std::cmp::Reverse(offset(&text, &e["range"]["start"])));
+            for e in &edits {
+                let a = offset(&text, &e["range"]["start"]);
+                let b = offset(&text, &e["range"]["end"]);
+                text.replace_range(a..b, e["newText"].as_str().unwrap_or_default());
+            }
+            match version {
+                Some(v) => {
+                    self.buffers.docs.insert(u.clone(), (text.clone(), v + 1));
+                    self.notify(
+                        "textDocument/didChange",
+                        json!({
+                            "textDocument": {"uri": u, "version": v + 1},
+                            "contentChanges": [{"text": text}]
+                        }),
+                    );
+                }
+                None => std::fs::write(&path, text).unwrap(),
+            }
+        }
+        json!({"applied": true})
+    }
+
+    pub fn initialize(&mut self, sandbox: &Sandbox, options: Value, utf8: bool) -> Value {
+        let encodings = if utf8 {
+            json!(["utf-8", "utf-16"])
+        } else {
+            json!(["utf-16"])
+        };
+        let result = self.call("initialize", json!({
+            "processId": null,
+            "rootUri": uri(&sandbox.ws()),
+            "workspaceFolders": [{"uri": uri(&sandbox.ws()), "name": "ws"}],
+            "capabilities": {
+                "general": {"positionEncodings": encodings},
+                "workspace": {"applyEdit": true, "workspaceEdit": {"documentChanges": true, "resourceOperations": ["create"]}},
+                "window": {"showDocument": {"support": true}}
+            },
+            "initializationOptions": options
+        }));
+        self.notify("initialized", json!({}));
+        result
+    }
+
+    pub fn open(&mut self, u: &str, text: &str) {
+        self.buffers
+            .docs
+            .insert(u.to_string(), (text.to_string(), 1));
+        self.notify("textDocument/didOpen", json!({"textDocument": {"uri": u, "languageId": "markdown", "version": 1, "text": text}}));
+    }
+
+    /// Run events of one run so far.
+    pub fn events(&self, run_id: &str) -> Vec<Value> {
+        self.notifications
+            .iter()
+            .filter(|n| n["method"] == "cairn/runEvent" && n["params"]["runId"] == run_id)
+            .map(|n| n["params"].clone())
+            .collect()
+    }
+
+    /// Waits for the `done` or `error` event of a run and returns all its events.
+    pub fn finish(&mut self, run_id: &str) -> Vec<Value> {
+        let id = run_id.to_string();
+        self.pump_until(
+            |ed| {
+                let events = ed.events(&id);
+                events
+                    .iter()
+                    .any(|e| e["kind"] == "done" || e["kind"] == "error")
+                    .then_some(events)
+            },
+            &format!("the end of run {run_id}"),
+        )
+    }
+
+    pub fn chat(&mut self, params: Value) -> (String, String) {
+        let r = self.call("cairn/chat", params);
+        (
+            r["runId"].as_str().unwrap().to_string(),
+            r["sessionId"].as_str().unwrap().to_string(),
+        )
+    }
+
+    /// `shutdown`, `exit`, and the process gone.
+    pub fn shutdown(mut self) {
+        self.call("shutdown", Value::Null);
+        self.notify("exit", Value::Null);
+        let status = wait_exit(&mut self.child, Duration::from_secs(5));
+        assert!(status.is_some(), "the server did not exit after `exit`");
+    }
+}
+
+impl Drop for Editor {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Waits for a process to exit, up to `limit`.
+pub fn wait_exit(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if let Ok(Some(status)) = child.try_wait() {
+            return Some(status);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    None
+}
+
+/// Byte offset of an LSP position in ASCII text.
+fn offset(text: &str, pos: &Value) -> usize {
+    let line = pos["line"].as_u64().unwrap_or(0) as usize;
+    let character = pos["character"].as_u64().unwrap_or(0) as usize;
+    let mut start = 0;
+    for (i, l) in text.split_inclusive('\n').enumerate() {
+        if i == line {
+            let content = l.trim_end_matches('\n').len();
+            return start + character.min(content);
+        }
+        start += l.len();
+    }
+    text.len()
+}
+
+/// The kinds of a list of events, for compact assertions; a streak of `text` events is one.
+pub fn kinds(events: &[Value]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for e in events {
+        let kind = e["kind"].as_str().unwrap_or("?").to_string();
+        if !(kind == "text" && out.last().is_some_and(|k| k == "text")) {
+            out.push(kind);
+        }
+    }
+    out
+}
+
+/// The text of a run, joined.
+pub fn text_of(events: &[Value]) -> String {
+    events
+        .iter()
+        .filter(|e| e["kind"] == "text")
+        .map(|e| e["delta"].as_str().unwrap_or_default())
+        .collect()
+}
