@@ -253,3 +253,30 @@ fn unknown_config_key_is_named_and_doctor_reports() {
     assert!(report.contains("ok   provider reachable"), "{report}");
     assert!(report.contains("model `scripted`"), "{report}");
 }
+
+/// `--session` continues a conversation: the model sees the earlier turn.
+#[test]
+fn chat_sessions_continue() {
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![Reply::text("noted"), Reply::text("it was 7")],
+    );
+    let ws = sb.ws();
+    let w = ws.to_str().unwrap();
+    let out = run(
+        &sb,
+        &["chat", "-w", w, "--session", "s1", "the number is 7"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("--session s1"));
+    let out = run(
+        &sb,
+        &["chat", "-w", w, "--session", "s1", "what was the number?"],
+    );
+    assert!(out.status.success());
+    let body = sb.model.requests()[1].body.to_string();
+    assert!(
+        body.contains("the number is 7") && body.contains("noted"),
+        "{body}"
+    );
+}

@@ -278,3 +278,54 @@ fn unknown_setting_is_reported_by_name() {
         .unwrap();
     assert_eq!(read["policy"], "deny");
 }
+
+/// E2: after `shutdown`, requests are refused as invalid.
+#[test]
+fn e2_requests_after_shutdown_are_refused() {
+    let sb = Sandbox::new(Format::OpenAi, vec![]);
+    let mut ed = Editor::spawn(&sb, &[]);
+    ed.initialize(&sb, json!({}), false);
+    ed.call("shutdown", serde_json::Value::Null);
+    assert_eq!(error_code(&ed.request("cairn/tools", json!({}))), -32600);
+}
+
+/// E5: a frame over the size cap is refused without taking the server down, and editor context
+/// is cut to its budget with a note.
+#[test]
+fn e5_huge_inputs_are_capped() {
+    let sb = Sandbox::new(Format::OpenAi, vec![cairn_test_support::Reply::text("ok")]);
+    let path = sb.write("big.txt", "");
+    let u = uri(&path);
+    let mut ed = Editor::spawn(&sb, &[("CAIRN_AGENT__CONTEXT_MAX_BYTES", "1000")]);
+    ed.initialize(&sb, json!({}), false);
+    let huge = "x".repeat(40 * 1024 * 1024);
+    ed.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": u, "languageId": "text", "version": 1, "text": huge}}),
+    );
+    let refused = ed.pump_until(
+        |ed| ed.null_id_responses.first().cloned(),
+        "the refusal of the huge frame",
+    );
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("over the limit"),
+        "{refused}"
+    );
+    assert!(
+        ed.call("cairn/tools", json!({}))["tools"].is_array(),
+        "the server still answers"
+    );
+
+    ed.open(&u, &"y".repeat(5000));
+    let (run, _) = ed.chat(json!({"message": "summarise", "context": {"uri": u}}));
+    ed.finish(&run);
+    let prompt = sb.model.requests()[0].body["messages"].to_string();
+    assert!(
+        prompt.contains("[context cut from 5000 to 1000 bytes (agent.context_max_bytes)]"),
+        "{prompt}"
+    );
+    assert!(!prompt.contains(&"y".repeat(1001)));
+}

@@ -616,3 +616,97 @@ fn a_stalled_provider_ends_the_run() {
         "{last}"
     );
 }
+
+/// `Fix` runs the agent on a selection: the edit goes to the source buffer, the story to a chat
+/// document; a later `cairn/chat` in the same session sees the conversation so far.
+#[test]
+fn fix_code_action_edits_the_buffer_and_sessions_continue() {
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::tool_call(
+                "edit_file",
+                json!({"path": "src/add.rs", "old_string": "a - b", "new_string": "a + b"}),
+            ),
+            Reply::text("Changed `-` to `+`."),
+            Reply::text("first answer"),
+            Reply::text("second answer"),
+        ],
+    );
+    let src = sb.write(
+        "src/add.rs",
+        "fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n",
+    );
+    let u = uri(&src);
+    let mut ed = Editor::spawn(&sb, &[]);
+    ed.initialize(&sb, json!({}), false);
+    ed.open(&u, "fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n");
+    ed.responder = Box::new(|method, _| match method {
+        "window/showMessageRequest" => Answer::Now(json!({"title": "Allow for this session"})),
+        _ => Answer::Now(Value::Null),
+    });
+    let range = json!({"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 9}});
+    let started = ed.call(
+        "workspace/executeCommand",
+        json!({"command": "cairn.fix", "arguments": [{"uri": u, "range": range}]}),
+    );
+    let events = ed.finish(started["runId"].as_str().unwrap());
+    assert!(
+        events
+            .iter()
+            .any(|e| e["kind"] == "edit" && e["applied"] == true),
+        "{events:#?}"
+    );
+    assert_eq!(
+        ed.buffers.docs[&u].0,
+        "fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n"
+    );
+    assert_eq!(
+        sb.read("src/add.rs"),
+        "fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n"
+    );
+
+    let (run, session) = ed.chat(json!({"message": "remember the number 42"}));
+    ed.finish(&run);
+    let (run, same) = ed.chat(json!({"message": "which number?", "sessionId": session}));
+    assert_eq!(same, session);
+    ed.finish(&run);
+    let last = sb.model.requests().last().unwrap().body.to_string();
+    assert!(
+        last.contains("remember the number 42") && last.contains("first answer"),
+        "{last}"
+    );
+}
+
+/// Workspace folders added later are where tools work.
+#[test]
+fn workspace_folders_can_change() {
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::tool_call("read_file", json!({"path": "only-here.txt"})),
+            Reply::text("ok"),
+        ],
+    );
+    let other = sb.dir.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("only-here.txt"), "found me").unwrap();
+    let mut ed = Editor::spawn(&sb, &[]);
+    ed.initialize(&sb, json!({}), false);
+    let ws_uri = uri(&sb.ws());
+    let other_uri = uri(&std::fs::canonicalize(&other).unwrap());
+    ed.notify(
+        "workspace/didChangeWorkspaceFolders",
+        json!({"event": {
+            "added": [{"uri": other_uri, "name": "other"}],
+            "removed": [{"uri": ws_uri, "name": "ws"}]
+        }}),
+    );
+    let (run, _) = ed.chat(json!({"message": "read it"}));
+    let events = ed.finish(&run);
+    let result = events.iter().find(|e| e["kind"] == "toolResult").unwrap();
+    assert!(
+        result["content"].as_str().unwrap().contains("found me"),
+        "{result}"
+    );
+}
