@@ -710,3 +710,140 @@ fn workspace_folders_can_change() {
         "{result}"
     );
 }
+
+/// Helix has no `window/showMessageRequest`: the approval is answered with a code action, and
+/// the editor sees the tool call before the question.
+#[test]
+fn approval_by_code_action_when_the_editor_cannot_ask() {
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::tool_call("read_file", json!({"path": "notes.txt"})),
+            Reply::text("It says hi."),
+        ],
+    );
+    sb.write("notes.txt", "hi\n");
+    let doc = sb.write(".cairn/chats/helix.md", "");
+    let u = uri(&doc);
+    let mut ed = Editor::spawn(&sb, &[]);
+    ed.initialize(
+        &sb,
+        json!({"config": {"policy": {"effects": {"read": "ask"}}}}),
+        false,
+    );
+    ed.responder = Box::new(|method, _| match method {
+        "window/showMessageRequest" => Answer::Fail(-32601, "Method not found"),
+        _ => Answer::Now(Value::Null),
+    });
+    ed.open(&u, "## You\n\nWhat does notes.txt say?\n");
+    let started = ed.call(
+        "workspace/executeCommand",
+        json!({"command": "cairn.send", "arguments": [{"uri": u}]}),
+    );
+    let run = started["runId"].as_str().unwrap().to_string();
+    let warning = ed.pump_until(
+        |ed| {
+            ed.notifications
+                .iter()
+                .find(|n| {
+                    n["method"] == "window/showMessage"
+                        && n["params"]["message"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .contains("cairn.allowOnce")
+                })
+                .cloned()
+        },
+        "the question as a message",
+    );
+    assert!(
+        warning["params"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("read_file")
+    );
+    // The tool call was reported before the question.
+    let position = |pred: &dyn Fn(&Value) -> bool| ed.all.iter().position(pred).unwrap();
+    let call_at =
+        position(&|m| m["method"] == "cairn/runEvent" && m["params"]["kind"] == "toolCall");
+    let ask_at = position(&|m| m["method"] == "window/showMessageRequest");
+    assert!(
+        call_at < ask_at,
+        "toolCall at {call_at}, question at {ask_at}"
+    );
+    assert!(
+        ed.events(&run).iter().all(|e| e["kind"] != "toolResult"),
+        "nothing ran before the answer"
+    );
+
+    let actions = ed.call(
+        "textDocument/codeAction",
+        json!({
+            "textDocument": {"uri": u},
+            "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+            "context": {"diagnostics": []}
+        }),
+    );
+    let allow = actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["title"] == "cairn: Allow once `read_file`")
+        .cloned()
+        .unwrap();
+    let answered = ed.call(
+        "workspace/executeCommand",
+        json!({"command": allow["command"]["command"], "arguments": allow["command"]["arguments"]}),
+    );
+    assert_eq!(answered["answered"], true);
+    let events = ed.finish(&run);
+    assert!(
+        events
+            .iter()
+            .any(|e| e["kind"] == "toolResult" && e["content"].as_str().unwrap().contains("hi"))
+    );
+    // The same approval cannot be used twice.
+    let again = ed.request(
+        "workspace/executeCommand",
+        json!({"command": allow["command"]["command"], "arguments": allow["command"]["arguments"]}),
+    );
+    assert_eq!(again["error"]["code"], -32602);
+    let text = ed.pump_until(
+        |ed| {
+            let t = ed.buffers.docs[&u].0.clone();
+            t.trim_end().ends_with("## You").then_some(t)
+        },
+        "the answer in the chat document",
+    );
+    assert!(
+        text.contains("> cairn asks: allow `read_file` reads (policy.effects.read)?"),
+        "{text}"
+    );
+    assert!(text.contains("> allowed once"), "{text}");
+}
+
+/// A provider that cannot be set up (a remote URL and no key) fails runs with a message that
+/// names the setting; the catalog still works.
+#[test]
+fn missing_key_for_a_remote_provider_is_named() {
+    let sb = Sandbox::new(Format::OpenAi, vec![]);
+    let mut ed = Editor::spawn(
+        &sb,
+        &[("OPENAI_BASE_URL", "https://api.example.invalid/v1")],
+    );
+    ed.initialize(&sb, json!({}), false);
+    assert!(
+        !ed.call("cairn/tools", json!({}))["tools"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    let (run, _) = ed.chat(json!({"message": "hi"}));
+    let events = ed.finish(&run);
+    let message = events.last().unwrap()["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(message.contains("OPENAI_API_KEY"), "{message}");
+    assert!(sb.model.requests().is_empty());
+}

@@ -90,6 +90,8 @@ impl Sandbox {
 /// How the test editor answers a server request.
 pub enum Answer {
     Now(Value),
+    /// Answer with a JSON-RPC error, as an editor that lacks the method does.
+    Fail(i64, &'static str),
     /// Keep the request; the test answers it with [`Editor::respond`].
     Hold,
 }
@@ -110,6 +112,8 @@ pub struct Editor {
     pub null_id_responses: Vec<Value>,
     rx: Receiver<Value>,
     next_id: i64,
+    /// Every message from the server, in order.
+    pub all: Vec<Value>,
     /// Every notification from the server, in order.
     pub notifications: Vec<Value>,
     /// Every request from the server, in order.
@@ -180,6 +184,7 @@ impl Editor {
             child,
             stdin,
             null_id_responses: Vec::new(),
+            all: Vec::new(),
             rx,
             next_id: 1,
             notifications: Vec::new(),
@@ -272,6 +277,7 @@ impl Editor {
     }
 
     fn handle(&mut self, msg: Value) {
+        self.all.push(msg.clone());
         let method = msg
             .get("method")
             .and_then(Value::as_str)
@@ -297,6 +303,9 @@ impl Editor {
                 }
                 match (self.responder)(&method, &msg["params"]) {
                     Answer::Now(result) => self.respond(&msg, result),
+                    Answer::Fail(code, message) => self.send(&json!({
+                        "jsonrpc": "2.0", "id": msg["id"], "error": {"code": code, "message": message}
+                    })),
                     Answer::Hold => self.held.push(msg),
                 }
             }

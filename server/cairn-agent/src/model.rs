@@ -25,7 +25,11 @@ pub struct ToolCallRequest {
 
 /// One message of the conversation, provider-neutral.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "role", rename_all = "camelCase")]
+#[serde(
+    tag = "role",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub enum Message {
     User {
         text: String,

@@ -79,6 +79,14 @@ const WORKSPACE_FORBIDDEN: &[(&str, &str)] = &[
         "it could expose another secret from your environment",
     ),
     ("sessions.dir", "it could write your transcripts elsewhere"),
+    (
+        "agent.system_prompt",
+        "it would put the repository's words in place of cairn's instructions",
+    ),
+    (
+        "agent.max_tool_calls",
+        "the tool-call cap is yours to set, not the repository's",
+    ),
     ("log.file", "it could write your log elsewhere"),
 ];
 

@@ -46,18 +46,18 @@ fn defaults() {
 fn precedence_user_workspace_client_env() {
     let layers = Layers {
         user: Some(user(
-            "[agent]\nmax_tool_calls = 5\ntool_result_max_bytes = 100\n[provider]\nmodel = \"from-user\"",
+            "[agent]\ncontext_max_bytes = 5\ntool_result_max_bytes = 100\n[provider]\nmodel = \"from-user\"",
         )),
-        workspace: Some(workspace("[agent]\nmax_tool_calls = 6\n").unwrap()),
+        workspace: Some(workspace("[agent]\ncontext_max_bytes = 6\n").unwrap()),
         client: Some(
             Layer::from_json(
-                &serde_json::json!({"agent": {"max_tool_calls": 7}, "provider": {"model": null}}),
+                &serde_json::json!({"agent": {"context_max_bytes": 7}, "provider": {"model": null}}),
             )
             .unwrap(),
         ),
         env: Some(
             env(&[
-                ("CAIRN_AGENT__MAX_TOOL_CALLS", "10"),
+                ("CAIRN_AGENT__CONTEXT_MAX_BYTES", "10"),
                 ("CAIRN_LOG", "debug"),
                 ("PATH", "/bin"),
             ])
@@ -65,7 +65,7 @@ fn precedence_user_workspace_client_env() {
         ),
     };
     let config = layers.resolve().unwrap();
-    assert_eq!(config.agent.max_tool_calls, 10, "environment wins");
+    assert_eq!(config.agent.context_max_bytes, 10, "environment wins");
     assert_eq!(
         config.agent.tool_result_max_bytes, 100,
         "untouched keys come from lower layers"
@@ -81,7 +81,7 @@ fn precedence_user_workspace_client_env() {
         ..layers.clone()
     };
     assert_eq!(
-        without_env.resolve().unwrap().agent.max_tool_calls,
+        without_env.resolve().unwrap().agent.context_max_bytes,
         7,
         "client beats workspace"
     );
@@ -91,7 +91,7 @@ fn precedence_user_workspace_client_env() {
         ..layers
     };
     assert_eq!(
-        only_files.resolve().unwrap().agent.max_tool_calls,
+        only_files.resolve().unwrap().agent.context_max_bytes,
         6,
         "workspace beats user"
     );
@@ -163,6 +163,14 @@ fn a_workspace_cannot_redirect_keys_or_loosen_policy() {
     check_error(
         workspace("[policy.tools]\nedit_file = \"allow\""),
         "/ws/.cairn/config.toml: `policy.tools.edit_file` cannot be set in a workspace file (a repository may tighten the approval policy, never loosen it); set it in your user config",
+    );
+    check_error(
+        workspace("[agent]\nsystem_prompt = \"obey the README\""),
+        "/ws/.cairn/config.toml: `agent.system_prompt` cannot be set in a workspace file (it would put the repository's words in place of cairn's instructions); set it in your user config",
+    );
+    check_error(
+        workspace("[agent]\nmax_tool_calls = 500"),
+        "/ws/.cairn/config.toml: `agent.max_tool_calls` cannot be set in a workspace file (the tool-call cap is yours to set, not the repository's); set it in your user config",
     );
     let tightened =
         workspace("[policy.effects]\nread = \"ask\"\n[provider]\nmodel = \"m\"").unwrap();

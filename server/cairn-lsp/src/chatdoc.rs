@@ -125,7 +125,20 @@ pub fn render_event(event: &RunEvent) -> Option<String> {
                 fence_safe(&shown)
             ))
         }
-        RunEvent::Approval { .. } => None,
+        RunEvent::Approval {
+            state: cairn_agent::events::ApprovalState::Asked,
+            reason,
+            ..
+        } => Some(format!("> cairn asks: allow {reason}?\n\n")),
+        RunEvent::Approval { answer, .. } => Some(match answer {
+            Some(cairn_agent::policy::ApprovalAnswer::AllowOnce) => {
+                "> allowed once\n\n".to_string()
+            }
+            Some(cairn_agent::policy::ApprovalAnswer::AllowSession) => {
+                "> allowed for this session\n\n".to_string()
+            }
+            _ => "> denied\n\n".to_string(),
+        }),
         RunEvent::Edit {
             uri,
             applied,

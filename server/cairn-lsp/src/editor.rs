@@ -134,11 +134,84 @@ impl Request for ApproveRequest {
     const METHOD: &'static str = protocol::APPROVE;
 }
 
+/// Approvals waiting for a `cairn.approve` command, for editors without
+/// `window/showMessageRequest` (Helix). Keyed by approval id; each is answered once.
+#[derive(Default)]
+pub struct PendingApprovals {
+    pub waiting: Vec<PendingApproval>,
+}
+
+/// One approval waiting for a command.
+pub struct PendingApproval {
+    pub approval_id: String,
+    pub tool: String,
+    pub answer: tokio::sync::oneshot::Sender<ApprovalAnswer>,
+}
+
+impl PendingApprovals {
+    /// Answers one approval (the oldest when `approval_id` is `None`); false if none matched.
+    pub fn answer(&mut self, approval_id: Option<&str>, answer: ApprovalAnswer) -> bool {
+        let index = match approval_id {
+            Some(id) => self.waiting.iter().position(|p| p.approval_id == id),
+            None => (!self.waiting.is_empty()).then_some(0),
+        };
+        match index {
+            Some(i) => self.waiting.remove(i).answer.send(answer).is_ok(),
+            None => false,
+        }
+    }
+}
+
+/// Removes a pending approval when its run stops waiting (cancelled), so it cannot be
+/// answered later.
+struct Unregister {
+    pending: Arc<Mutex<PendingApprovals>>,
+    approval_id: String,
+}
+
+impl Drop for Unregister {
+    fn drop(&mut self) {
+        if let Ok(mut p) = self.pending.lock() {
+            p.waiting.retain(|w| w.approval_id != self.approval_id);
+        }
+    }
+}
+
 /// Asks the user in the editor.
 pub struct EditorApprover {
     pub client: Client,
     /// The client announced its own approval UI.
     pub custom: bool,
+    pub pending: Arc<Mutex<PendingApprovals>>,
+    /// Waits until the run's earlier events reached the editor.
+    pub barrier: Option<tokio::sync::mpsc::UnboundedSender<crate::runs::Barrier>>,
+}
+
+impl EditorApprover {
+    /// For editors that cannot show a message with choices: the user answers with a code action
+    /// or `cairn.allowOnce` / `cairn.allowSession` / `cairn.deny`.
+    async fn ask_by_command(&self, request: &ApprovalRequest) -> ApprovalAnswer {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        if let Ok(mut p) = self.pending.lock() {
+            p.waiting.push(PendingApproval {
+                approval_id: request.approval_id.clone(),
+                tool: request.tool.clone(),
+                answer: tx,
+            });
+        }
+        let _unregister = Unregister {
+            pending: self.pending.clone(),
+            approval_id: request.approval_id.clone(),
+        };
+        let message = format!(
+            "cairn: allow {}? Answer with the code action \"cairn: Allow once\", \"Allow for this session\" or \"Deny\", or run the command cairn.allowOnce, cairn.allowSession or cairn.deny",
+            request.reason
+        );
+        self.client
+            .show_message(MessageType::WARNING, message)
+            .await;
+        rx.await.unwrap_or(ApprovalAnswer::Deny)
+    }
 }
 
 const ALLOW_ONCE: &str = "Allow once";
@@ -148,6 +221,12 @@ const DENY: &str = "Deny";
 impl Approver for EditorApprover {
     fn ask<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalAnswer> {
         Box::pin(async move {
+            if let Some(barrier) = &self.barrier {
+                let (tx, rx) = tokio::sync::oneshot::channel();
+                if barrier.send(tx).is_ok() {
+                    let _ = rx.await;
+                }
+            }
             if self.custom {
                 let params = ApproveParams {
                     approval_id: request.approval_id.clone(),
@@ -205,7 +284,15 @@ impl Approver for EditorApprover {
             {
                 Ok(Some(item)) if item.title == ALLOW_ONCE => ApprovalAnswer::AllowOnce,
                 Ok(Some(item)) if item.title == ALLOW_SESSION => ApprovalAnswer::AllowSession,
-                _ => ApprovalAnswer::Deny,
+                Ok(_) => ApprovalAnswer::Deny,
+                // The editor cannot ask (Helix answers MethodNotFound): ask by command.
+                Err(e) => {
+                    tracing::info!(
+                        "window/showMessageRequest failed ({}); asking by command",
+                        e.message
+                    );
+                    self.ask_by_command(request).await
+                }
             }
         })
     }

@@ -39,7 +39,28 @@ pub mod commands {
     pub const SEND: &str = "cairn.send";
     /// Arguments: `{runId}`, or none to cancel every run.
     pub const CANCEL: &str = "cairn.cancel";
-    pub const ALL: &[&str] = &[CHAT, ASK, EXPLAIN, FIX, SEND, CANCEL];
+    /// Arguments: `{approvalId, decision}` with `decision` one of `allowOnce`, `allowSession`,
+    /// `deny`. Answers an approval that is waiting for a command (editors without
+    /// `window/showMessageRequest`).
+    pub const APPROVE: &str = "cairn.approve";
+    /// No arguments: allow the oldest waiting approval once.
+    pub const ALLOW_ONCE: &str = "cairn.allowOnce";
+    /// No arguments: allow the oldest waiting approval's tool for the session.
+    pub const ALLOW_SESSION: &str = "cairn.allowSession";
+    /// No arguments: deny the oldest waiting approval.
+    pub const DENY: &str = "cairn.deny";
+    pub const ALL: &[&str] = &[
+        CHAT,
+        ASK,
+        EXPLAIN,
+        FIX,
+        SEND,
+        CANCEL,
+        APPROVE,
+        ALLOW_ONCE,
+        ALLOW_SESSION,
+        DENY,
+    ];
 }
 
 /// `initializationOptions`.

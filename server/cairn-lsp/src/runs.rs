@@ -57,7 +57,7 @@ pub(crate) async fn start(
     params: ChatParams,
     origin: Origin,
 ) -> Result<ChatResult> {
-    start_with_history(state, params, origin, None).await
+    start_with_history(state, params, origin, None, Prelude::None).await
 }
 
 async fn start_with_history(
@@ -65,6 +65,7 @@ async fn start_with_history(
     params: ChatParams,
     origin: Origin,
     history_override: Option<Vec<Message>>,
+    prelude: Prelude,
 ) -> Result<ChatResult> {
     if params.message.trim().is_empty() {
         return Err(invalid_params("message: must not be empty"));
@@ -110,6 +111,7 @@ async fn start_with_history(
         message,
         history_override,
         origin,
+        prelude,
         cancel,
     };
     tokio::spawn(task.run());
@@ -173,6 +175,41 @@ fn context_text(
     ))
 }
 
+/// Editor round-trips a run needs before it starts, done in its task so no handler waits on
+/// the editor.
+pub(crate) enum Prelude {
+    None,
+    /// Append text (the `## cairn` heading) to a chat document.
+    Append {
+        uri: Uri,
+        text: String,
+    },
+    /// Create a chat document with this text, show it, and wait until the editor has it open.
+    Create {
+        uri: Uri,
+        text: String,
+    },
+}
+
+impl Prelude {
+    async fn perform(self, state: &State) -> std::result::Result<(), String> {
+        match self {
+            Prelude::None => Ok(()),
+            Prelude::Append { uri, text } => {
+                if append_to_document(state, &uri, &text).await {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "the editor did not accept the edit of {}",
+                        uri.as_str()
+                    ))
+                }
+            }
+            Prelude::Create { uri, text } => create_chat_document(state, &uri, &text).await,
+        }
+    }
+}
+
 struct RunTask {
     state: Arc<State>,
     run_id: String,
@@ -181,28 +218,43 @@ struct RunTask {
     message: String,
     history_override: Option<Vec<Message>>,
     origin: Origin,
+    prelude: Prelude,
     cancel: CancellationToken,
 }
 
 impl RunTask {
-    async fn run(self) {
+    async fn run(mut self) {
         let (tx, rx) = mpsc::unbounded_channel();
+        let (barrier_tx, barrier_rx) = mpsc::unbounded_channel();
         let doc_uri = match &self.origin {
             Origin::ChatDocument(uri) => Some(uri.clone()),
             Origin::Client => None,
         };
+        let prelude = std::mem::replace(&mut self.prelude, Prelude::None);
+        let prepared = prelude.perform(&self.state).await;
         let forwarder = tokio::spawn(forward(
             self.state.clone(),
             self.run_id.clone(),
             rx,
+            barrier_rx,
             doc_uri,
         ));
         let tx_for_panic = tx.clone();
-        let outcome = AssertUnwindSafe(self.run_inner(tx)).catch_unwind().await;
-        if outcome.is_err() {
-            let _ = tx_for_panic.send(RunEvent::Error {
-                message: "internal error: the run failed unexpectedly".into(),
-            });
+        match prepared {
+            Err(message) => {
+                let _ = tx.send(RunEvent::Error { message });
+                drop(tx);
+            }
+            Ok(()) => {
+                let outcome = AssertUnwindSafe(self.run_inner(tx, barrier_tx))
+                    .catch_unwind()
+                    .await;
+                if outcome.is_err() {
+                    let _ = tx_for_panic.send(RunEvent::Error {
+                        message: "internal error: the run failed unexpectedly".into(),
+                    });
+                }
+            }
         }
         drop(tx_for_panic);
         let _ = forwarder.await;
@@ -211,7 +263,11 @@ impl RunTask {
         }
     }
 
-    async fn run_inner(&self, tx: mpsc::UnboundedSender<RunEvent>) {
+    async fn run_inner(
+        &self,
+        tx: mpsc::UnboundedSender<RunEvent>,
+        barrier: mpsc::UnboundedSender<Barrier>,
+    ) {
         let agent = match self.state.agent() {
             Ok(agent) => agent,
             Err(message) => {
@@ -237,6 +293,8 @@ impl RunTask {
         let approver = EditorApprover {
             client: self.state.client.clone(),
             custom,
+            pending: self.state.approvals.clone(),
+            barrier: Some(barrier),
         };
         let session = self.state.session(&self.session_id);
         let outcome = agent
@@ -278,42 +336,53 @@ impl RunTask {
     }
 }
 
+/// Answered once every event sent before it has reached the editor.
+pub(crate) type Barrier = tokio::sync::oneshot::Sender<()>;
+
 /// Sends each event as `cairn/runEvent`, in order; for chat documents also appends the rendered
-/// events to the document in batches.
+/// events to the document in batches. A barrier (sent before an approval is asked) is answered
+/// after the events before it went out, so the editor sees the call before the question.
 async fn forward(
     state: Arc<State>,
     run_id: String,
     mut rx: mpsc::UnboundedReceiver<RunEvent>,
+    mut barriers: mpsc::UnboundedReceiver<Barrier>,
     doc: Option<Uri>,
 ) {
     let mut pending = String::new();
+    let mut barriers_open = true;
     loop {
-        let next = tokio::time::timeout(Duration::from_millis(150), rx.recv()).await;
-        let event = match next {
-            Ok(Some(e)) => Some(e),
-            Ok(None) => break,
-            Err(_) => None,
-        };
-        if let Some(event) = event {
-            if let Some(text) = doc.as_ref().and_then(|_| chatdoc::render_event(&event)) {
-                pending.push_str(&text);
-            }
-            state
-                .client
-                .send_notification::<RunEventNotification>(RunEventParams {
-                    run_id: run_id.clone(),
-                    event,
-                })
-                .await;
-            if !rx.is_empty() {
-                continue;
-            }
+        let mut barrier = None;
+        tokio::select! {
+            biased;
+            event = rx.recv() => match event {
+                Some(event) => {
+                    send_event(&state, &run_id, event, doc.is_some(), &mut pending).await;
+                    if !rx.is_empty() {
+                        continue;
+                    }
+                }
+                None => break,
+            },
+            b = barriers.recv(), if barriers_open => match b {
+                Some(b) => {
+                    while let Ok(event) = rx.try_recv() {
+                        send_event(&state, &run_id, event, doc.is_some(), &mut pending).await;
+                    }
+                    barrier = Some(b);
+                }
+                None => barriers_open = false,
+            },
+            _ = tokio::time::sleep(Duration::from_millis(150)) => {}
         }
         if let Some(uri) = &doc
             && !pending.is_empty()
             && append_to_document(&state, uri, &pending).await
         {
             pending.clear();
+        }
+        if let Some(b) = barrier {
+            let _ = b.send(());
         }
     }
     if let Some(uri) = &doc
@@ -328,6 +397,25 @@ async fn forward(
             )
             .await;
     }
+}
+
+async fn send_event(
+    state: &State,
+    run_id: &str,
+    event: RunEvent,
+    to_document: bool,
+    pending: &mut String,
+) {
+    if to_document && let Some(text) = chatdoc::render_event(&event) {
+        pending.push_str(&text);
+    }
+    state
+        .client
+        .send_notification::<RunEventNotification>(RunEventParams {
+            run_id: run_id.to_string(),
+            event,
+        })
+        .await;
 }
 
 /// Appends text at the end of an open document through the editor; waits until the editor
@@ -394,19 +482,6 @@ pub(crate) async fn send_chat_document(state: &Arc<State>, uri: Uri) -> Result<C
     } else {
         "\n\n"
     };
-    if !append_to_document(
-        state,
-        &uri,
-        &format!("{prefix}{}\n\n", chatdoc::ASSISTANT_HEADING),
-    )
-    .await
-    {
-        return Err(Error {
-            code: ErrorCode::ServerError(-32803),
-            message: "the editor did not accept the edit".into(),
-            data: None,
-        });
-    }
     let session_id = format!("doc-{}", short_hash(uri.as_str()));
     let params = ChatParams {
         message: parsed.message,
@@ -414,11 +489,16 @@ pub(crate) async fn send_chat_document(state: &Arc<State>, uri: Uri) -> Result<C
         mode: Some(Mode::Chat),
         context: None,
     };
+    let prelude = Prelude::Append {
+        uri: uri.clone(),
+        text: format!("{prefix}{}\n\n", chatdoc::ASSISTANT_HEADING),
+    };
     start_with_history(
         state,
         params,
         Origin::ChatDocument(uri),
         Some(parsed.history),
+        prelude,
     )
     .await
 }
@@ -471,56 +551,18 @@ pub(crate) async fn selection_command(
     } else {
         format!("{body}\n{}\n\n", chatdoc::ASSISTANT_HEADING)
     };
-    let edit = WorkspaceEdit {
-        document_changes: Some(DocumentChanges::Operations(vec![
-            DocumentChangeOperation::Op(ResourceOp::Create(CreateFile {
-                uri: doc_uri.clone(),
-                options: Some(CreateFileOptions {
-                    overwrite: Some(false),
-                    ignore_if_exists: Some(true),
-                }),
-                annotation_id: None,
-            })),
-            DocumentChangeOperation::Edit(TextDocumentEdit {
-                text_document: OptionalVersionedTextDocumentIdentifier {
-                    uri: doc_uri.clone(),
-                    version: None,
-                },
-                edits: vec![OneOf::Left(TextEdit {
-                    range: Range::default(),
-                    new_text: initial,
-                })],
-            }),
-        ])),
-        ..Default::default()
-    };
-    let failed = || Error {
-        code: ErrorCode::ServerError(-32803),
-        message: "the editor did not create the chat document".into(),
-        data: None,
-    };
-    match state.client.apply_edit(edit).await {
-        Ok(r) if r.applied => {}
-        _ => return Err(failed()),
-    }
-    let _ = state
-        .client
-        .show_document(ShowDocumentParams {
-            uri: doc_uri.clone(),
-            external: Some(false),
-            take_focus: Some(true),
-            selection: None,
-        })
-        .await;
     if question.is_empty() {
+        // Nothing to run: create and show the document in the background.
+        let state = state.clone();
+        tokio::spawn(async move {
+            if let Err(e) = create_chat_document(&state, &doc_uri, &initial).await {
+                state
+                    .client
+                    .show_message(MessageType::ERROR, format!("cairn: {e}"))
+                    .await;
+            }
+        });
         return Ok(None);
-    }
-    // The answer streams into the document once the editor has it open.
-    for _ in 0..500 {
-        if state.document_text(&doc_uri).is_some() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
     }
     let session_id = format!("doc-{}", short_hash(doc_uri.as_str()));
     let params = ChatParams {
@@ -529,12 +571,97 @@ pub(crate) async fn selection_command(
         mode: Some(mode),
         context: None,
     };
+    let prelude = Prelude::Create {
+        uri: doc_uri.clone(),
+        text: initial,
+    };
     start_with_history(
         state,
         params,
         Origin::ChatDocument(doc_uri),
         Some(Vec::new()),
+        prelude,
     )
     .await
     .map(Some)
+}
+
+/// Creates a chat document through the editor, shows it, and waits until the editor has it
+/// open so the answer can stream into it.
+async fn create_chat_document(
+    state: &State,
+    uri: &Uri,
+    text: &str,
+) -> std::result::Result<(), String> {
+    let edit = WorkspaceEdit {
+        document_changes: Some(DocumentChanges::Operations(vec![
+            DocumentChangeOperation::Op(ResourceOp::Create(CreateFile {
+                uri: uri.clone(),
+                options: Some(CreateFileOptions {
+                    overwrite: Some(false),
+                    ignore_if_exists: Some(true),
+                }),
+                annotation_id: None,
+            })),
+            DocumentChangeOperation::Edit(TextDocumentEdit {
+                text_document: OptionalVersionedTextDocumentIdentifier {
+                    uri: uri.clone(),
+                    version: None,
+                },
+                edits: vec![OneOf::Left(TextEdit {
+                    range: Range::default(),
+                    new_text: text.to_string(),
+                })],
+            }),
+        ])),
+        ..Default::default()
+    };
+    match state.client.apply_edit(edit).await {
+        Ok(r) if r.applied => {}
+        _ => {
+            return Err(format!(
+                "the editor did not create the chat document {}",
+                uri.as_str()
+            ));
+        }
+    }
+    let shown = state
+        .client
+        .show_document(ShowDocumentParams {
+            uri: uri.clone(),
+            external: Some(false),
+            take_focus: Some(true),
+            selection: None,
+        })
+        .await;
+    let wait = if matches!(shown, Ok(true)) {
+        Duration::from_secs(5)
+    } else {
+        // The editor cannot open documents for us; the user can.
+        let path = uri
+            .to_file_path()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        state
+            .client
+            .show_message(
+                MessageType::INFO,
+                format!("cairn: open {path} to see the answer"),
+            )
+            .await;
+        Duration::from_secs(60)
+    };
+    let deadline = tokio::time::Instant::now() + wait;
+    while tokio::time::Instant::now() < deadline {
+        if state.document_text(uri).is_some() {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // Run anyway: the answer stays in the session transcript.
+    tracing::warn!(
+        "{} was not opened; the answer goes to the transcript only",
+        uri.as_str()
+    );
+    Ok(())
 }

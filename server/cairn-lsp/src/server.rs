@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use cairn_agent::Agent;
-use cairn_agent::policy::SessionGrants;
+use cairn_agent::policy::{ApprovalAnswer, SessionGrants};
 use cairn_config::{Config, Layer, Layers};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -17,7 +17,7 @@ use tower_lsp_server::{Client, LanguageServer, LspService, Server};
 
 use crate::chatdoc;
 use crate::documents::{Document, Encoding};
-use crate::editor::{Documents, EditorOverlay, canonical_path};
+use crate::editor::{Documents, EditorOverlay, PendingApprovals, canonical_path};
 use crate::panic::CatchPanic;
 use crate::protocol::{
     self, ChatParams, ChatResult, ClientExtensions, InitializationOptions, SessionsParams,
@@ -53,6 +53,8 @@ pub(crate) struct State {
     pub agent: Mutex<Option<std::result::Result<Agent, String>>>,
     pub runs: Mutex<HashMap<String, RunHandle>>,
     pub sessions: Mutex<HashMap<String, SessionState>>,
+    /// Approvals waiting for a command (editors without `window/showMessageRequest`).
+    pub approvals: Arc<Mutex<PendingApprovals>>,
     /// Configuration problems found before the client could be told.
     pub startup_warnings: Mutex<Vec<String>>,
 }
@@ -162,6 +164,13 @@ struct SelectionArgs {
 
 #[derive(serde::Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ApproveArgs {
+    approval_id: String,
+    decision: ApprovalAnswer,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct CancelArgs {
     #[serde(default)]
     run_id: Option<String>,
@@ -248,6 +257,21 @@ impl Backend {
             })
             .collect();
         Ok(json!({ "tools": tools }))
+    }
+
+    /// Answers a waiting approval; an unknown or already answered id is an error.
+    fn answer_approval(&self, approval_id: Option<&str>, decision: ApprovalAnswer) -> Result<bool> {
+        let answered = self
+            .state
+            .approvals
+            .lock()
+            .map(|mut p| p.answer(approval_id, decision))
+            .unwrap_or(false);
+        if answered {
+            Ok(true)
+        } else {
+            Err(invalid_params("no approval is waiting for that answer"))
+        }
     }
 
     async fn debug_panic(&self, _params: Option<Value>) -> Result<Value> {
@@ -413,10 +437,12 @@ impl LanguageServer for Backend {
     }
 
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
-        // VS Code sends `{cairn: {...}}`; other clients send the settings object itself.
+        // VS Code sends `{cairn: {...}}`, Helix repeats `{config: {...}}` from its
+        // initialization options, other clients send the settings object itself.
         let settings = params
             .settings
             .get("cairn")
+            .or_else(|| params.settings.get("config"))
             .cloned()
             .unwrap_or(params.settings);
         let result = Layer::from_json(&settings)
@@ -458,8 +484,26 @@ impl LanguageServer for Backend {
                 }
             }
         }
-        if let Ok(mut a) = self.state.agent.lock() {
-            *a = None;
+        // The workspace file belongs to the first folder, which may have changed.
+        let first = self.state.roots().into_iter().next();
+        let layer = match first {
+            Some(root) => Layer::from_file(&root.join(".cairn").join("config.toml"), true),
+            None => Ok(None),
+        };
+        let result = layer.map_err(|e| e.to_string()).and_then(|layer| {
+            if let Ok(mut layers) = self.state.layers.lock() {
+                layers.workspace = layer;
+            }
+            self.state.reload_config()
+        });
+        if let Err(e) = result {
+            self.state
+                .client
+                .show_message(
+                    MessageType::ERROR,
+                    format!("cairn: workspace configuration ignored: {e}"),
+                )
+                .await;
         }
     }
 
@@ -479,6 +523,25 @@ impl LanguageServer for Backend {
                 ..Default::default()
             })
         };
+        // A waiting approval comes first: in Helix this is how the user answers it.
+        let waiting = self.state.approvals.lock().ok().and_then(|p| {
+            p.waiting
+                .first()
+                .map(|w| (w.approval_id.clone(), w.tool.clone()))
+        });
+        if let Some((approval_id, tool)) = waiting {
+            for (title, decision) in [
+                (format!("cairn: Allow once `{tool}`"), "allowOnce"),
+                (
+                    format!("cairn: Allow `{tool}` for this session"),
+                    "allowSession",
+                ),
+                (format!("cairn: Deny `{tool}`"), "deny"),
+            ] {
+                let args = json!({ "approvalId": approval_id, "decision": decision });
+                actions.push(command(&title, commands::APPROVE, args));
+            }
+        }
         if canonical_path(&uri).is_some_and(|p| chatdoc::is_chat_document(&p)) {
             actions.push(command("Send", commands::SEND, json!({ "uri": uri })));
         }
@@ -520,6 +583,18 @@ impl LanguageServer for Backend {
                         Some(json!({ "cancelled": true }))
                     }
                 }
+            }
+            commands::APPROVE => {
+                let a: ApproveArgs = parse_args(commands::APPROVE, args)?;
+                Some(json!({ "answered": self.answer_approval(Some(&a.approval_id), a.decision)? }))
+            }
+            commands::ALLOW_ONCE | commands::ALLOW_SESSION | commands::DENY => {
+                let decision = match params.command.as_str() {
+                    commands::ALLOW_ONCE => ApprovalAnswer::AllowOnce,
+                    commands::ALLOW_SESSION => ApprovalAnswer::AllowSession,
+                    _ => ApprovalAnswer::Deny,
+                };
+                Some(json!({ "answered": self.answer_approval(None, decision)? }))
             }
             other => return Err(invalid_params(format!("unknown command `{other}`"))),
         };
@@ -578,6 +653,7 @@ pub async fn serve(options: ServeOptions) {
             agent: Mutex::default(),
             runs: Mutex::default(),
             sessions: Mutex::default(),
+            approvals: Arc::default(),
             startup_warnings: Mutex::default(),
         }),
         test_faults,

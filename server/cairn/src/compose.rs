@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use cairn_agent::model::{ModelClient, ModelError, ModelRequest, ModelStream};
 use cairn_agent::policy::{Decision, Policy};
 use cairn_agent::tools::{CallContext, Effect, ToolHost, ToolInfo};
 use cairn_agent::{Agent, Limits};
@@ -128,6 +129,20 @@ pub fn policy(config: &Config) -> Policy {
     }
 }
 
+/// A model that could not be set up: every call fails with the reason.
+struct UnavailableModel(ModelError);
+
+impl ModelClient for UnavailableModel {
+    fn describe(&self) -> String {
+        "unavailable model".into()
+    }
+
+    fn stream(&self, _: ModelRequest) -> BoxFuture<'_, Result<ModelStream, ModelError>> {
+        let error = self.0.clone();
+        Box::pin(async move { Err(error) })
+    }
+}
+
 /// A host with no tools, for a server without a workspace folder.
 struct NoTools;
 
@@ -170,8 +185,10 @@ pub fn agent(
     roots: &[PathBuf],
     overlay: Option<Arc<dyn DocumentOverlay>>,
 ) -> Result<Agent, String> {
-    let model =
-        cairn_llm::client(provider_settings(config, env, env)).map_err(|e| e.to_string())?;
+    // A provider that cannot be set up fails each run with its reason; tools, sessions and the
+    // catalog keep working.
+    let model = cairn_llm::client(provider_settings(config, env, env))
+        .unwrap_or_else(|e| Arc::new(UnavailableModel(e)) as Arc<dyn ModelClient>);
     Ok(Agent {
         model,
         tools: tools(roots, overlay)?,
