@@ -1,5 +1,5 @@
 //! Data-driven tests of the file tools through the [`ToolHost`] interface, on temp dirs.
-
+#![allow(clippy::disallowed_methods)] // Tests build fixtures on disk directly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs;
