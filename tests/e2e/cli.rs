@@ -280,3 +280,55 @@ fn chat_sessions_continue() {
         "{body}"
     );
 }
+
+/// On a terminal, `cairn chat` asks; "s" allows the tool for the rest of the session, so the
+/// second call runs without a question.
+#[test]
+fn chat_asks_on_the_terminal() {
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::tool_call(
+                "edit_file",
+                json!({"path": "a.txt", "old_string": "one", "new_string": "two"}),
+            ),
+            Reply::tool_call(
+                "edit_file",
+                json!({"path": "a.txt", "old_string": "two", "new_string": "three"}),
+            ),
+            Reply::text("done"),
+        ],
+    );
+    sb.write("a.txt", "one\n");
+    let ws = sb.ws();
+    let cairn = env!("CARGO_BIN_EXE_cairn");
+    // `script` gives the command a terminal; its stdin feeds that terminal.
+    let inner = format!("{cairn} chat -w {} --agent edit", ws.display());
+    let mut cmd = std::process::Command::new("script");
+    cmd.args(["-qefc", &inner, "/dev/null"]);
+    for (k, v) in sb.command().get_envs() {
+        if let Some(v) = v {
+            cmd.env(k, v);
+        }
+    }
+    let mut proc = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let stdin = proc.stdin.as_mut().unwrap();
+        stdin.write_all(b"s\n").unwrap();
+    }
+    let out = proc.wait_with_output().unwrap();
+    let transcript = text(&out.stdout);
+    assert!(out.status.success(), "{transcript}");
+    assert_eq!(
+        transcript.matches("[o]nce, [s]ession, [d]eny").count(),
+        1,
+        "{transcript}"
+    );
+    assert_eq!(sb.read("a.txt"), "three\n");
+}
