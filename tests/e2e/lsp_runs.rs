@@ -453,13 +453,7 @@ fn chat_document_driven_only_through_code_actions() {
     let run = started["runId"].as_str().unwrap().to_string();
     ed.finish(&run);
     // The last append lands after the done event; wait for the new `## You` heading.
-    let text = ed.pump_until(
-        |ed| {
-            let t = ed.buffers.docs[&u].0.clone();
-            t.trim_end().ends_with("## You").then_some(t)
-        },
-        "the answer in the chat document",
-    );
+    let text = ed.wait_for_buffer(&u, |t| t.trim_end().ends_with("## You"));
     assert!(
         text.starts_with("## You\n\nWhat is in notes.txt?\n\n## cairn\n\n"),
         "{text}"
@@ -535,18 +529,7 @@ fn explain_code_action_creates_and_fills_a_chat_document() {
         .unwrap();
     let doc_uri = show["params"]["uri"].as_str().unwrap().to_string();
     assert!(doc_uri.contains("/.cairn/chats/chat-"), "{doc_uri}");
-    let text = ed.pump_until(
-        |ed| {
-            let t = ed
-                .buffers
-                .docs
-                .get(&doc_uri)
-                .map(|d| d.0.clone())
-                .unwrap_or_default();
-            t.contains("It adds two numbers.").then_some(t)
-        },
-        "the explanation",
-    );
+    let text = ed.wait_for_buffer(&doc_uri, |t| t.contains("It adds two numbers."));
     assert!(
         text.starts_with(
             "## You\n\nExplain this code.\n\nContext: `src/add.rs` (lines 1-3):\n```\nfn add"
@@ -808,13 +791,7 @@ fn approval_by_code_action_when_the_editor_cannot_ask() {
         json!({"command": allow["command"]["command"], "arguments": allow["command"]["arguments"]}),
     );
     assert_eq!(again["error"]["code"], -32602);
-    let text = ed.pump_until(
-        |ed| {
-            let t = ed.buffers.docs[&u].0.clone();
-            t.trim_end().ends_with("## You").then_some(t)
-        },
-        "the answer in the chat document",
-    );
+    let text = ed.wait_for_buffer(&u, |t| t.trim_end().ends_with("## You"));
     assert!(
         text.contains("> cairn asks: allow `read_file` reads (policy.effects.read)?"),
         "{text}"

@@ -404,6 +404,22 @@ impl Editor {
         self.notify("textDocument/didOpen", json!({"textDocument": {"uri": u, "languageId": "markdown", "version": 1, "text": text}}));
     }
 
+    /// Waits until the editor's buffer of `u` satisfies `done`; returns its text.
+    pub fn wait_for_buffer(&mut self, u: &str, done: impl Fn(&str) -> bool) -> String {
+        self.pump_until(
+            |ed| {
+                let text = ed
+                    .buffers
+                    .docs
+                    .get(u)
+                    .map(|d| d.0.clone())
+                    .unwrap_or_default();
+                done(&text).then_some(text)
+            },
+            &format!("the buffer of {u}"),
+        )
+    }
+
     /// Run events of one run so far.
     pub fn events(&self, run_id: &str) -> Vec<Value> {
         self.notifications

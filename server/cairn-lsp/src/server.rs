@@ -259,6 +259,28 @@ impl Backend {
         Ok(json!({ "tools": tools }))
     }
 
+    /// Replaces one configuration layer and reloads; on an error the user is told and the
+    /// previous configuration stays.
+    async fn set_layer(
+        &self,
+        layer: std::result::Result<Option<Layer>, cairn_config::ConfigError>,
+        slot: fn(&mut Layers) -> &mut Option<Layer>,
+        what: &str,
+    ) {
+        let result = layer.map_err(|e| e.to_string()).and_then(|layer| {
+            if let Ok(mut layers) = self.state.layers.lock() {
+                *slot(&mut layers) = layer;
+            }
+            self.state.reload_config()
+        });
+        if let Err(e) = result {
+            self.state
+                .client
+                .show_message(MessageType::ERROR, format!("cairn: {what}: {e}"))
+                .await;
+        }
+    }
+
     /// Answers a waiting approval; an unknown or already answered id is an error.
     fn answer_approval(&self, approval_id: Option<&str>, decision: ApprovalAnswer) -> Result<bool> {
         let answered = self
@@ -445,23 +467,9 @@ impl LanguageServer for Backend {
             .or_else(|| params.settings.get("config"))
             .cloned()
             .unwrap_or(params.settings);
-        let result = Layer::from_json(&settings)
-            .map_err(|e| e.to_string())
-            .and_then(|layer| {
-                if let Ok(mut layers) = self.state.layers.lock() {
-                    layers.client = Some(layer);
-                }
-                self.state.reload_config()
-            });
-        if let Err(e) = result {
-            self.state
-                .client
-                .show_message(
-                    MessageType::ERROR,
-                    format!("cairn: settings not applied: {e}"),
-                )
-                .await;
-        }
+        let layer = Layer::from_json(&settings).map(Some);
+        self.set_layer(layer, |l| &mut l.client, "settings not applied")
+            .await;
     }
 
     async fn did_change_workspace_folders(&self, params: DidChangeWorkspaceFoldersParams) {
@@ -490,21 +498,12 @@ impl LanguageServer for Backend {
             Some(root) => Layer::from_file(&root.join(".cairn").join("config.toml"), true),
             None => Ok(None),
         };
-        let result = layer.map_err(|e| e.to_string()).and_then(|layer| {
-            if let Ok(mut layers) = self.state.layers.lock() {
-                layers.workspace = layer;
-            }
-            self.state.reload_config()
-        });
-        if let Err(e) = result {
-            self.state
-                .client
-                .show_message(
-                    MessageType::ERROR,
-                    format!("cairn: workspace configuration ignored: {e}"),
-                )
-                .await;
-        }
+        self.set_layer(
+            layer,
+            |l| &mut l.workspace,
+            "workspace configuration ignored",
+        )
+        .await;
     }
 
     async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
