@@ -15,6 +15,6 @@ mod model;
 
 pub use layers::{ConfigError, Layer, LayerSource, Layers, default_user_config_path};
 pub use model::{
-    AgentConfig, Config, Decision, EffectPolicy, LogConfig, PolicyConfig, ProviderConfig,
-    ProviderKind, SessionsConfig,
+    AgentConfig, Config, Decision, EffectPolicy, LogConfig, McpConfig, McpServerConfig,
+    McpTransport, PolicyConfig, ProviderConfig, ProviderKind, SessionsConfig,
 };

@@ -14,6 +14,7 @@ pub struct Config {
     pub policy: PolicyConfig,
     pub sessions: SessionsConfig,
     pub log: LogConfig,
+    pub mcp: McpConfig,
 }
 
 /// Which wire protocol the model provider speaks.
@@ -146,4 +147,68 @@ pub struct LogConfig {
     pub level: Option<String>,
     /// A file to append the log to instead of stderr.
     pub file: Option<PathBuf>,
+}
+
+/// `[mcp]`: MCP servers and how they are supervised.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct McpConfig {
+    /// `[mcp.servers.NAME]`, one per server.
+    pub servers: BTreeMap<String, McpServerConfig>,
+    /// Time a server has to answer `initialize`.
+    pub handshake_timeout_secs: u64,
+    /// Time one tool call may take, unless the server sets its own.
+    pub call_timeout_secs: u64,
+    /// Progress notifications extend a call's time, up to this total.
+    pub max_call_timeout_secs: u64,
+    /// Longest line a stdio server may send; a longer one ends the connection.
+    pub max_line_bytes: usize,
+    /// Restarts after crashes before the server is marked failed.
+    pub max_restarts: u32,
+}
+
+impl Default for McpConfig {
+    fn default() -> Self {
+        Self {
+            servers: BTreeMap::new(),
+            handshake_timeout_secs: 10,
+            call_timeout_secs: 60,
+            max_call_timeout_secs: 600,
+            max_line_bytes: 16 * 1024 * 1024,
+            max_restarts: 5,
+        }
+    }
+}
+
+/// How cairn talks to a server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum McpTransport {
+    /// A child process speaking JSON-RPC lines on stdin/stdout.
+    Stdio,
+    /// Streamable HTTP.
+    Http,
+    /// The legacy HTTP+SSE transport of older servers.
+    Sse,
+}
+
+/// `[mcp.servers.NAME]`: either `command` (stdio) or `url` (HTTP).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct McpServerConfig {
+    /// Program to start (stdio).
+    pub command: Option<String>,
+    pub args: Vec<String>,
+    /// The only environment the child gets, besides `PATH` and `HOME`.
+    pub env: BTreeMap<String, String>,
+    pub cwd: Option<PathBuf>,
+    /// Server URL (HTTP).
+    pub url: Option<String>,
+    pub headers: BTreeMap<String, String>,
+    /// Default: `stdio` with `command`; with `url`, streamable HTTP, falling back to SSE.
+    pub transport: Option<McpTransport>,
+    /// `false` keeps the entry without starting it.
+    pub disabled: bool,
+    /// Overrides `mcp.call_timeout_secs` for this server.
+    pub call_timeout_secs: Option<u64>,
 }
