@@ -13,6 +13,7 @@
 mod edit_file;
 mod grep;
 mod list_directory;
+pub mod mcp_server;
 mod read_file;
 mod util;
 
