@@ -1,0 +1,95 @@
+//! Errors of the hub. Each variant says what happened in words a user can act on, because the
+//! text ends up in `cairn mcp status`, in `cairn/mcpStatus` and in tool results the model reads.
+
+use std::time::Duration;
+
+/// Why a server could not be started, or why a call to it failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum McpError {
+    /// The configuration entry cannot be used as it is (no `command` or `url`, a bad URL, ...).
+    #[error("bad configuration: {0}")]
+    Config(String),
+    /// The program could not be started.
+    #[error("could not start `{command}`: {source}")]
+    Spawn {
+        command: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The server did not answer `initialize` in time.
+    #[error("did not answer initialize within {}", fmt_duration(*.0))]
+    HandshakeTimeout(Duration),
+    /// The child process ended; `during` says in which phase.
+    #[error("exited with {status} {during}{}", stderr_suffix(.stderr))]
+    Exited {
+        status: String,
+        during: &'static str,
+        /// The last line the child wrote to stderr, which usually says why.
+        stderr: Option<String>,
+    },
+    /// The server broke the protocol (bad handshake, unsupported version, oversized line, ...).
+    #[error("{0}")]
+    Protocol(String),
+    /// A transport-level failure (HTTP error, connection refused, ...).
+    #[error("{0}")]
+    Transport(String),
+    /// A call took longer than its timeout; the server was sent `notifications/cancelled`.
+    #[error("timed out after {}", fmt_duration(*.0))]
+    CallTimeout(Duration),
+    /// The connection ended while a call was in flight.
+    #[error("the server crashed or closed the connection during the call{}", reason_suffix(.0))]
+    Crashed(Option<String>),
+    /// The server is not running (starting, restarting, failed or disabled).
+    #[error("the server is not running: {0}")]
+    NotRunning(String),
+    /// No tool has this public name.
+    #[error("unknown tool `{0}`")]
+    UnknownTool(String),
+    /// The tool exists but is disabled (for example until the user approves a changed definition).
+    #[error("tool `{0}` is disabled")]
+    ToolDisabled(String),
+    /// The run was cancelled; the server was sent `notifications/cancelled`.
+    #[error("the call was cancelled")]
+    Cancelled,
+    /// The server answered a call with a JSON-RPC error.
+    #[error("the server answered with an error: {0}")]
+    Rpc(String),
+}
+
+impl McpError {
+    /// Failures that starting again will not fix: restarting them would only be a retry storm.
+    pub(crate) fn is_permanent(&self) -> bool {
+        match self {
+            McpError::Config(_) => true,
+            McpError::Spawn { source, .. } => matches!(
+                source.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied
+            ),
+            McpError::Protocol(msg) => msg.starts_with("unsupported protocol version"),
+            _ => false,
+        }
+    }
+}
+
+pub(crate) fn fmt_duration(d: Duration) -> String {
+    if d.subsec_millis() == 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{:.1} s", d.as_secs_f64())
+    }
+}
+
+fn stderr_suffix(stderr: &Option<String>) -> String {
+    match stderr {
+        Some(line) => format!(": {line}"),
+        None => String::new(),
+    }
+}
+
+fn reason_suffix(reason: &Option<String>) -> String {
+    match reason {
+        Some(r) => format!(" ({r})"),
+        None => String::new(),
+    }
+}
