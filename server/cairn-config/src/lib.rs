@@ -12,6 +12,7 @@
 
 mod layers;
 mod model;
+pub mod trust;
 
 pub use layers::{ConfigError, Layer, LayerSource, Layers, default_user_config_path};
 pub use model::{
