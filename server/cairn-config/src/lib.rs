@@ -11,10 +11,15 @@
 //! to exfiltrate a key or auto-approve writes.
 
 mod layers;
+mod mcp_import;
 mod model;
 pub mod trust;
 
 pub use layers::{ConfigError, Layer, LayerSource, Layers, default_user_config_path};
+pub use mcp_import::{
+    ImportError, ImportWarning, McpImport, McpJsonFormat, check_conflicts, detect_format, expand,
+    expand_server, import_file, import_str, render_servers_toml,
+};
 pub use model::{
     AgentConfig, Config, Decision, EffectPolicy, LogConfig, McpConfig, McpServerConfig,
     McpTransport, PolicyConfig, ProviderConfig, ProviderKind, SessionsConfig,
