@@ -1,1 +1,23 @@
-//! x
+//! cairn's MCP hub: rmcp clients to many servers (stdio, streamable HTTP, legacy SSE, and
+//! built-in servers in this process), their supervision, and one catalog of their tools under
+//! public names, served to the agent as a [`cairn_agent::tools::ToolHost`].
+//!
+//! Invariant: this is the only crate that starts MCP server processes, and a child never
+//! inherits cairn's environment or writes to cairn's stdout.
+
+mod error;
+mod http;
+mod hub;
+pub mod names;
+pub mod pinning;
+pub mod review;
+mod sse;
+mod stdio;
+
+pub use error::McpError;
+pub use http::{ConfiguredHeaders, HeaderSource};
+pub use hub::{
+    Hub, HubEvent, HubOptions, ServerState, ServerStatus, ServerTool, ToolMeta, TransportKind,
+};
+pub use review::{Review, ReviewReason, Reviewer};
+pub use sse::SseError;

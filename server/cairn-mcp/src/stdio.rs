@@ -28,7 +28,8 @@ use crate::error::McpError;
 const MAX_STDERR_LINE: usize = 2048;
 
 /// The transport over a child's pipes.
-pub(crate) type StdioTransport = AsyncRwTransport<RoleClient, LineCapReader<ChildStdout>, ChildStdin>;
+pub(crate) type StdioTransport =
+    AsyncRwTransport<RoleClient, LineCapReader<ChildStdout>, ChildStdin>;
 
 /// A started child and what the supervisor needs to watch it.
 pub(crate) struct StdioChild {
@@ -77,6 +78,7 @@ impl StdioChild {
 }
 
 /// Starts `cfg.command` for server `name`.
+#[allow(clippy::disallowed_methods)] // the one place MCP children are started
 pub(crate) fn spawn(
     name: &str,
     cfg: &McpServerConfig,
@@ -111,7 +113,9 @@ pub(crate) fn spawn(
     let mut child = wrap.spawn().map_err(spawn_err)?;
     let inner = child.inner_mut();
     let (Some(stdin), Some(stdout)) = (inner.stdin().take(), inner.stdout().take()) else {
-        return Err(spawn_err(std::io::Error::other("the child's pipes are missing")));
+        return Err(spawn_err(std::io::Error::other(
+            "the child's pipes are missing",
+        )));
     };
     let stderr = inner.stderr().take();
     let oversized = Arc::new(AtomicBool::new(false));
