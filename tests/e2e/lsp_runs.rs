@@ -378,7 +378,10 @@ fn e4_six_concurrent_runs_with_slow_approvals_all_finish() {
         json!({"config": {"policy": {"effects": {"read": "ask"}}}}),
         false,
     );
-    ed.responder = Box::new(|_, _| Answer::Hold);
+    ed.responder = Box::new(|method, _| match method {
+        "window/showMessageRequest" => Answer::Hold,
+        _ => Answer::Now(Value::Null),
+    });
     let runs: Vec<String> = (0..6)
         .map(|i| ed.chat(json!({"message": format!("job{i}: read it")})).0)
         .collect();

@@ -290,6 +290,10 @@ impl Editor {
                     self.respond(&msg, result);
                     return;
                 }
+                if method == "window/workDoneProgress/create" {
+                    self.respond(&msg, Value::Null);
+                    return;
+                }
                 if method == "window/showDocument" {
                     let u = msg["params"]["uri"]
                         .as_str()

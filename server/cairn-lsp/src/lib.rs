@@ -8,6 +8,7 @@
 mod chatdoc;
 mod documents;
 mod editor;
+mod mcp;
 mod panic;
 pub mod protocol;
 mod runs;
@@ -24,16 +25,40 @@ use cairn_workspace::DocumentOverlay;
 pub use documents::{Document, Encoding};
 pub use server::serve;
 
+/// The MCP side of the tools, for status, reviews and trust.
+#[derive(Clone)]
+pub struct McpHandle {
+    pub hub: cairn_mcp::Hub,
+    pub reviewer: cairn_mcp::Reviewer,
+    /// Servers the workspace declares that wait for the user's trust.
+    pub waiting_for_trust: Vec<String>,
+    /// Servers whose entry could not be used (for example an unset variable), with why.
+    pub problems: Vec<(String, String)>,
+    /// The workspace roots the built-in tools serve.
+    pub roots: Vec<std::path::PathBuf>,
+}
+
 /// Builds the pieces the front needs from configuration; the binary implements it, so this crate
 /// does not know which model provider or tools exist.
 pub trait AgentFactory: Send + Sync {
     /// The agent for this configuration and these workspace roots. An error is shown to the user.
+    /// MCP servers start in the background; this returns at once.
     fn build(
         &self,
         config: &Config,
+        layers: &Layers,
         roots: &[PathBuf],
         overlay: Arc<dyn DocumentOverlay>,
     ) -> Result<Agent, String>;
+    /// The MCP hub, once `build` made it.
+    fn mcp(&self) -> Option<McpHandle>;
+    /// Trusts the MCP servers the workspace at `root` declares, as they are now.
+    fn trust_workspace(
+        &self,
+        config: &Config,
+        layers: &Layers,
+        root: &std::path::Path,
+    ) -> Result<Vec<String>, String>;
     /// Where transcripts are kept under this configuration.
     fn sessions_dir(&self, config: &Config) -> PathBuf;
 }

@@ -21,8 +21,14 @@ pub const RUN_EVENT: &str = "cairn/runEvent";
 /// announced `capabilities.approvals` in `initializationOptions`).
 pub const APPROVE: &str = "cairn/approve";
 
+/// Notification, server to client: the MCP servers' states, what waits for trust, and the tools
+/// waiting for review. Sent on every change.
+pub const MCP_STATUS: &str = "cairn/mcpStatus";
+
 /// Every `cairn/` method, for the `experimental` capability and the documentation test.
-pub const METHODS: &[&str] = &[CHAT, CANCEL, SESSIONS, TOOLS, RUN_EVENT, APPROVE];
+pub const METHODS: &[&str] = &[
+    CHAT, CANCEL, SESSIONS, TOOLS, RUN_EVENT, APPROVE, MCP_STATUS,
+];
 
 /// Commands for `workspace/executeCommand` (and code actions), for clients that cannot send
 /// custom requests (Helix).
@@ -49,6 +55,13 @@ pub mod commands {
     pub const ALLOW_SESSION: &str = "cairn.allowSession";
     /// No arguments: deny the oldest waiting approval.
     pub const DENY: &str = "cairn.deny";
+    /// No arguments. Result: the same object as the `cairn/mcpStatus` notification.
+    pub const MCP_STATUS: &str = "cairn.mcpStatus";
+    /// No arguments: the MCP servers this workspace declares may start, as they are now.
+    pub const TRUST_WORKSPACE: &str = "cairn.trustWorkspace";
+    /// Arguments: `{server, tool}`. Approves a tool's current definition after a change or a
+    /// poisoning flag; it is pinned and enabled.
+    pub const APPROVE_TOOL: &str = "cairn.approveTool";
     pub const ALL: &[&str] = &[
         CHAT,
         ASK,
@@ -60,6 +73,9 @@ pub mod commands {
         ALLOW_ONCE,
         ALLOW_SESSION,
         DENY,
+        MCP_STATUS,
+        TRUST_WORKSPACE,
+        APPROVE_TOOL,
     ];
 }
 

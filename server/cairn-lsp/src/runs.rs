@@ -276,6 +276,13 @@ impl RunTask {
             }
         };
         let config = self.state.config();
+        // Servers still in their first start get a moment, so the first message after opening
+        // the editor sees their tools.
+        if let Some(mcp) = self.state.factory.mcp() {
+            mcp.hub
+                .settled(Duration::from_secs(config.mcp.handshake_timeout_secs))
+                .await;
+        }
         let store = SessionStore::new(self.state.factory.sessions_dir(&config));
         let history = match &self.history_override {
             Some(h) => h.clone(),

@@ -89,9 +89,13 @@ impl State {
         if let Some(agent) = cached.as_ref() {
             return agent.clone();
         }
-        let built = self
-            .factory
-            .build(&self.config(), &self.roots(), Arc::new(self.overlay()));
+        let layers = self.layers.lock().map(|l| l.clone()).unwrap_or_default();
+        let built = self.factory.build(
+            &self.config(),
+            &layers,
+            &self.roots(),
+            Arc::new(self.overlay()),
+        );
         *cached = Some(built.clone());
         built
     }
@@ -163,6 +167,13 @@ struct SelectionArgs {
 }
 
 #[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ApproveToolArgs {
+    server: String,
+    tool: String,
+}
+
+#[derive(serde::Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct ApproveArgs {
     approval_id: String,
@@ -227,11 +238,16 @@ impl Backend {
 
     async fn tools(&self, params: Option<ToolsParams>) -> Result<Value> {
         let params = params.unwrap_or_default();
+
         let agent = self.state.agent().map_err(|e| Error {
             code: ErrorCode::InternalError,
             message: e.into(),
             data: None,
         })?;
+        if let Some(mcp) = self.state.factory.mcp() {
+            let limit = Duration::from_secs(self.state.config().mcp.handshake_timeout_secs);
+            mcp.hub.settled(limit).await;
+        }
         let selected = params
             .session_id
             .map(|id| self.state.session(&id).last_offered)
@@ -426,6 +442,14 @@ impl LanguageServer for Backend {
         for w in warnings {
             self.state.client.show_message(MessageType::ERROR, w).await;
         }
+        // Building the agent starts the MCP servers in the background.
+        if let Err(e) = self.state.agent() {
+            self.state
+                .client
+                .show_message(MessageType::ERROR, format!("cairn: {e}"))
+                .await;
+        }
+        crate::mcp::watch(self.state.clone());
     }
 
     async fn shutdown(&self) -> Result<()> {
@@ -582,6 +606,46 @@ impl LanguageServer for Backend {
                         Some(json!({ "cancelled": true }))
                     }
                 }
+            }
+            commands::MCP_STATUS => self
+                .state
+                .factory
+                .mcp()
+                .map(|h| crate::mcp::status_json(&h)),
+            commands::TRUST_WORKSPACE => {
+                let Some(root) = self.state.roots().into_iter().next() else {
+                    return Err(invalid_params("no workspace folder to trust"));
+                };
+                let layers = self
+                    .state
+                    .layers
+                    .lock()
+                    .map(|l| l.clone())
+                    .unwrap_or_default();
+                let trusted = self
+                    .state
+                    .factory
+                    .trust_workspace(&self.state.config(), &layers, &root)
+                    .map_err(invalid_params)?;
+                // Rebuilding applies the trust: the servers start.
+                if let Ok(mut a) = self.state.agent.lock() {
+                    *a = None;
+                }
+                let _ = self.state.agent();
+                Some(json!({ "trusted": trusted }))
+            }
+            commands::APPROVE_TOOL => {
+                let a: ApproveToolArgs = parse_args(commands::APPROVE_TOOL, args)?;
+                let handle = self
+                    .state
+                    .factory
+                    .mcp()
+                    .ok_or_else(|| invalid_params("no MCP hub is running"))?;
+                handle
+                    .reviewer
+                    .approve(&a.server, &a.tool)
+                    .map_err(invalid_params)?;
+                Some(json!({ "approved": true }))
             }
             commands::APPROVE => {
                 let a: ApproveArgs = parse_args(commands::APPROVE, args)?;

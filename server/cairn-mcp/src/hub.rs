@@ -784,13 +784,13 @@ impl ClientHandler for HubClient {
                         }
                     });
                     if owned && running {
+                        rebuild_catalog(&shared);
                         emit_state(
                             &shared,
                             &this.server,
                             transport,
                             ServerState::Running { tools: count },
                         );
-                        rebuild_catalog(&shared);
                     }
                 }
                 Ok(Err(e)) => {
@@ -1167,13 +1167,14 @@ async fn supervise(shared: Arc<Shared>, name: String, generation: u64, stop: Can
                             slot.tools = tools;
                             slot.peer = Some(peer);
                         });
+                        // The catalog first: whoever sees `Running` must find the tools.
+                        rebuild_catalog(&shared);
                         set_state(
                             &shared,
                             &name,
                             generation,
                             ServerState::Running { tools: count },
                         );
-                        rebuild_catalog(&shared);
                         let end = conn.wait_end(&stop).await;
                         with_slot(&shared, &name, generation, |slot| {
                             slot.tools.clear();
@@ -1217,6 +1218,31 @@ async fn supervise(shared: Arc<Shared>, name: String, generation: u64, stop: Can
         tokio::select! {
             _ = tokio::time::sleep(delay) => {}
             _ = stop.cancelled() => return,
+        }
+    }
+}
+
+impl Hub {
+    /// Waits until no server is still in its first start, at most `limit`, so a command run
+    /// right after start sees the tools of the servers that came up. Restarting servers are not
+    /// waited for.
+    pub async fn settled(&self, limit: std::time::Duration) {
+        let mut events = self.subscribe();
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            if !self
+                .status()
+                .iter()
+                .any(|s| matches!(s.state, ServerState::Starting))
+            {
+                return;
+            }
+            if tokio::time::timeout_at(deadline, events.recv())
+                .await
+                .is_err()
+            {
+                return;
+            }
         }
     }
 }

@@ -17,7 +17,11 @@ use crate::pinning::{PinState, PinStore, Severity, inspect};
 
 /// Why a tool waits for the user.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "kind",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub enum ReviewReason {
     /// The definition differs from the approved one.
     Changed { diff: String },
@@ -46,14 +50,19 @@ pub struct Reviewer {
 impl Reviewer {
     /// Watches `hub`'s catalog; pins live in `store`.
     pub fn start(hub: Hub, store: PinStore) -> Reviewer {
-        let reviewer = Reviewer { hub, store: Arc::new(Mutex::new(store)), pending: Arc::default() };
+        let reviewer = Reviewer {
+            hub,
+            store: Arc::new(Mutex::new(store)),
+            pending: Arc::default(),
+        };
         let mut events = reviewer.hub.subscribe();
         reviewer.check_all();
         let watcher = reviewer.clone();
         tokio::spawn(async move {
             loop {
                 match events.recv().await {
-                    Ok(HubEvent::CatalogChanged) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                    Ok(HubEvent::CatalogChanged)
+                    | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
                         watcher.check_all()
                     }
                     Ok(_) => {}
@@ -71,7 +80,9 @@ impl Reviewer {
 
     /// Checks every external tool against its pin and its text.
     pub fn check_all(&self) {
-        let Ok(mut store) = self.store.lock() else { return };
+        let Ok(mut store) = self.store.lock() else {
+            return;
+        };
         let mut pending = Vec::new();
         for st in self.hub.server_tools() {
             if st.builtin {
@@ -102,7 +113,12 @@ impl Reviewer {
                 tracing::warn!(tool = %st.public_name, "MCP tool disabled until the user reviews it");
             }
             if let Some(reason) = reason {
-                pending.push(Review { server: st.server, tool: tool_name, public_name: st.public_name, reason });
+                pending.push(Review {
+                    server: st.server,
+                    tool: tool_name,
+                    public_name: st.public_name,
+                    reason,
+                });
             }
         }
         if let Ok(mut p) = self.pending.lock() {
@@ -112,12 +128,19 @@ impl Reviewer {
 
     /// The user approves a tool's current definition: it is pinned and enabled.
     pub fn approve(&self, server: &str, tool: &str) -> Result<(), String> {
-        let found = self.hub.server_tools().into_iter().find(|t| t.server == server && t.tool.name == tool);
+        let found = self
+            .hub
+            .server_tools()
+            .into_iter()
+            .find(|t| t.server == server && t.tool.name == tool);
         let Some(st) = found else {
             return Err(format!("no tool `{tool}` on MCP server `{server}`"));
         };
         {
-            let mut store = self.store.lock().map_err(|_| "pin store unavailable".to_string())?;
+            let mut store = self
+                .store
+                .lock()
+                .map_err(|_| "pin store unavailable".to_string())?;
             store.approve(server, &st.tool).map_err(|e| e.to_string())?;
         }
         self.check_all();

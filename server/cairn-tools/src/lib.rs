@@ -27,7 +27,7 @@ use rmcp::model::CallToolResult;
 use crate::util::error_result;
 
 /// The tool names this host serves, in the order listed.
-const TOOL_NAMES: [&str; 4] = ["read_file", "list_directory", "grep", "edit_file"];
+pub const TOOL_NAMES: [&str; 4] = ["read_file", "list_directory", "grep", "edit_file"];
 
 /// The built-in file tools over one workspace.
 ///

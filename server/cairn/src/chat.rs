@@ -23,8 +23,13 @@ pub async fn run(
     json: bool,
     message: String,
 ) -> anyhow::Result<ExitCode> {
-    let config = compose::load_layers(env, Some(&root))?.resolve()?;
-    let agent = compose::agent(&config, env, &[root], None).map_err(anyhow::Error::msg)?;
+    let layers = compose::load_layers(env, Some(&root))?;
+    let config = layers.resolve()?;
+    let mcp = compose::terminal_hub(&config, &layers, env, &root)
+        .await
+        .map_err(anyhow::Error::msg)?;
+    compose::report_mcp_problems(&mcp);
+    let agent = compose::agent(&config, env, std::sync::Arc::new(mcp.hub.clone()));
     let store = SessionStore::new(compose::sessions_dir(&config, env));
     let session_id = session.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     let history = store.messages(&session_id)?;
@@ -136,6 +141,7 @@ pub async fn run(
         outcome: outcome.outcome_word().into(),
     });
     store.append(&session_id, &records)?;
+    mcp.hub.shutdown().await;
     if !json {
         eprintln!("session {session_id} (continue with --session {session_id})");
     }

@@ -7,13 +7,16 @@ use std::time::Duration;
 
 use cairn_agent::model::{ModelClient, ModelError, ModelRequest, ModelStream};
 use cairn_agent::policy::{Decision, Policy};
-use cairn_agent::tools::{CallContext, Effect, ToolHost, ToolInfo};
+use cairn_agent::tools::{Effect, ToolHost};
 use cairn_agent::{Agent, Limits};
-use cairn_config::{Config, Layers, ProviderKind};
+use cairn_config::{Config, Layers, McpConfig, ProviderKind, trust};
 use cairn_llm::{ApiKey, ProviderSettings};
+use cairn_lsp::McpHandle;
+use cairn_mcp::pinning::PinStore;
+use cairn_mcp::{Hub, HubOptions, Reviewer, ToolMeta};
+use cairn_tools::mcp_server::ToolServer;
 use cairn_workspace::{DocumentOverlay, Workspace};
 use futures::future::BoxFuture;
-use rmcp::model::{CallToolResult, ContentBlock};
 
 /// The process environment, read once, so tests and the LSP see one consistent picture.
 #[derive(Debug, Clone, Default)]
@@ -143,55 +146,15 @@ impl ModelClient for UnavailableModel {
     }
 }
 
-/// A host with no tools, for a server without a workspace folder.
-struct NoTools;
-
-impl ToolHost for NoTools {
-    fn list(&self) -> Vec<ToolInfo> {
-        Vec::new()
-    }
-    fn call(
-        &self,
-        name: &str,
-        _: serde_json::Map<String, serde_json::Value>,
-        _: CallContext,
-    ) -> BoxFuture<'_, CallToolResult> {
-        let message = format!("unknown tool `{name}`: open a folder to use workspace tools");
-        Box::pin(async move { CallToolResult::error(vec![ContentBlock::text(message)]) })
-    }
-}
-
-/// The built-in tools over these roots.
-pub fn tools(
-    roots: &[PathBuf],
-    overlay: Option<Arc<dyn DocumentOverlay>>,
-) -> Result<Arc<dyn ToolHost>, String> {
-    if roots.is_empty() {
-        return Ok(Arc::new(NoTools));
-    }
-    let mut workspace = Workspace::new(roots.to_vec()).map_err(|e| e.to_string())?;
-    if let Some(overlay) = overlay {
-        workspace = workspace.with_overlay(overlay);
-    }
-    Ok(Arc::new(cairn_tools::BuiltinTools::new(Arc::new(
-        workspace,
-    ))))
-}
-
-/// The agent for a configuration.
-pub fn agent(
-    config: &Config,
-    env: &Env,
-    roots: &[PathBuf],
-    overlay: Option<Arc<dyn DocumentOverlay>>,
-) -> Result<Agent, String> {
+/// The agent for a configuration, over these tools.
+pub fn agent(config: &Config, env: &Env, tools: Arc<dyn ToolHost>) -> Agent {
     // A provider that cannot be set up fails each run with its reason; tools, sessions and the
     // catalog keep working.
     let model = cairn_llm::client(provider_settings(config, env, env))
         .unwrap_or_else(|e| Arc::new(UnavailableModel(e)) as Arc<dyn ModelClient>);
-    Ok(Agent {
+    Agent {
         model,
-        tools: tools(roots, overlay)?,
+        tools,
         policy: policy(config),
         limits: Limits {
             max_tool_calls: config.agent.max_tool_calls,
@@ -202,7 +165,25 @@ pub fn agent(
             .system_prompt
             .clone()
             .unwrap_or_else(|| cairn_agent::run::DEFAULT_SYSTEM_PROMPT.into()),
-    })
+    }
+}
+
+/// The hub of a terminal command: configured servers and the built-in tools of `root`,
+/// waited for until they came up (at most the handshake timeout).
+pub async fn terminal_hub(
+    config: &Config,
+    layers: &Layers,
+    env: &Env,
+    root: &Path,
+) -> Result<McpHandle, String> {
+    let plan = runnable_servers(config, layers, env, Some(root));
+    let handle = start_hub(None, plan, env, &[root.to_path_buf()], None)?;
+    handle
+        .hub
+        .settled(Duration::from_secs(config.mcp.handshake_timeout_secs))
+        .await;
+    handle.reviewer.check_all();
+    Ok(handle)
 }
 
 /// Where transcripts go: `sessions.dir`, else `$XDG_DATA_HOME/cairn/sessions`, else
@@ -222,22 +203,197 @@ pub fn sessions_dir(config: &Config, env: &Env) -> PathBuf {
     base.join("cairn").join("sessions")
 }
 
-/// The LSP front's factory.
+/// The LSP front's factory. It keeps one hub for the life of the server and updates it when the
+/// configuration or the workspace folders change.
 pub struct Factory {
     pub env: Env,
+    pub mcp: std::sync::Mutex<Option<McpHandle>>,
 }
 
 impl cairn_lsp::AgentFactory for Factory {
     fn build(
         &self,
         config: &Config,
+        layers: &Layers,
         roots: &[PathBuf],
         overlay: Arc<dyn DocumentOverlay>,
     ) -> Result<Agent, String> {
-        agent(config, &self.env, roots, Some(overlay))
+        let plan = runnable_servers(
+            config,
+            layers,
+            &self.env,
+            roots.first().map(PathBuf::as_path),
+        );
+        let mut current = self
+            .mcp
+            .lock()
+            .map_err(|_| "internal error: MCP lock poisoned".to_string())?;
+        let handle = start_hub(current.as_ref(), plan, &self.env, roots, Some(overlay))?;
+        *current = Some(handle.clone());
+        Ok(agent(config, &self.env, Arc::new(handle.hub)))
     }
 
     fn sessions_dir(&self, config: &Config) -> PathBuf {
         sessions_dir(config, &self.env)
+    }
+
+    fn mcp(&self) -> Option<McpHandle> {
+        self.mcp.lock().ok().and_then(|m| m.clone())
+    }
+
+    fn trust_workspace(
+        &self,
+        _config: &Config,
+        layers: &Layers,
+        root: &Path,
+    ) -> Result<Vec<String>, String> {
+        trust_workspace(&self.env, layers, root)
+    }
+}
+
+/// Trusts the MCP servers the workspace at `root` declares, as they are now.
+pub fn trust_workspace(env: &Env, layers: &Layers, root: &Path) -> Result<Vec<String>, String> {
+    let from_workspace = trust::workspace_servers(layers).map_err(|e| e.to_string())?;
+    let path = data_dir(env).join("trust.json");
+    // A damaged store is replaced: trusting again is what the user asked for.
+    let mut store = trust::TrustStore::load(&path)
+        .or_else(|_| {
+            let _ = std::fs::remove_file(&path);
+            trust::TrustStore::load(&path)
+        })
+        .map_err(|e| e.to_string())?;
+    store
+        .trust(root, &from_workspace)
+        .map_err(|e| e.to_string())?;
+    Ok(from_workspace.into_keys().collect())
+}
+
+/// Where cairn keeps its own state: `$XDG_DATA_HOME/cairn`, else `~/.local/share/cairn`.
+pub fn data_dir(env: &Env) -> PathBuf {
+    env.get("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .or_else(|| {
+            env.get("HOME")
+                .map(|h| PathBuf::from(h).join(".local").join("share"))
+        })
+        .unwrap_or_else(std::env::temp_dir)
+        .join("cairn")
+}
+
+/// The MCP servers that may start: workspace-declared ones only once trusted, each with its
+/// `${...}` references expanded now (not at import, so secrets never land in a config file).
+pub fn runnable_servers(
+    config: &Config,
+    layers: &Layers,
+    env: &Env,
+    root: Option<&Path>,
+) -> McpPlan {
+    let from_workspace = trust::workspace_servers(layers).unwrap_or_default();
+    let store = match trust::TrustStore::load(&data_dir(env).join("trust.json")) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            tracing::warn!("{e}");
+            None
+        }
+    };
+    let (runnable, waiting_for_trust) =
+        trust::gate(&config.mcp.servers, &from_workspace, store.as_ref(), root);
+    let lookup = |k: &str| env.get(k).map(str::to_string);
+    let mut servers = std::collections::BTreeMap::new();
+    let mut problems = Vec::new();
+    for (name, entry) in runnable {
+        match cairn_config::expand_server(&entry, &lookup, root) {
+            Ok(expanded) => {
+                servers.insert(name, expanded);
+            }
+            Err(e) => problems.push((name, e.to_string())),
+        }
+    }
+    McpPlan {
+        config: McpConfig {
+            servers,
+            ..config.mcp.clone()
+        },
+        waiting_for_trust,
+        problems,
+    }
+}
+
+/// What the hub will run, and what it will not and why.
+pub struct McpPlan {
+    pub config: McpConfig,
+    pub waiting_for_trust: Vec<String>,
+    pub problems: Vec<(String, String)>,
+}
+
+/// Starts (or updates) the hub: external servers from the plan, the built-in tools in-process.
+pub fn start_hub(
+    existing: Option<&McpHandle>,
+    plan: McpPlan,
+    env: &Env,
+    roots: &[PathBuf],
+    overlay: Option<Arc<dyn DocumentOverlay>>,
+) -> Result<McpHandle, String> {
+    let (hub, reviewer) = match existing {
+        Some(h) => {
+            h.hub.set_servers(plan.config);
+            (h.hub.clone(), h.reviewer.clone())
+        }
+        None => {
+            // Built-in (in-process) tools take their plain names first; external ones are always
+            // `server__tool`, so they cannot shadow a built-in.
+            let options = HubOptions::default();
+            let hub = Hub::new(plan.config, options);
+            let reviewer =
+                Reviewer::start(hub.clone(), PinStore::open(data_dir(env).join("pins.json")));
+            (hub, reviewer)
+        }
+    };
+    // The built-in tools restart only when the folders they serve change.
+    let same_roots = existing.is_some_and(|h| h.roots == roots);
+    if !roots.is_empty() && !same_roots {
+        let mut workspace = Workspace::new(roots.to_vec()).map_err(|e| e.to_string())?;
+        if let Some(overlay) = overlay {
+            workspace = workspace.with_overlay(overlay);
+        }
+        let server = ToolServer::new(
+            "cairn-files",
+            cairn_tools::BuiltinTools::new(Arc::new(workspace)),
+        );
+        let infos = server.infos();
+        hub.add_in_process("cairn-files", server, move |tool| {
+            let info = infos.iter().find(|i| i.tool.name == tool.name);
+            ToolMeta {
+                effect: info.map_or(Effect::Execute, |i| i.effect),
+                category: info.map_or_else(|| "file".to_string(), |i| i.category.clone()),
+                agent_only: info.is_some_and(|i| i.agent_only),
+            }
+        });
+    }
+    Ok(McpHandle {
+        hub,
+        reviewer,
+        waiting_for_trust: plan.waiting_for_trust,
+        problems: plan.problems,
+        roots: roots.to_vec(),
+    })
+}
+
+/// Tells the terminal user about servers that did not start, and why.
+#[allow(clippy::print_stderr)]
+pub fn report_mcp_problems(mcp: &McpHandle) {
+    for name in &mcp.waiting_for_trust {
+        eprintln!(
+            "cairn: MCP server `{name}` is declared by this workspace and waits for your trust: `cairn mcp trust -w DIR`"
+        );
+    }
+    for (name, problem) in &mcp.problems {
+        eprintln!("cairn: MCP server `{name}` not started: {problem}");
+    }
+    for review in mcp.reviewer.pending() {
+        eprintln!(
+            "cairn: MCP tool `{}` is disabled until you review it: `cairn mcp review -w DIR`",
+            review.public_name
+        );
     }
 }

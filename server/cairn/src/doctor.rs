@@ -3,6 +3,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use cairn_agent::tools::ToolHost;
+
 use crate::compose::{self, Env};
 
 #[allow(clippy::print_stdout)]
@@ -54,12 +56,31 @@ pub async fn run(env: &Env, root: Option<PathBuf>) -> anyhow::Result<ExitCode> {
         Err(e) => line(false, "session store", format!("{}: {e}", dir.display())),
     }
     if let Some(root) = root {
-        match compose::tools(std::slice::from_ref(&root), None) {
-            Ok(tools) => line(
-                true,
-                "workspace",
-                format!("{} ({} tools)", root.display(), tools.list().len()),
-            ),
+        let layers = compose::load_layers(env, Some(&root))?;
+        match compose::terminal_hub(&config, &layers, env, &root).await {
+            Ok(mcp) => {
+                line(
+                    true,
+                    "workspace",
+                    format!("{} ({} tools)", root.display(), mcp.hub.list().len()),
+                );
+                for s in mcp.hub.status() {
+                    let (good, detail) = crate::mcp_cmd::describe(&s);
+                    line(good, &format!("MCP server `{}`", s.name), detail);
+                }
+                for name in &mcp.waiting_for_trust {
+                    line(
+                        false,
+                        &format!("MCP server `{name}`"),
+                        "declared by the workspace, waiting for trust: `cairn mcp trust -w DIR`"
+                            .into(),
+                    );
+                }
+                for (name, problem) in &mcp.problems {
+                    line(false, &format!("MCP server `{name}`"), problem.clone());
+                }
+                mcp.hub.shutdown().await;
+            }
             Err(e) => line(false, "workspace", e),
         }
     }

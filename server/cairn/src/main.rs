@@ -6,6 +6,7 @@
 mod chat;
 mod compose;
 mod doctor;
+mod mcp_cmd;
 mod terminal;
 mod tools_cmd;
 
@@ -57,10 +58,45 @@ enum Command {
         #[command(subcommand)]
         command: ToolsCommand,
     },
+    /// MCP servers: status, import, trust, review.
+    Mcp {
+        #[command(subcommand)]
+        command: McpCommand,
+    },
     /// Check configuration, the model provider, and the session store.
     Doctor {
         #[arg(short = 'w', long = "workspace")]
         workspace: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+enum McpCommand {
+    /// The state of every configured server, and what waits for trust or review.
+    Status {
+        #[arg(short = 'w', long = "workspace")]
+        workspace: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Add the servers of a Claude Desktop, Cursor, Claude Code or VS Code MCP file to your
+    /// config (or, with -w, to that workspace's `.cairn/config.toml`).
+    Import {
+        file: PathBuf,
+        #[arg(short = 'w', long = "workspace")]
+        workspace: Option<PathBuf>,
+    },
+    /// Let the MCP servers this workspace declares start, as they are now.
+    Trust {
+        #[arg(short = 'w', long = "workspace")]
+        workspace: Option<PathBuf>,
+    },
+    /// Tools disabled because they changed or look poisoned; `--approve SERVER TOOL` accepts one.
+    Review {
+        #[arg(short = 'w', long = "workspace")]
+        workspace: Option<PathBuf>,
+        #[arg(long, num_args = 2, value_names = ["SERVER", "TOOL"])]
+        approve: Option<Vec<String>>,
     },
 }
 
@@ -146,7 +182,10 @@ fn main() -> ExitCode {
                     cairn_config::Layers::default()
                 });
                 let test_faults = env.get("CAIRN_TEST_FAULTS") == Some("1");
-                let factory = std::sync::Arc::new(compose::Factory { env });
+                let factory = std::sync::Arc::new(compose::Factory {
+                    env,
+                    mcp: std::sync::Mutex::default(),
+                });
                 cairn_lsp::serve(cairn_lsp::ServeOptions {
                     layers,
                     factory,
@@ -168,7 +207,25 @@ fn main() -> ExitCode {
             }
             Command::Tools {
                 command: ToolsCommand::List { workspace, json },
-            } => tools_cmd::list(&env, workspace_root(workspace)?, json),
+            } => tools_cmd::list(&env, workspace_root(workspace)?, json).await,
+            Command::Mcp { command } => match command {
+                McpCommand::Status { workspace, json } => {
+                    mcp_cmd::status(&env, workspace_root(workspace)?, json).await
+                }
+                McpCommand::Import { file, workspace } => mcp_cmd::import(
+                    &env,
+                    &file,
+                    workspace.map(|w| workspace_root(Some(w))).transpose()?,
+                ),
+                McpCommand::Trust { workspace } => mcp_cmd::trust(&env, workspace_root(workspace)?),
+                McpCommand::Review { workspace, approve } => {
+                    let approve = approve.and_then(|v| match v.as_slice() {
+                        [server, tool] => Some((server.clone(), tool.clone())),
+                        _ => None,
+                    });
+                    mcp_cmd::review(&env, workspace_root(workspace)?, approve).await
+                }
+            },
             Command::Tools {
                 command:
                     ToolsCommand::Call {

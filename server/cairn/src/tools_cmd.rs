@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use cairn_agent::Gate;
 use cairn_agent::policy::SessionGrants;
-use cairn_agent::tools::CallContext;
+use cairn_agent::tools::{CallContext, ToolHost};
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -15,9 +15,14 @@ use crate::compose::{self, Env};
 use crate::terminal::TerminalApprover;
 
 #[allow(clippy::print_stdout)]
-pub fn list(env: &Env, root: PathBuf, as_json: bool) -> anyhow::Result<ExitCode> {
-    let config = compose::load_layers(env, Some(&root))?.resolve()?;
-    let host = compose::tools(&[root], None).map_err(anyhow::Error::msg)?;
+pub async fn list(env: &Env, root: PathBuf, as_json: bool) -> anyhow::Result<ExitCode> {
+    let layers = compose::load_layers(env, Some(&root))?;
+    let config = layers.resolve()?;
+    let mcp = compose::terminal_hub(&config, &layers, env, &root)
+        .await
+        .map_err(anyhow::Error::msg)?;
+    compose::report_mcp_problems(&mcp);
+    let host = mcp.hub.clone();
     let policy = compose::policy(&config);
     let tools = host.list();
     if as_json {
@@ -48,6 +53,7 @@ pub fn list(env: &Env, root: PathBuf, as_json: bool) -> anyhow::Result<ExitCode>
             );
         }
     }
+    mcp.hub.shutdown().await;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -60,8 +66,13 @@ pub async fn call(
     as_json: bool,
     yes: bool,
 ) -> anyhow::Result<ExitCode> {
-    let config = compose::load_layers(env, Some(&root))?.resolve()?;
-    let host = compose::tools(&[root], None).map_err(anyhow::Error::msg)?;
+    let layers = compose::load_layers(env, Some(&root))?;
+    let config = layers.resolve()?;
+    let mcp = compose::terminal_hub(&config, &layers, env, &root)
+        .await
+        .map_err(anyhow::Error::msg)?;
+    compose::report_mcp_problems(&mcp);
+    let host = mcp.hub.clone();
     let policy = compose::policy(&config);
     let arguments: serde_json::Value = serde_json::from_str(args)
         .map_err(|e| anyhow::format_err!("--args is not valid JSON: {e}"))?;
@@ -99,6 +110,7 @@ pub async fn call(
     } else {
         println!("{}", cairn_agent::run::result_text(&result));
     }
+    mcp.hub.shutdown().await;
     Ok(if result.is_error == Some(true) {
         ExitCode::FAILURE
     } else {
