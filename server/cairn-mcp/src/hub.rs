@@ -107,6 +107,8 @@ pub enum TransportKind {
 pub struct ServerStatus {
     pub name: String,
     pub transport: TransportKind,
+    /// Flattened: `{"name", "transport", "state": "running", "tools": 3}`.
+    #[serde(flatten)]
     pub state: ServerState,
 }
 
