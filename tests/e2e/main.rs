@@ -5,4 +5,5 @@
 mod cli;
 mod lsp_robustness;
 mod lsp_runs;
+mod mcp;
 mod support;

@@ -52,6 +52,13 @@ impl Sandbox {
         path
     }
 
+    /// Writes the user's config file.
+    pub fn user_config(&self, toml: &str) {
+        let dir = self.dir.path().join("home/config/cairn");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("config.toml"), toml).unwrap();
+    }
+
     pub fn read(&self, rel: &str) -> String {
         std::fs::read_to_string(self.ws().join(rel)).unwrap()
     }
@@ -96,7 +103,7 @@ pub enum Answer {
     Hold,
 }
 
-type Responder = Box<dyn FnMut(&str, &Value) -> Answer + Send>;
+pub type Responder = Box<dyn FnMut(&str, &Value) -> Answer + Send>;
 
 /// Buffers of the test editor (ASCII text; positions count bytes on a line).
 #[derive(Default)]
@@ -518,4 +525,54 @@ pub fn text_of(events: &[Value]) -> String {
         .filter(|e| e["kind"] == "text")
         .map(|e| e["delta"].as_str().unwrap_or_default())
         .collect()
+}
+
+/// A binary of cairn-test-support (built on demand: `cargo test -p cairn` alone does not build
+/// another package's binaries).
+pub fn test_support_bin(name: &str) -> PathBuf {
+    let cairn = PathBuf::from(env!("CARGO_BIN_EXE_cairn"));
+    let path = cairn.with_file_name(name);
+    if !path.exists() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = Command::new(cargo)
+            .args(["build", "-q", "-p", "cairn-test-support", "--bin", name])
+            .status()
+            .unwrap();
+        assert!(status.success(), "could not build {name}");
+    }
+    path
+}
+
+/// Whether the tests that need real MCP peers run (`.ci/run` sets `CAIRN_PEER_TESTS=1`).
+pub fn peer_tests() -> bool {
+    let on = std::env::var("CAIRN_PEER_TESTS").as_deref() == Ok("1");
+    if !on {
+        eprintln!("skipped: set CAIRN_PEER_TESTS=1 with the MCP peers on PATH (.ci/run does)");
+    }
+    on
+}
+
+impl Editor {
+    /// The latest `cairn/mcpStatus` that satisfies `done`.
+    pub fn wait_for_mcp_status(&mut self, done: impl Fn(&Value) -> bool, what: &str) -> Value {
+        self.pump_until(
+            |ed| {
+                ed.notifications
+                    .iter()
+                    .rev()
+                    .find(|n| n["method"] == "cairn/mcpStatus")
+                    .map(|n| n["params"].clone())
+                    .filter(|p| done(p))
+            },
+            what,
+        )
+    }
+}
+
+/// The state of one server in a `cairn/mcpStatus` object.
+pub fn server_state(status: &Value, name: &str) -> Value {
+    status["servers"]
+        .as_array()
+        .and_then(|s| s.iter().find(|s| s["name"] == name).cloned())
+        .unwrap_or(Value::Null)
 }

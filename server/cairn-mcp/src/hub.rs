@@ -529,7 +529,10 @@ impl Hub {
                     "the server answered tools/call with something other than a tool result"
                         .to_owned(),
                 ))),
-                Ok(Err(e)) => Err(fail(service_error(e, timeout))),
+                Ok(Err(e)) => match service_error(e, timeout) {
+                    McpError::Crashed(None) => Err(fail(McpError::Crashed(self.crash_reason(&server).await))),
+                    other => Err(fail(other)),
+                },
                 Err(_) => Err(fail(McpError::CallTimeout(guard))),
             },
             _ = ctx.cancel.cancelled() => {
@@ -545,6 +548,26 @@ impl Hub {
                 Err(fail(McpError::Cancelled))
             }
         }
+    }
+}
+
+impl Hub {
+    /// Why a server's connection just ended, as the supervisor sees it: it notices the end a
+    /// moment after the call does, so this waits for it briefly.
+    async fn crash_reason(&self, server: &str) -> Option<String> {
+        for _ in 0..50 {
+            let state = lock(&self.shared.servers)
+                .get(server)
+                .map(|slot| slot.state.clone());
+            match state {
+                Some(ServerState::Restarting { reason, .. } | ServerState::Failed { reason }) => {
+                    return Some(reason);
+                }
+                None => return None,
+                _ => tokio::time::sleep(Duration::from_millis(10)).await,
+            }
+        }
+        None
     }
 }
 
@@ -808,6 +831,8 @@ impl ClientHandler for HubClient {
 /// A live connection.
 struct Conn {
     peer: Peer<RoleClient>,
+    /// What the server answered `initialize` with.
+    protocol_version: Option<rmcp::model::ProtocolVersion>,
     quit: JoinHandle<Result<QuitReason, tokio::task::JoinError>>,
     /// A finished `JoinHandle` panics when polled again, so its end is remembered.
     quit_done: bool,
@@ -823,10 +848,14 @@ impl Conn {
         max_line_bytes: usize,
     ) -> Conn {
         let peer = service.peer().clone();
+        let protocol_version = service
+            .peer_info()
+            .map(|info| info.protocol_version.clone());
         let cancel = Some(service.cancellation_token());
         let quit = tokio::spawn(service.waiting());
         Conn {
             peer,
+            protocol_version,
             quit,
             quit_done: false,
             cancel,
@@ -967,6 +996,28 @@ fn wants_sse_fallback(e: &ClientInitializeError) -> bool {
     }
 }
 
+/// Connects, then refuses a server that answered with a protocol version cairn does not know:
+/// its messages could mean something else.
+async fn connect_checked(
+    shared: &Arc<Shared>,
+    name: &str,
+    generation: u64,
+    kind: &Kind,
+    config: &McpConfig,
+) -> Result<Conn, McpError> {
+    let conn = connect(shared, name, generation, kind, config).await?;
+    if let Some(version) = conn.protocol_version.clone() {
+        let known = rmcp::model::ProtocolVersion::KNOWN_VERSIONS.contains(&version);
+        if !known {
+            conn.close().await;
+            return Err(McpError::Protocol(format!(
+                "unsupported protocol version {version}"
+            )));
+        }
+    }
+    Ok(conn)
+}
+
 async fn connect(
     shared: &Arc<Shared>,
     name: &str,
@@ -1066,6 +1117,7 @@ async fn connect_stdio(
     max_line: usize,
 ) -> Result<Conn, McpError> {
     let (transport, mut child) = crate::stdio::spawn(name, cfg, max_line)?;
+    let transport = crate::ids::KnownIds::new(transport);
     enum Outcome<T> {
         Served(T),
         Exited(std::io::Result<std::process::ExitStatus>),
@@ -1121,7 +1173,7 @@ async fn supervise(shared: Arc<Shared>, name: String, generation: u64, stop: Can
         let config = lock(&shared.config).clone();
         let started = Instant::now();
         let attempt = tokio::select! {
-            r = connect(&shared, &name, generation, &kind, &config) => r,
+            r = connect_checked(&shared, &name, generation, &kind, &config) => r,
             _ = stop.cancelled() => return,
         };
         let reason = match attempt {

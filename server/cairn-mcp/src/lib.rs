@@ -8,6 +8,7 @@
 mod error;
 mod http;
 mod hub;
+mod ids;
 pub mod names;
 pub mod pinning;
 pub mod review;

@@ -202,13 +202,19 @@ async fn read_bounded_line<R: AsyncBufReadExt + Unpin>(
     }
 }
 
-/// Fails the read once a line grows past `max` bytes without a newline. The error ends rmcp's
-/// read loop and so the connection, and `oversized` records why; memory stays bounded because
-/// the bytes pass through without being kept.
+/// Passes a server's stdout on line by line. A line that is not UTF-8 is dropped (and logged)
+/// instead of ending rmcp's read loop; lines that are not JSON-RPC rmcp skips itself. A line
+/// that grows past `max` bytes without a newline fails the read, which ends the connection, and
+/// `oversized` records why. Memory stays bounded by `max`.
 pub(crate) struct LineCapReader<R> {
     inner: R,
     max: usize,
-    since_newline: usize,
+    /// The line being read.
+    partial: Vec<u8>,
+    /// Whole lines ready for rmcp, and how much of them it has taken.
+    ready: Vec<u8>,
+    taken: usize,
+    eof: bool,
     oversized: Arc<AtomicBool>,
 }
 
@@ -217,9 +223,36 @@ impl<R> LineCapReader<R> {
         Self {
             inner,
             max,
-            since_newline: 0,
+            partial: Vec::new(),
+            ready: Vec::new(),
+            taken: 0,
+            eof: false,
             oversized,
         }
+    }
+
+    /// Moves whole lines of `bytes` to `ready`; false when a line is over the cap.
+    fn take_bytes(&mut self, bytes: &[u8]) -> bool {
+        for &b in bytes {
+            if b == b'\n' {
+                if std::str::from_utf8(&self.partial).is_ok() {
+                    self.ready.extend_from_slice(&self.partial);
+                    self.ready.push(b'\n');
+                } else {
+                    tracing::warn!(
+                        bytes = self.partial.len(),
+                        "dropped a line from an MCP server that is not UTF-8"
+                    );
+                }
+                self.partial.clear();
+            } else {
+                if self.partial.len() >= self.max {
+                    return false;
+                }
+                self.partial.push(b);
+            }
+        }
+        true
     }
 }
 
@@ -229,28 +262,41 @@ impl<R: AsyncRead + Unpin> AsyncRead for LineCapReader<R> {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
-        if self.oversized.load(Ordering::Relaxed) {
-            return Poll::Ready(Err(oversized_error(self.max)));
-        }
-        let before = buf.filled().len();
         let this = &mut *self;
-        match Pin::new(&mut this.inner).poll_read(cx, buf) {
-            Poll::Ready(Ok(())) => {
-                let fresh = &buf.filled()[before..];
-                for b in fresh {
-                    if *b == b'\n' {
-                        this.since_newline = 0;
-                    } else {
-                        this.since_newline += 1;
-                        if this.since_newline > this.max {
-                            this.oversized.store(true, Ordering::Relaxed);
-                            return Poll::Ready(Err(oversized_error(this.max)));
-                        }
+        loop {
+            if this.oversized.load(Ordering::Relaxed) {
+                return Poll::Ready(Err(oversized_error(this.max)));
+            }
+            if this.taken < this.ready.len() {
+                let n = buf.remaining().min(this.ready.len() - this.taken);
+                buf.put_slice(&this.ready[this.taken..this.taken + n]);
+                this.taken += n;
+                if this.taken == this.ready.len() {
+                    this.ready.clear();
+                    this.taken = 0;
+                }
+                return Poll::Ready(Ok(()));
+            }
+            if this.eof {
+                return Poll::Ready(Ok(()));
+            }
+            let mut chunk = [0u8; 16 * 1024];
+            let mut read = ReadBuf::new(&mut chunk);
+            match Pin::new(&mut this.inner).poll_read(cx, &mut read) {
+                Poll::Ready(Ok(())) => {
+                    let filled = read.filled();
+                    if filled.is_empty() {
+                        this.eof = true;
+                        continue;
+                    }
+                    if !this.take_bytes(filled) {
+                        this.oversized.store(true, Ordering::Relaxed);
+                        return Poll::Ready(Err(oversized_error(this.max)));
                     }
                 }
-                Poll::Ready(Ok(()))
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Pending => return Poll::Pending,
             }
-            other => other,
         }
     }
 }

@@ -1,0 +1,652 @@
+//! The MCP hub under the real binary: real servers next to the built-in tools, servers that
+//! misbehave, rug pulls, poisoned tools, and workspace servers that wait for trust.
+
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+
+use cairn_test_support::{Format, Reply};
+use serde_json::{Value, json};
+
+use crate::support::{
+    Answer, Editor, Responder, Sandbox, peer_tests, server_state, test_support_bin,
+};
+
+fn allow_all() -> Responder {
+    Box::new(|method, _| match method {
+        "window/showMessageRequest" => Answer::Now(json!({"title": "Allow for this session"})),
+        _ => Answer::Now(Value::Null),
+    })
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A server-everything over streamable HTTP, ended when dropped.
+struct HttpPeer(Child);
+
+impl Drop for HttpPeer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn toml_str(s: &str) -> String {
+    serde_json::to_string(s).unwrap()
+}
+
+/// Five real servers (and server-everything once more over streamable HTTP) with the built-in
+/// tools, in one cairn, in one turn with parallel calls.
+#[test]
+fn five_real_servers_and_the_builtins_in_one_turn() {
+    if !peer_tests() {
+        return;
+    }
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::tool_calls(vec![
+                ("everything__echo", json!({"message": "hello hub"})),
+                ("time__get_current_time", json!({"timezone": "UTC"})),
+                ("memory__read_graph", json!({})),
+                ("filesystem__list_directory", json!({"path": "."})),
+                ("git__git_status", json!({"repo_path": "."})),
+                ("web__echo", json!({"message": "over http"})),
+                ("read_file", json!({"path": "notes.txt"})),
+            ]),
+            Reply::text("All seven answered."),
+        ],
+    );
+    sb.write("notes.txt", "built-in works\n");
+    let ws = sb.ws();
+    let git = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&ws)
+        .status()
+        .unwrap();
+    assert!(git.success());
+    let port = free_port();
+    let mut http = Command::new("mcp-server-everything");
+    http.arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let _peer = HttpPeer(http.spawn().unwrap());
+    let w = toml_str(ws.to_str().unwrap());
+    sb.user_config(&format!(
+        r#"
+[mcp.servers.everything]
+command = "mcp-server-everything"
+args = ["stdio"]
+[mcp.servers.filesystem]
+command = "mcp-server-filesystem"
+args = [{w}]
+cwd = {w}
+[mcp.servers.memory]
+command = "mcp-server-memory"
+[mcp.servers.git]
+command = "mcp-server-git"
+args = ["--repository", {w}]
+cwd = {w}
+[mcp.servers.time]
+command = "mcp-server-time"
+[mcp.servers.web]
+url = "http://127.0.0.1:{port}/mcp"
+"#
+    ));
+    let mut ed = Editor::spawn(&sb, &[]);
+    ed.initialize(&sb, json!({}), false);
+    ed.responder = allow_all();
+    let status = ed.wait_for_mcp_status(
+        |s| {
+            [
+                "cairn-files",
+                "everything",
+                "filesystem",
+                "memory",
+                "git",
+                "time",
+                "web",
+            ]
+            .iter()
+            .all(|n| server_state(s, n)["state"] == "running")
+        },
+        "every server running",
+    );
+    assert_eq!(server_state(&status, "web")["transport"], "http");
+    let (run, _) = ed.chat(json!({"message": "use every server"}));
+    let events = ed.finish(&run);
+    let results: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["kind"] == "toolResult")
+        .collect();
+    assert_eq!(results.len(), 7, "{events:#?}");
+    // Parallel calls finish in any order; match them by call id.
+    let content = |i: usize| {
+        let r = results
+            .iter()
+            .find(|r| {
+                r["callId"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .ends_with(&format!("_{i}"))
+            })
+            .unwrap_or_else(|| panic!("no result for call {i}: {events:#?}"));
+        assert_eq!(r["isError"], false, "call {i}: {r:#}");
+        r["content"].as_str().unwrap_or_default().to_string()
+    };
+    assert!(content(0).contains("hello hub"), "{}", content(0));
+    assert!(content(1).contains("UTC"), "{}", content(1));
+    assert!(content(2).contains("entities"), "{}", content(2));
+    assert!(content(3).contains("notes.txt"), "{}", content(3));
+    assert!(
+        content(4).to_lowercase().contains("branch") || content(4).contains("No commits"),
+        "{}",
+        content(4)
+    );
+    assert!(content(5).contains("over http"), "{}", content(5));
+    assert!(content(6).contains("built-in works"), "{}", content(6));
+    // The model saw every server's tools next to the built-ins.
+    let offered: Vec<String> = sb.model.requests()[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+        .collect();
+    for name in [
+        "read_file",
+        "everything__echo",
+        "filesystem__read_text_file",
+        "memory__create_entities",
+        "git__git_log",
+        "time__convert_time",
+        "web__echo",
+    ] {
+        assert!(
+            offered.iter().any(|o| o == name),
+            "{name} not offered: {offered:?}"
+        );
+    }
+    ed.shutdown();
+}
+
+/// SECURITY.md F1–F4: servers that are missing, exit, never answer, talk garbage, log on
+/// stdout, send a 100 MB line, hang or crash mid-call hurt nothing else, and cairn's own stdout
+/// stays a clean LSP channel (the test editor fails on any frame that is not JSON).
+#[test]
+fn f1_f4_misbehaving_servers_hurt_nothing_else() {
+    let bad = test_support_bin("misbehaving-mcp");
+    let b = toml_str(bad.to_str().unwrap());
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::tool_calls(vec![
+                ("ok__echo", json!({"message": "still here"})),
+                ("garbage__echo", json!({"message": "through the noise"})),
+                ("stdoutlog__echo", json!({"message": "logged"})),
+                ("crash__echo", json!({"message": "boom"})),
+                ("hang__echo", json!({"message": "wait"})),
+                ("bigline__echo", json!({"message": "huge"})),
+                ("read_file", json!({"path": "notes.txt"})),
+            ]),
+            Reply::text("done"),
+        ],
+    );
+    sb.write("notes.txt", "built-in works\n");
+    let mut config = String::from(
+        "[mcp]\nhandshake_timeout_secs = 2\ncall_timeout_secs = 2\nmax_restarts = 1\nmax_line_bytes = 1048576\n[policy.categories]\n",
+    );
+    for name in ["ok", "garbage", "stdoutlog", "crash", "hang", "bigline"] {
+        config.push_str(&format!("\"mcp:{name}\" = \"allow\"\n"));
+    }
+    for (name, mode) in [
+        ("ok", "ok"),
+        ("garbage", "garbage"),
+        ("stdoutlog", "stdoutlog"),
+        ("crash", "crash"),
+        ("hang", "hang"),
+        ("bigline", "bigline"),
+        ("exit", "exit"),
+        ("noinit", "noinit"),
+        ("badversion", "badversion"),
+    ] {
+        config.push_str(&format!(
+            "[mcp.servers.{name}]\ncommand = {b}\nargs = [\"--mode\", \"{mode}\"]\n"
+        ));
+    }
+    config.push_str("[mcp.servers.missing]\ncommand = \"/nonexistent/mcp-server\"\n");
+    sb.user_config(&config);
+    let mut ed = Editor::spawn(&sb, &[]);
+    ed.initialize(&sb, json!({}), false);
+    let status = ed.wait_for_mcp_status(
+        |s| {
+            ["ok", "garbage", "stdoutlog", "crash", "hang", "bigline"]
+                .iter()
+                .all(|n| server_state(s, n)["state"] == "running")
+                && server_state(s, "garbage")["state"] == "running"
+                && ["exit", "noinit", "missing", "badversion"]
+                    .iter()
+                    .all(|n| server_state(s, n)["state"] == "failed")
+        },
+        "healthy servers running and broken ones failed",
+    );
+    let reason = |n: &str| {
+        server_state(&status, n)["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(
+        reason("missing").contains("/nonexistent/mcp-server"),
+        "{}",
+        reason("missing")
+    );
+    assert!(
+        reason("noinit").contains("initialize"),
+        "{}",
+        reason("noinit")
+    );
+    assert!(reason("exit").contains("status 3"), "{}", reason("exit"));
+    assert!(
+        reason("badversion").contains("unsupported protocol version 1999-01-01"),
+        "{}",
+        reason("badversion")
+    );
+
+    let (run, _) = ed.chat(json!({"message": "call them all"}));
+    let events = ed.finish(&run);
+    let result = |call: &str| {
+        events
+            .iter()
+            .find(|e| {
+                e["kind"] == "toolResult"
+                    && e["callId"].as_str().unwrap_or_default().ends_with(call)
+            })
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    let by_index: Vec<Value> = (0..7).map(|i| result(&format!("_{i}"))).collect();
+    assert_eq!(by_index[0]["isError"], false, "{:#?}", by_index[0]);
+    assert!(
+        by_index[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("still here")
+    );
+    assert_eq!(
+        by_index[1]["isError"], false,
+        "garbage lines are skipped: {:#?}",
+        by_index[1]
+    );
+    assert_eq!(
+        by_index[2]["isError"], false,
+        "stdout logs are skipped: {:#?}",
+        by_index[2]
+    );
+    for (i, needle) in [(3, "crash"), (4, "timed out"), (5, "limit")] {
+        assert_eq!(by_index[i]["isError"], true, "{:#?}", by_index[i]);
+        let text = by_index[i]["content"].as_str().unwrap().to_lowercase();
+        assert!(text.contains(needle), "call {i}: {text}");
+    }
+    assert!(
+        by_index[6]["content"]
+            .as_str()
+            .unwrap()
+            .contains("built-in works")
+    );
+    assert_eq!(events.last().unwrap()["kind"], "done");
+    // The server still answers.
+    assert!(ed.call("cairn/tools", json!({}))["tools"].is_array());
+    ed.shutdown();
+}
+
+/// SECURITY.md F7: a tool that changes after it was pinned is disabled, the user sees the
+/// change, and approving it brings it back.
+#[test]
+fn f7_rug_pull_disables_the_tool_until_approved() {
+    let bad = test_support_bin("misbehaving-mcp");
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::tool_call("pull__echo", json!({"message": "first"})),
+            Reply::text("ok"),
+            Reply::text("second turn"),
+        ],
+    );
+    let state = sb.dir.path().join("pull-state");
+    sb.user_config(&format!(
+        "[policy.categories]\n\"mcp:pull\" = \"allow\"\n[mcp.servers.pull]\ncommand = {}\nargs = [\"--mode\", \"rugpull\", \"--state\", {}]\n",
+        toml_str(bad.to_str().unwrap()),
+        toml_str(state.to_str().unwrap())
+    ));
+    let mut ed = Editor::spawn(&sb, &[]);
+    ed.initialize(&sb, json!({}), false);
+    ed.wait_for_mcp_status(
+        |s| server_state(s, "pull")["state"] == "running",
+        "the server running",
+    );
+    let (run, _) = ed.chat(json!({"message": "echo"}));
+    let events = ed.finish(&run);
+    assert!(
+        events
+            .iter()
+            .any(|e| e["kind"] == "toolResult" && e["isError"] == false)
+    );
+    // After the call the server rewrites `echo` and says so.
+    let status = ed.wait_for_mcp_status(
+        |s| !s["reviews"].as_array().unwrap().is_empty(),
+        "the review of the changed tool",
+    );
+    let review = &status["reviews"][0];
+    assert_eq!(
+        (review["server"].as_str(), review["tool"].as_str()),
+        (Some("pull"), Some("echo"))
+    );
+    assert_eq!(review["reason"]["kind"], "changed");
+    assert!(
+        review["reason"]["diff"].as_str().unwrap().contains("+")
+            && review["reason"]["diff"]
+                .as_str()
+                .unwrap()
+                .contains("IMPORTANT")
+    );
+    let tools = ed.call("cairn/tools", json!({}));
+    assert!(
+        tools["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["name"] != "pull__echo"),
+        "the changed tool is not offered"
+    );
+    let (run, _) = ed.chat(json!({"message": "again"}));
+    ed.finish(&run);
+    let offered = sb.model.requests().last().unwrap().body["tools"].to_string();
+    assert!(!offered.contains("pull__echo"), "{offered}");
+
+    // A restart does not forget: the pin is on disk and the server now starts changed.
+    ed.shutdown();
+    let mut ed = Editor::spawn(&sb, &[]);
+    ed.initialize(&sb, json!({}), false);
+    ed.wait_for_mcp_status(
+        |s| {
+            server_state(s, "pull")["state"] == "running"
+                && !s["reviews"].as_array().unwrap().is_empty()
+        },
+        "the review after a restart",
+    );
+    let approved = ed.call(
+        "workspace/executeCommand",
+        json!({"command": "cairn.approveTool", "arguments": [{"server": "pull", "tool": "echo"}]}),
+    );
+    assert_eq!(approved["approved"], true);
+    let tools = ed.call("cairn/tools", json!({}));
+    assert!(
+        tools["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "pull__echo"),
+        "approved again"
+    );
+    ed.shutdown();
+}
+
+/// SECURITY.md F5, F6, F8: poisoned tools are quarantined; names that could shadow a built-in
+/// or break providers are namespaced or refused.
+#[test]
+fn f5_f6_f8_poisoned_and_shadowing_tools() {
+    let bad = test_support_bin("misbehaving-mcp");
+    let b = toml_str(bad.to_str().unwrap());
+    let sb = Sandbox::new(Format::OpenAi, vec![]);
+    sb.user_config(&format!(
+        "[mcp.servers.poison]\ncommand = {b}\nargs = [\"--mode\", \"poisoned\"]\n[mcp.servers.shadow]\ncommand = {b}\nargs = [\"--mode\", \"shadow\"]\n"
+    ));
+    let mut ed = Editor::spawn(&sb, &[]);
+    ed.initialize(&sb, json!({}), false);
+    let status = ed.wait_for_mcp_status(
+        |s| {
+            server_state(s, "poison")["state"] == "running"
+                && server_state(s, "shadow")["state"] == "running"
+                && s["reviews"].as_array().is_some_and(|r| r.len() >= 3)
+        },
+        "the poisoned tools under review",
+    );
+    let flagged: Vec<String> = status["reviews"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["reason"]["kind"] == "flagged")
+        .map(|r| r["publicName"].as_str().unwrap().to_string())
+        .collect();
+    for name in ["poison__add", "poison__multiply", "shadow__daily_fact"] {
+        assert!(
+            flagged.contains(&name.to_string()),
+            "{name} not flagged: {flagged:?}"
+        );
+    }
+    let tools = ed.call("cairn/tools", json!({}));
+    let names: Vec<String> = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        !names.iter().any(|n| n.starts_with("poison__")),
+        "{names:?}"
+    );
+    // The built-in keeps its name and its own tool; the look-alikes are namespaced or refused.
+    let read_files = names.iter().filter(|n| *n == "read_file").count();
+    assert_eq!(read_files, 1, "{names:?}");
+    let read = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "read_file")
+        .unwrap();
+    assert_eq!(read["category"], "file");
+    assert!(
+        names.contains(&"shadow__read_file".to_string()),
+        "{names:?}"
+    );
+    assert!(
+        names.iter().all(|n| n.len() <= 64
+            && n.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')),
+        "{names:?}"
+    );
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.contains("read file") || n.contains('\u{0430}')),
+        "{names:?}"
+    );
+}
+
+/// SECURITY.md F10: a server the workspace declares does not start until the user trusts the
+/// workspace, and an edited entry needs trust again.
+#[test]
+fn f10_workspace_servers_wait_for_trust() {
+    let bad = test_support_bin("misbehaving-mcp");
+    let sb = Sandbox::new(Format::OpenAi, vec![]);
+    let marker = sb.dir.path().join("started");
+    let entry = |mode: &str| {
+        format!(
+            "[mcp.servers.repo]\ncommand = {}\nargs = [\"--mode\", \"{mode}\"]\n",
+            toml_str(bad.to_str().unwrap())
+        )
+    };
+    sb.write(".cairn/config.toml", &entry("ok"));
+    let mut ed = Editor::spawn(&sb, &[]);
+    ed.initialize(&sb, json!({}), false);
+    let status = ed.wait_for_mcp_status(
+        |s| s["waitingForTrust"] == json!(["repo"]),
+        "the server waiting for trust",
+    );
+    assert_eq!(server_state(&status, "repo"), Value::Null, "not started");
+    assert!(!marker.exists());
+    let trusted = ed.call(
+        "workspace/executeCommand",
+        json!({"command": "cairn.trustWorkspace"}),
+    );
+    assert_eq!(trusted["trusted"], json!(["repo"]));
+    ed.wait_for_mcp_status(
+        |s| server_state(s, "repo")["state"] == "running",
+        "the trusted server running",
+    );
+    ed.shutdown();
+
+    // The repository edits the entry: it waits again.
+    sb.write(".cairn/config.toml", &entry("env"));
+    let mut ed = Editor::spawn(&sb, &[]);
+    ed.initialize(&sb, json!({}), false);
+    let status = ed.wait_for_mcp_status(
+        |s| s["waitingForTrust"] == json!(["repo"]),
+        "the edited server waiting again",
+    );
+    assert_eq!(server_state(&status, "repo"), Value::Null);
+}
+
+/// SECURITY.md D6: a server gets only its declared environment, never cairn's secrets.
+#[test]
+fn d6_servers_get_only_their_declared_environment() {
+    let bad = test_support_bin("misbehaving-mcp");
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![Reply::tool_call("envy__env", json!({})), Reply::text("ok")],
+    );
+    sb.user_config(&format!(
+        "[policy.categories]\n\"mcp:envy\" = \"allow\"\n[mcp.servers.envy]\ncommand = {}\nargs = [\"--mode\", \"env\"]\nenv = {{ DECLARED = \"yes\" }}\n",
+        toml_str(bad.to_str().unwrap())
+    ));
+    let mut ed = Editor::spawn(
+        &sb,
+        &[
+            ("OPENAI_API_KEY", "sk-cairn-secret"),
+            ("GITHUB_TOKEN", "ghp-secret"),
+        ],
+    );
+    ed.initialize(&sb, json!({}), false);
+    ed.wait_for_mcp_status(
+        |s| server_state(s, "envy")["state"] == "running",
+        "the server running",
+    );
+    let (run, _) = ed.chat(json!({"message": "env"}));
+    let events = ed.finish(&run);
+    let result = events.iter().find(|e| e["kind"] == "toolResult").unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        result.contains("DECLARED") && result.contains("PATH"),
+        "{result}"
+    );
+    for secret in ["OPENAI_API_KEY", "GITHUB_TOKEN", "CAIRN_", "XDG_"] {
+        assert!(!result.contains(secret), "{secret} leaked: {result}");
+    }
+}
+
+/// `cairn mcp import`, `status` and `trust` on the command line.
+#[test]
+fn mcp_cli_import_status_and_trust() {
+    let bad = test_support_bin("misbehaving-mcp");
+    let sb = Sandbox::new(Format::OpenAi, vec![]);
+    let ws = sb.ws();
+    let w = ws.to_str().unwrap();
+    let vscode = sb.write(
+        ".vscode/mcp.json",
+        &serde_json::to_string_pretty(&json!({
+            "servers": {
+                "good": {"type": "stdio", "command": bad, "args": ["--mode", "ok"], "env": {"TOKEN": "${env:MY_TOKEN}"}},
+                "broken": {"type": "stdio", "command": bad, "args": ["--mode", "exit"]}
+            }
+        }))
+        .unwrap(),
+    );
+    let out = sb
+        .command()
+        .args(["mcp", "import", vscode.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let config =
+        std::fs::read_to_string(sb.dir.path().join("home/config/cairn/config.toml")).unwrap();
+    assert!(
+        config.contains("[mcp.servers.good]") && config.contains("${env:MY_TOKEN}"),
+        "the reference is kept, not the value: {config}"
+    );
+
+    let out = sb
+        .command()
+        .env("MY_TOKEN", "t")
+        .args(["mcp", "status", "--json", "-w", w])
+        .output()
+        .unwrap();
+    let status: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        server_state(&status, "good")["state"],
+        "running",
+        "{status:#}"
+    );
+    let broken = server_state(&status, "broken")["state"].clone();
+    assert!(broken == "failed" || broken == "restarting", "{status:#}");
+    assert!(!out.status.success(), "a failed server makes status fail");
+
+    // Without the variable the entry cannot start, and status says why.
+    let out = sb
+        .command()
+        .env_remove("MY_TOKEN")
+        .args(["mcp", "status", "--json", "-w", w])
+        .output()
+        .unwrap();
+    let status: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        status["problems"].to_string().contains("MY_TOKEN"),
+        "{status:#}"
+    );
+
+    // A workspace server waits for trust on the command line too.
+    sb.write(
+        ".cairn/config.toml",
+        &format!(
+            "[mcp.servers.repo]\ncommand = {}\nargs = [\"--mode\", \"ok\"]\n",
+            toml_str(bad.to_str().unwrap())
+        ),
+    );
+    let out = sb
+        .command()
+        .env("MY_TOKEN", "t")
+        .args(["mcp", "status", "--json", "-w", w])
+        .output()
+        .unwrap();
+    let status: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(status["waitingForTrust"], json!(["repo"]));
+    let out = sb
+        .command()
+        .args(["mcp", "trust", "-w", w])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let out = sb
+        .command()
+        .env("MY_TOKEN", "t")
+        .args(["mcp", "status", "--json", "-w", w])
+        .output()
+        .unwrap();
+    let status: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        server_state(&status, "repo")["state"],
+        "running",
+        "{status:#}"
+    );
+}
