@@ -650,3 +650,129 @@ fn mcp_cli_import_status_and_trust() {
         "{status:#}"
     );
 }
+
+/// More than tools, against server-everything: resources (listed, attached, read by the model),
+/// prompts as slash commands, roots, sampling through cairn's model with the user's approval,
+/// and elicitation through `cairn/elicit`.
+#[test]
+fn resources_prompts_roots_sampling_and_elicitation() {
+    if !peer_tests() {
+        return;
+    }
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            // 1: a chat with an attached resource and a slash prompt.
+            Reply::text("seen"),
+            // 2: the model reads a resource, lists the roots, triggers sampling and elicitation.
+            Reply::tool_calls(vec![
+                (
+                    "read_resource",
+                    json!({"server": "everything", "uri": "demo://resource/static/document/architecture.md"}),
+                ),
+                ("everything__get-roots-list", json!({})),
+            ]),
+            Reply::tool_call(
+                "everything__trigger-sampling-request",
+                json!({"prompt": "say hi", "maxTokens": 20}),
+            ),
+            // The server's sampling request reaches cairn's model:
+            Reply::text("sampled hello"),
+            Reply::tool_call("everything__trigger-elicitation-request", json!({})),
+            Reply::text("all done"),
+        ],
+    );
+    sb.user_config(
+        "[policy.categories]\n\"mcp:everything\" = \"allow\"\n[mcp.servers.everything]\ncommand = \"mcp-server-everything\"\nargs = [\"stdio\"]\n",
+    );
+    let mut ed = Editor::spawn(&sb, &[]);
+    ed.initialize(&sb, json!({"capabilities": {"elicitation": true}}), false);
+    ed.responder = Box::new(|method, params| match method {
+        "window/showMessageRequest" => {
+            assert!(
+                params["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("asks to use your model"),
+                "{params}"
+            );
+            Answer::Now(json!({"title": "Allow"}))
+        }
+        "cairn/elicit" => {
+            assert_eq!(params["server"], "everything");
+            Answer::Now(
+                json!({"action": "accept", "content": {"name": "Ada", "check": true, "email": "ada@example.com", "integer": 7, "number": 2.5, "enum": "ok"}}),
+            )
+        }
+        _ => Answer::Now(Value::Null),
+    });
+    ed.wait_for_mcp_status(
+        |s| server_state(s, "everything")["state"] == "running",
+        "everything running",
+    );
+
+    let resources = ed.call("cairn/mcpResources", json!({}));
+    let uris: Vec<&str> = resources["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap())
+        .collect();
+    assert!(
+        uris.contains(&"demo://resource/static/document/architecture.md"),
+        "{uris:?}"
+    );
+    let prompts = ed.call("cairn/mcpPrompts", json!({}));
+    assert!(
+        prompts["prompts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["name"] == "simple-prompt"),
+        "{prompts}"
+    );
+
+    let (run, _) = ed.chat(json!({
+        "message": "/everything:simple-prompt",
+        "attachments": [{"server": "everything", "uri": "demo://resource/static/document/architecture.md"}]
+    }));
+    ed.finish(&run);
+    let first = sb.model.requests()[0].body["messages"].to_string();
+    assert!(
+        first.contains("This is a simple prompt without arguments"),
+        "the prompt's text is the message: {first}"
+    );
+    assert!(
+        first.contains(
+            "Resource `demo://resource/static/document/architecture.md` from `everything`"
+        ),
+        "{first}"
+    );
+
+    let (run, _) = ed.chat(json!({"message": "explore"}));
+    let events = ed.finish(&run);
+    assert_eq!(events.last().unwrap()["kind"], "done", "{events:#?}");
+    let results: Vec<String> = events
+        .iter()
+        .filter(|e| e["kind"] == "toolResult")
+        .map(|e| e["content"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        results[..2].iter().any(|r| r.contains("Architecture")),
+        "{results:#?}"
+    );
+    let ws_uri = crate::support::uri(&sb.ws());
+    assert!(
+        results[..2].iter().any(|r| r.contains(&ws_uri)),
+        "the roots are the workspace folders: {results:#?}"
+    );
+    assert!(results[2].contains("sampled hello"), "{results:#?}");
+    assert!(results[3].contains("Ada"), "{results:#?}");
+    // The sampling request went to the model without tools.
+    let sampling = &sb.model.requests()[3].body;
+    assert!(
+        sampling["messages"].to_string().contains("say hi"),
+        "{sampling}"
+    );
+    assert!(sampling["tools"].as_array().is_none_or(|t| t.is_empty()));
+}

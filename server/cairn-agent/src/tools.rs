@@ -79,3 +79,33 @@ pub trait ToolHost: Send + Sync {
         ctx: CallContext,
     ) -> BoxFuture<'_, CallToolResult>;
 }
+
+/// Several hosts as one: `list` concatenates, `call` goes to the first host that lists the name.
+pub struct Chain(pub Vec<std::sync::Arc<dyn ToolHost>>);
+
+impl ToolHost for Chain {
+    fn list(&self) -> Vec<ToolInfo> {
+        self.0.iter().flat_map(|h| h.list()).collect()
+    }
+
+    fn call(
+        &self,
+        name: &str,
+        arguments: serde_json::Map<String, serde_json::Value>,
+        ctx: CallContext,
+    ) -> BoxFuture<'_, CallToolResult> {
+        let host = self
+            .0
+            .iter()
+            .find(|h| h.list().iter().any(|t| t.tool.name == name));
+        match host {
+            Some(h) => h.call(name, arguments, ctx),
+            None => {
+                let message = format!("unknown tool `{name}`");
+                Box::pin(async move {
+                    CallToolResult::error(vec![rmcp::model::ContentBlock::text(message)])
+                })
+            }
+        }
+    }
+}

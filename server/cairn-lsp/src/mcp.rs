@@ -98,3 +98,266 @@ pub(crate) fn watch(state: Arc<State>) {
         }
     });
 }
+
+/// Answers MCP servers' requests through the editor.
+pub(crate) struct EditorDelegate {
+    pub state: std::sync::Weak<State>,
+}
+
+enum ElicitRequest {}
+
+impl tower_lsp_server::ls_types::request::Request for ElicitRequest {
+    type Params = protocol::ElicitParams;
+    type Result = protocol::ElicitResult;
+    const METHOD: &'static str = protocol::ELICIT;
+}
+
+fn choose(answer: Option<tower_lsp_server::ls_types::MessageActionItem>) -> Option<String> {
+    answer.map(|a| a.title)
+}
+
+impl cairn_mcp::ClientDelegate for EditorDelegate {
+    fn roots(&self) -> Vec<(String, String)> {
+        let Some(state) = self.state.upgrade() else {
+            return Vec::new();
+        };
+        state
+            .roots()
+            .into_iter()
+            .filter_map(|p| {
+                let name = p
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                tower_lsp_server::ls_types::Uri::from_file_path(&p)
+                    .map(|u| (u.as_str().to_string(), name))
+            })
+            .collect()
+    }
+
+    fn sample<'a>(
+        &'a self,
+        server: &'a str,
+        request: cairn_mcp::SamplingRequest,
+    ) -> futures::future::BoxFuture<'a, Result<(String, String), String>> {
+        Box::pin(async move {
+            let state = self.state.upgrade().ok_or("cairn is shutting down")?;
+            // The user sees what the server wants to send to their model, and decides.
+            let shown: String = request
+                .messages
+                .iter()
+                .map(|(r, t)| format!("{r}: {t}\n"))
+                .collect();
+            let mut shown = shown;
+            if shown.len() > 1500 {
+                let mut end = 1500;
+                while !shown.is_char_boundary(end) {
+                    end -= 1;
+                }
+                shown.truncate(end);
+                shown.push('…');
+            }
+            let message =
+                format!("cairn: MCP server `{server}` asks to use your model with:\n{shown}");
+            let actions =
+                ["Allow", "Deny"].map(|t| tower_lsp_server::ls_types::MessageActionItem {
+                    title: t.into(),
+                    properties: Default::default(),
+                });
+            let answer = state
+                .client
+                .show_message_request(
+                    tower_lsp_server::ls_types::MessageType::WARNING,
+                    message,
+                    Some(actions.to_vec()),
+                )
+                .await
+                .ok()
+                .flatten();
+            if choose(answer).as_deref() != Some("Allow") {
+                return Err("the user declined the sampling request".into());
+            }
+            let agent = state.agent()?;
+            let messages = request
+                .messages
+                .into_iter()
+                .map(|(role, text)| match role.as_str() {
+                    "assistant" => cairn_agent::model::Message::Assistant {
+                        text,
+                        tool_calls: Vec::new(),
+                    },
+                    _ => cairn_agent::model::Message::User { text },
+                })
+                .collect();
+            let model_request = cairn_agent::model::ModelRequest {
+                system: request.system.unwrap_or_default(),
+                messages,
+                tools: Vec::new(),
+            };
+            let mut stream = agent
+                .model
+                .stream(model_request)
+                .await
+                .map_err(|e| e.to_string())?;
+            let mut text = String::new();
+            use futures::StreamExt;
+            while let Some(event) = stream.next().await {
+                if let cairn_agent::model::ModelEvent::TextDelta(d) =
+                    event.map_err(|e| e.to_string())?
+                {
+                    text.push_str(&d);
+                }
+            }
+            Ok((agent.model.describe(), text))
+        })
+    }
+
+    fn elicit<'a>(
+        &'a self,
+        server: &'a str,
+        message: String,
+        schema: Value,
+    ) -> futures::future::BoxFuture<'a, cairn_mcp::Elicited> {
+        Box::pin(async move {
+            use cairn_mcp::Elicited;
+            let Some(state) = self.state.upgrade() else {
+                return Elicited::Cancel;
+            };
+            let form = state
+                .extensions
+                .lock()
+                .map(|e| e.elicitation)
+                .unwrap_or(false);
+            if form {
+                let params = protocol::ElicitParams {
+                    server: server.to_string(),
+                    message,
+                    requested_schema: schema,
+                };
+                return match state.client.send_request::<ElicitRequest>(params).await {
+                    Ok(r) if r.action == "accept" => {
+                        Elicited::Accept(r.content.unwrap_or_else(|| json!({})))
+                    }
+                    Ok(r) if r.action == "decline" => Elicited::Decline,
+                    _ => Elicited::Cancel,
+                };
+            }
+            // Without a form the user can accept the schema's defaults, if they cover every
+            // required field, or decline.
+            let defaults = cairn_mcp::schema_defaults(&schema);
+            let required: Vec<String> = schema
+                .get("required")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect();
+            let covered = required.iter().all(|r| defaults.get(r).is_some());
+            let mut titles = vec!["Decline", "Cancel"];
+            if covered {
+                titles.insert(0, "Accept");
+            }
+            let shown = if covered {
+                format!("\nAccepting sends: {defaults}")
+            } else {
+                String::new()
+            };
+            let text = format!("cairn: MCP server `{server}` asks: {message}{shown}");
+            let actions: Vec<_> = titles
+                .iter()
+                .map(|t| tower_lsp_server::ls_types::MessageActionItem {
+                    title: (*t).into(),
+                    properties: Default::default(),
+                })
+                .collect();
+            let answer = state
+                .client
+                .show_message_request(
+                    tower_lsp_server::ls_types::MessageType::INFO,
+                    text,
+                    Some(actions),
+                )
+                .await
+                .ok()
+                .flatten();
+            match choose(answer).as_deref() {
+                Some("Accept") => Elicited::Accept(defaults),
+                Some("Decline") => Elicited::Decline,
+                _ => Elicited::Cancel,
+            }
+        })
+    }
+}
+
+/// Expands a slash command (`/server:prompt key=value …`, or `/prompt …` when only one server
+/// has that prompt) into the prompt's text; other messages pass unchanged.
+pub(crate) async fn expand_slash(handle: &McpHandle, message: &str) -> Result<String, String> {
+    let Some(command) = message.strip_prefix('/') else {
+        return Ok(message.to_string());
+    };
+    let mut words = command.split_whitespace();
+    let Some(head) = words.next() else {
+        return Ok(message.to_string());
+    };
+    let prompts = handle.hub.prompts().await;
+    let found: Vec<&cairn_mcp::ServerPrompt> = match head.split_once(':') {
+        Some((server, name)) => prompts
+            .iter()
+            .filter(|p| p.server == server && p.name == name)
+            .collect(),
+        None => prompts.iter().filter(|p| p.name == head).collect(),
+    };
+    let prompt = match found.as_slice() {
+        [one] => *one,
+        [] => {
+            let known: Vec<String> = prompts
+                .iter()
+                .map(|p| format!("/{}:{}", p.server, p.name))
+                .collect();
+            return Err(format!(
+                "no prompt `/{head}`; available: {}",
+                if known.is_empty() {
+                    "none".into()
+                } else {
+                    known.join(", ")
+                }
+            ));
+        }
+        _ => {
+            return Err(format!(
+                "`/{head}` is offered by several servers; write /SERVER:{head}"
+            ));
+        }
+    };
+    let mut arguments = serde_json::Map::new();
+    for word in words {
+        match word.split_once('=') {
+            Some((k, v)) => {
+                arguments.insert(k.to_string(), Value::String(v.to_string()));
+            }
+            None => return Err(format!("prompt arguments are key=value, got `{word}`")),
+        }
+    }
+    handle
+        .hub
+        .prompt_text(&prompt.server, &prompt.name, arguments)
+        .await
+}
+
+/// The text of attached resources, for the prompt.
+pub(crate) async fn attachments_text(
+    handle: &McpHandle,
+    refs: &[protocol::ResourceRef],
+) -> Result<String, String> {
+    let mut out = String::new();
+    for r in refs {
+        let text = handle.hub.read_resource(&r.server, &r.uri).await?;
+        out.push_str(&format!(
+            "\n\nResource `{}` from `{}`:\n```\n{}\n```",
+            r.uri,
+            r.server,
+            text.trim_end()
+        ));
+    }
+    Ok(out)
+}

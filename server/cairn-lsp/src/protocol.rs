@@ -27,8 +27,25 @@ pub const MCP_STATUS: &str = "cairn/mcpStatus";
 
 /// Every `cairn/` method, for the `experimental` capability and the documentation test.
 pub const METHODS: &[&str] = &[
-    CHAT, CANCEL, SESSIONS, TOOLS, RUN_EVENT, APPROVE, MCP_STATUS,
+    CHAT,
+    CANCEL,
+    SESSIONS,
+    TOOLS,
+    RUN_EVENT,
+    APPROVE,
+    MCP_STATUS,
+    MCP_RESOURCES,
+    MCP_PROMPTS,
+    ELICIT,
 ];
+
+/// Request, client to server: the resources (and resource templates) the MCP servers offer.
+pub const MCP_RESOURCES: &str = "cairn/mcpResources";
+/// Request, client to server: the prompts the MCP servers offer, for slash commands.
+pub const MCP_PROMPTS: &str = "cairn/mcpPrompts";
+/// Request, server to client: an MCP server asks the user for input (only for clients that
+/// announced `capabilities.elicitation`).
+pub const ELICIT: &str = "cairn/elicit";
 
 /// Commands for `workspace/executeCommand` (and code actions), for clients that cannot send
 /// custom requests (Helix).
@@ -94,6 +111,8 @@ pub struct InitializationOptions {
 pub struct ClientExtensions {
     /// The client answers `cairn/approve` with its own approval UI.
     pub approvals: bool,
+    /// The client answers `cairn/elicit` with a form.
+    pub elicitation: bool,
 }
 
 /// `cairn/chat` parameters.
@@ -107,6 +126,36 @@ pub struct ChatParams {
     pub mode: Option<Mode>,
     #[serde(default)]
     pub context: Option<ChatContext>,
+    /// MCP resources to attach as context.
+    #[serde(default)]
+    pub attachments: Option<Vec<ResourceRef>>,
+}
+
+/// One MCP resource, by server and URI.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ResourceRef {
+    pub server: String,
+    pub uri: String,
+}
+
+/// `cairn/elicit` parameters (server to client).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ElicitParams {
+    pub server: String,
+    pub message: String,
+    /// A JSON schema of a flat object; `default`s are suggestions.
+    pub requested_schema: serde_json::Value,
+}
+
+/// `cairn/elicit` result: `action` is `accept` (with `content`), `decline` or `cancel`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ElicitResult {
+    pub action: String,
+    #[serde(default)]
+    pub content: Option<serde_json::Value>,
 }
 
 /// Editor context attached to a message.

@@ -78,7 +78,20 @@ async fn start_with_history(
         ));
     }
     let config = state.config();
-    let mut message = params.message.clone();
+    let mcp = state.factory.mcp();
+    let mut message = match &mcp {
+        Some(handle) => crate::mcp::expand_slash(handle, &params.message)
+            .await
+            .map_err(invalid_params)?,
+        None => params.message.clone(),
+    };
+    if let (Some(handle), Some(refs)) = (&mcp, &params.attachments) {
+        message.push_str(
+            &crate::mcp::attachments_text(handle, refs)
+                .await
+                .map_err(|e| invalid_params(format!("attachments: {e}")))?,
+        );
+    }
     if let Some(ctx) = &params.context {
         message.push_str(&context_text(
             state,
@@ -495,6 +508,7 @@ pub(crate) async fn send_chat_document(state: &Arc<State>, uri: Uri) -> Result<C
         session_id: Some(session_id),
         mode: Some(Mode::Chat),
         context: None,
+        attachments: None,
     };
     let prelude = Prelude::Append {
         uri: uri.clone(),
@@ -577,6 +591,7 @@ pub(crate) async fn selection_command(
         session_id: Some(session_id),
         mode: Some(mode),
         context: None,
+        attachments: None,
     };
     let prelude = Prelude::Create {
         uri: doc_uri.clone(),

@@ -312,6 +312,22 @@ impl Backend {
         }
     }
 
+    async fn mcp_resources(&self, _params: Option<Value>) -> Result<Value> {
+        let resources = match self.state.factory.mcp() {
+            Some(h) => h.hub.resources().await,
+            None => Vec::new(),
+        };
+        Ok(json!({ "resources": resources }))
+    }
+
+    async fn mcp_prompts(&self, _params: Option<Value>) -> Result<Value> {
+        let prompts = match self.state.factory.mcp() {
+            Some(h) => h.hub.prompts().await,
+            None => Vec::new(),
+        };
+        Ok(json!({ "prompts": prompts }))
+    }
+
     async fn debug_panic(&self, _params: Option<Value>) -> Result<Value> {
         if self.test_faults {
             panic!("injected fault");
@@ -449,6 +465,12 @@ impl LanguageServer for Backend {
                 .show_message(MessageType::ERROR, format!("cairn: {e}"))
                 .await;
         }
+        if let Some(handle) = self.state.factory.mcp() {
+            let delegate = crate::mcp::EditorDelegate {
+                state: Arc::downgrade(&self.state),
+            };
+            handle.hub.set_delegate(Arc::new(delegate));
+        }
         crate::mcp::watch(self.state.clone());
     }
 
@@ -528,6 +550,11 @@ impl LanguageServer for Backend {
             "workspace configuration ignored",
         )
         .await;
+        // The built-in tools follow the folders, and MCP servers hear about the new roots.
+        let _ = self.state.agent();
+        if let Some(handle) = self.state.factory.mcp() {
+            handle.hub.notify_roots_changed().await;
+        }
     }
 
     async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
@@ -724,7 +751,9 @@ pub async fn serve(options: ServeOptions) {
     .custom_method(protocol::CHAT, Backend::chat)
     .custom_method(protocol::CANCEL, Backend::cancel)
     .custom_method(protocol::SESSIONS, Backend::sessions)
-    .custom_method(protocol::TOOLS, Backend::tools);
+    .custom_method(protocol::TOOLS, Backend::tools)
+    .custom_method(protocol::MCP_RESOURCES, Backend::mcp_resources)
+    .custom_method(protocol::MCP_PROMPTS, Backend::mcp_prompts);
     if test_faults {
         builder = builder.custom_method("cairn/debug/panic", Backend::debug_panic);
     }

@@ -188,6 +188,8 @@ struct Shared {
     disabled_tools: Mutex<HashSet<String>>,
     events: broadcast::Sender<HubEvent>,
     generations: AtomicU64,
+    /// Who answers servers' roots, sampling and elicitation requests.
+    delegate: RwLock<Option<Arc<dyn crate::delegate::ClientDelegate>>>,
 }
 
 /// The MCP hub. Cheap to clone; all clones share the servers.
@@ -233,6 +235,7 @@ impl Hub {
                 disabled_tools: Mutex::new(HashSet::new()),
                 events,
                 generations: AtomicU64::new(1),
+                delegate: RwLock::new(None),
             }),
         };
         for (name, cfg) in &config.servers {
@@ -774,12 +777,130 @@ struct HubClient {
     generation: u64,
 }
 
+impl HubClient {
+    fn delegate(&self) -> Option<Arc<dyn crate::delegate::ClientDelegate>> {
+        let shared = self.shared.upgrade()?;
+
+        shared.delegate.read().ok()?.clone()
+    }
+}
+
+// Roots and sampling are deprecated by SEP-2577 (a later protocol revision); servers of the
+// versions in use today still rely on them.
+#[allow(deprecated)]
 impl ClientHandler for HubClient {
     fn get_info(&self) -> InitializeRequestParams {
+        // Offered always: without a delegate the answers are an empty root list, a refused
+        // sampling request and a declined elicitation, which servers handle.
+        let capabilities = ClientCapabilities::builder()
+            .enable_roots()
+            .enable_roots_list_changed()
+            .enable_sampling()
+            .enable_elicitation()
+            .build();
         InitializeRequestParams::new(
-            ClientCapabilities::default(),
+            capabilities,
             Implementation::new("cairn", env!("CARGO_PKG_VERSION")),
         )
+    }
+
+    async fn list_roots(
+        &self,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
+        let roots = self
+            .delegate()
+            .map(|d| d.roots())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(uri, name)| {
+                let mut root = rmcp::model::Root::new(uri);
+                root.name = Some(name);
+                root
+            })
+            .collect();
+        Ok(rmcp::model::ListRootsResult::new(roots))
+    }
+
+    async fn create_message(
+        &self,
+        params: rmcp::model::CreateMessageRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::CreateMessageResult, rmcp::ErrorData> {
+        let Some(delegate) = self.delegate() else {
+            return Err(rmcp::ErrorData::invalid_request(
+                "cairn has no user to ask for sampling here",
+                None,
+            ));
+        };
+        let messages = params
+            .messages
+            .iter()
+            .map(|m| {
+                let role = match m.role {
+                    rmcp::model::Role::User => "user",
+                    rmcp::model::Role::Assistant => "assistant",
+                };
+                let text: Vec<String> = m
+                    .content
+                    .clone()
+                    .into_vec()
+                    .iter()
+                    .map(|c| {
+                        c.as_text().map_or_else(
+                            || "[non-text content omitted]".to_string(),
+                            |t| t.text.clone(),
+                        )
+                    })
+                    .collect();
+                (role.to_string(), text.join("\n"))
+            })
+            .collect();
+        let request = crate::delegate::SamplingRequest {
+            system: params.system_prompt.clone(),
+            messages,
+            max_tokens: params.max_tokens,
+        };
+        match delegate.sample(&self.server, request).await {
+            Ok((model, text)) => {
+                let mut result = rmcp::model::CreateMessageResult::new(
+                    rmcp::model::SamplingMessage::assistant_text(text),
+                    model,
+                );
+                result.stop_reason = Some("endTurn".to_string());
+                Ok(result)
+            }
+            Err(why) => Err(rmcp::ErrorData::invalid_request(why, None)),
+        }
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        use rmcp::model::{ElicitResult, ElicitationAction};
+        let value = serde_json::to_value(&request).unwrap_or_default();
+        let message = value
+            .get("message")
+            .and_then(|m| m.as_str())
+            .unwrap_or_default()
+            .to_string();
+        let schema = value.get("requestedSchema").cloned().unwrap_or_default();
+        let answer = match self.delegate() {
+            Some(d) => d.elicit(&self.server, message, schema).await,
+            None => crate::delegate::Elicited::Decline,
+        };
+        let (action, content) = match answer {
+            crate::delegate::Elicited::Accept(content) => {
+                (ElicitationAction::Accept, Some(content))
+            }
+            crate::delegate::Elicited::Decline => (ElicitationAction::Decline, None),
+            crate::delegate::Elicited::Cancel => (ElicitationAction::Cancel, None),
+        };
+        let mut result = ElicitResult::new(action);
+        result.content = content;
+        Ok(result)
     }
 
     fn on_tool_list_changed(
@@ -1298,5 +1419,37 @@ impl Hub {
                 return;
             }
         }
+    }
+}
+
+impl Hub {
+    /// Sets who answers servers' roots, sampling and elicitation requests.
+    pub fn set_delegate(&self, delegate: Arc<dyn crate::delegate::ClientDelegate>) {
+        if let Ok(mut d) = self.shared.delegate.write() {
+            *d = Some(delegate);
+        }
+    }
+
+    /// Tells every connected server that the roots changed.
+    pub async fn notify_roots_changed(&self) {
+        let peers: Vec<Peer<RoleClient>> = lock(&self.shared.servers)
+            .values()
+            .filter_map(|s| s.peer.clone())
+            .collect();
+        for peer in peers {
+            let _ = tokio::time::timeout(Duration::from_secs(1), peer.notify_roots_list_changed())
+                .await;
+        }
+    }
+}
+
+impl Hub {
+    /// Connected external servers, by name.
+    pub(crate) fn external_peers(&self) -> Vec<(String, Peer<RoleClient>)> {
+        lock(&self.shared.servers)
+            .iter()
+            .filter(|(_, slot)| matches!(slot.kind, Kind::External(_)))
+            .filter_map(|(name, slot)| slot.peer.clone().map(|p| (name.clone(), p)))
+            .collect()
     }
 }

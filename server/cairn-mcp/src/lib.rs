@@ -5,20 +5,24 @@
 //! Invariant: this is the only crate that starts MCP server processes, and a child never
 //! inherits cairn's environment or writes to cairn's stdout.
 
+pub mod delegate;
 mod error;
 mod http;
 mod hub;
 mod ids;
 pub mod names;
 pub mod pinning;
+pub mod resources;
 pub mod review;
 mod sse;
 mod stdio;
 
+pub use delegate::{ClientDelegate, Elicited, SamplingRequest, schema_defaults};
 pub use error::McpError;
 pub use http::{ConfiguredHeaders, HeaderSource};
 pub use hub::{
     Hub, HubEvent, HubOptions, ServerState, ServerStatus, ServerTool, ToolMeta, TransportKind,
 };
+pub use resources::{READ_RESOURCE, ResourceTool, ServerPrompt, ServerResource};
 pub use review::{Review, ReviewReason, Reviewer};
 pub use sse::SseError;

@@ -29,7 +29,7 @@ pub async fn run(
         .await
         .map_err(anyhow::Error::msg)?;
     compose::report_mcp_problems(&mcp);
-    let agent = compose::agent(&config, env, std::sync::Arc::new(mcp.hub.clone()));
+    let agent = compose::agent(&config, env, compose::tool_host(&mcp.hub));
     let store = SessionStore::new(compose::sessions_dir(&config, env));
     let session_id = session.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     let history = store.messages(&session_id)?;

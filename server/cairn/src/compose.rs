@@ -7,13 +7,13 @@ use std::time::Duration;
 
 use cairn_agent::model::{ModelClient, ModelError, ModelRequest, ModelStream};
 use cairn_agent::policy::{Decision, Policy};
-use cairn_agent::tools::{Effect, ToolHost};
+use cairn_agent::tools::{Chain, Effect, ToolHost};
 use cairn_agent::{Agent, Limits};
 use cairn_config::{Config, Layers, McpConfig, ProviderKind, trust};
 use cairn_llm::{ApiKey, ProviderSettings};
 use cairn_lsp::McpHandle;
 use cairn_mcp::pinning::PinStore;
-use cairn_mcp::{Hub, HubOptions, Reviewer, ToolMeta};
+use cairn_mcp::{Hub, HubOptions, ResourceTool, Reviewer, ToolMeta};
 use cairn_tools::mcp_server::ToolServer;
 use cairn_workspace::{DocumentOverlay, Workspace};
 use futures::future::BoxFuture;
@@ -168,6 +168,14 @@ pub fn agent(config: &Config, env: &Env, tools: Arc<dyn ToolHost>) -> Agent {
     }
 }
 
+/// Every tool the agent sees: the hub's catalog and the resource reader.
+pub fn tool_host(hub: &Hub) -> Arc<dyn ToolHost> {
+    Arc::new(Chain(vec![
+        Arc::new(hub.clone()),
+        Arc::new(ResourceTool { hub: hub.clone() }),
+    ]))
+}
+
 /// The hub of a terminal command: configured servers and the built-in tools of `root`,
 /// waited for until they came up (at most the handshake timeout).
 pub async fn terminal_hub(
@@ -230,7 +238,7 @@ impl cairn_lsp::AgentFactory for Factory {
             .map_err(|_| "internal error: MCP lock poisoned".to_string())?;
         let handle = start_hub(current.as_ref(), plan, &self.env, roots, Some(overlay))?;
         *current = Some(handle.clone());
-        Ok(agent(config, &self.env, Arc::new(handle.hub)))
+        Ok(agent(config, &self.env, tool_host(&handle.hub)))
     }
 
     fn sessions_dir(&self, config: &Config) -> PathBuf {

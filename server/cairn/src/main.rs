@@ -3,8 +3,10 @@
 //! Architecture invariant: in `lsp` mode only the LSP transport writes to stdout; logs go to
 //! stderr or the configured file. The terminal commands print their results to stdout.
 
+mod bench;
 mod chat;
 mod compose;
+mod conformance;
 mod doctor;
 mod mcp_cmd;
 mod terminal;
@@ -63,10 +65,27 @@ enum Command {
         #[command(subcommand)]
         command: McpCommand,
     },
+    /// Measurements: `cairn bench mcp` times tool calls through the MCP hub.
+    Bench {
+        #[command(subcommand)]
+        command: BenchCommand,
+    },
     /// Check configuration, the model provider, and the session store.
     Doctor {
         #[arg(short = 'w', long = "workspace")]
         workspace: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// Latency of server-everything's `echo` through cairn's hub over stdio and streamable
+    /// HTTP, next to the official Python SDK; needs `mcp-server-everything` on PATH and the
+    /// Python SDK (`CAIRN_PYTHON`, default `python3`).
+    Mcp {
+        /// Calls to time per client and transport.
+        #[arg(long, default_value_t = 1000)]
+        calls: usize,
     },
 }
 
@@ -98,6 +117,10 @@ enum McpCommand {
         #[arg(long, num_args = 2, value_names = ["SERVER", "TOOL"])]
         approve: Option<Vec<String>>,
     },
+    /// The client the MCP conformance suite launches: connects to URL through the hub, lists
+    /// and calls its tools (`MCP_CONFORMANCE_SCENARIO` names the scenario).
+    #[command(hide = true)]
+    ConformanceClient { url: String },
 }
 
 #[derive(Subcommand)]
@@ -225,7 +248,11 @@ fn main() -> ExitCode {
                     });
                     mcp_cmd::review(&env, workspace_root(workspace)?, approve).await
                 }
+                McpCommand::ConformanceClient { url } => conformance::run(&env, url).await,
             },
+            Command::Bench {
+                command: BenchCommand::Mcp { calls },
+            } => bench::mcp(&env, calls).await,
             Command::Tools {
                 command:
                     ToolsCommand::Call {

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use cairn_agent::Gate;
 use cairn_agent::policy::SessionGrants;
-use cairn_agent::tools::{CallContext, ToolHost};
+use cairn_agent::tools::CallContext;
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -22,7 +22,7 @@ pub async fn list(env: &Env, root: PathBuf, as_json: bool) -> anyhow::Result<Exi
         .await
         .map_err(anyhow::Error::msg)?;
     compose::report_mcp_problems(&mcp);
-    let host = mcp.hub.clone();
+    let host = compose::tool_host(&mcp.hub);
     let policy = compose::policy(&config);
     let tools = host.list();
     if as_json {
@@ -72,7 +72,7 @@ pub async fn call(
         .await
         .map_err(anyhow::Error::msg)?;
     compose::report_mcp_problems(&mcp);
-    let host = mcp.hub.clone();
+    let host = compose::tool_host(&mcp.hub);
     let policy = compose::policy(&config);
     let arguments: serde_json::Value = serde_json::from_str(args)
         .map_err(|e| anyhow::format_err!("--args is not valid JSON: {e}"))?;
