@@ -193,6 +193,7 @@ fn f1_f4_misbehaving_servers_hurt_nothing_else() {
                 ("hang__echo", json!({"message": "wait"})),
                 ("bigline__echo", json!({"message": "huge"})),
                 ("read_file", json!({"path": "notes.txt"})),
+                ("progress__echo", json!({"message": "forever"})),
             ]),
             Reply::text("done"),
         ],
@@ -211,6 +212,7 @@ fn f1_f4_misbehaving_servers_hurt_nothing_else() {
         ("crash", "crash"),
         ("hang", "hang"),
         ("bigline", "bigline"),
+        ("progress", "progress"),
         ("exit", "exit"),
         ("noinit", "noinit"),
         ("badversion", "badversion"),
@@ -270,7 +272,7 @@ fn f1_f4_misbehaving_servers_hurt_nothing_else() {
             .cloned()
             .unwrap_or(Value::Null)
     };
-    let by_index: Vec<Value> = (0..7).map(|i| result(&format!("_{i}"))).collect();
+    let by_index: Vec<Value> = (0..8).map(|i| result(&format!("_{i}"))).collect();
     assert_eq!(by_index[0]["isError"], false, "{:#?}", by_index[0]);
     assert!(
         by_index[0]["content"]

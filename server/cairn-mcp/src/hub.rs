@@ -1008,6 +1008,15 @@ impl Conn {
         }
         match end {
             End::Stop => None,
+            // An oversized line makes the child fail its writes and exit: that line is the cause.
+            End::Exit(_)
+                if self
+                    .child
+                    .as_ref()
+                    .is_some_and(|c| c.oversized.load(Ordering::Relaxed)) =>
+            {
+                Some(oversized_reason(self.max_line_bytes))
+            }
             End::Exit(status) => Some(self.exit_reason(status, "while running").await),
             End::Quit => {
                 let Some(child) = self.child.as_mut() else {
