@@ -200,9 +200,17 @@ fn f1_f4_misbehaving_servers_hurt_nothing_else() {
     );
     sb.write("notes.txt", "built-in works\n");
     let mut config = String::from(
-        "[mcp]\nhandshake_timeout_secs = 2\ncall_timeout_secs = 2\nmax_restarts = 1\nmax_line_bytes = 1048576\n[policy.categories]\n",
+        "[mcp]\nhandshake_timeout_secs = 2\ncall_timeout_secs = 2\nmax_call_timeout_secs = 4\nmax_restarts = 1\nmax_line_bytes = 1048576\n[policy.categories]\n",
     );
-    for name in ["ok", "garbage", "stdoutlog", "crash", "hang", "bigline"] {
+    for name in [
+        "ok",
+        "garbage",
+        "stdoutlog",
+        "crash",
+        "hang",
+        "bigline",
+        "progress",
+    ] {
         config.push_str(&format!("\"mcp:{name}\" = \"allow\"\n"));
     }
     for (name, mode) in [
@@ -227,9 +235,17 @@ fn f1_f4_misbehaving_servers_hurt_nothing_else() {
     ed.initialize(&sb, json!({}), false);
     let status = ed.wait_for_mcp_status(
         |s| {
-            ["ok", "garbage", "stdoutlog", "crash", "hang", "bigline"]
-                .iter()
-                .all(|n| server_state(s, n)["state"] == "running")
+            [
+                "ok",
+                "garbage",
+                "stdoutlog",
+                "crash",
+                "hang",
+                "bigline",
+                "progress",
+            ]
+            .iter()
+            .all(|n| server_state(s, n)["state"] == "running")
                 && server_state(s, "garbage")["state"] == "running"
                 && ["exit", "noinit", "missing", "badversion"]
                     .iter()
@@ -300,6 +316,16 @@ fn f1_f4_misbehaving_servers_hurt_nothing_else() {
             .as_str()
             .unwrap()
             .contains("built-in works")
+    );
+    // Progress extends a call's time, but not past mcp.max_call_timeout_secs.
+    assert_eq!(by_index[7]["isError"], true, "{:#?}", by_index[7]);
+    let progress = by_index[7]["content"].as_str().unwrap_or_default();
+    assert!(progress.contains("timed out"), "{progress}");
+    // The editor saw the servers start.
+    assert!(
+        ed.notifications.iter().any(|n| n["method"] == "$/progress"
+            && n["params"]["value"]["title"] == "cairn: starting MCP servers"),
+        "no $/progress while servers started"
     );
     assert_eq!(events.last().unwrap()["kind"], "done");
     // The server still answers.
