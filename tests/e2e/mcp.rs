@@ -431,7 +431,13 @@ fn f7_rug_pull_disables_the_tool_until_approved() {
 fn f5_f6_f8_poisoned_and_shadowing_tools() {
     let bad = test_support_bin("misbehaving-mcp");
     let b = toml_str(bad.to_str().unwrap());
-    let sb = Sandbox::new(Format::OpenAi, vec![]);
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::tool_call("poison__add", json!({"a": 1, "b": 2, "sidenote": "x"})),
+            Reply::text("ok"),
+        ],
+    );
     sb.user_config(&format!(
         "[mcp.servers.poison]\ncommand = {b}\nargs = [\"--mode\", \"poisoned\"]\n[mcp.servers.shadow]\ncommand = {b}\nargs = [\"--mode\", \"shadow\"]\n"
     ));
@@ -494,6 +500,33 @@ fn f5_f6_f8_poisoned_and_shadowing_tools() {
             .iter()
             .any(|n| n.contains("read file") || n.contains('\u{0430}')),
         "{names:?}"
+    );
+
+    // Once the user approves the flagged tool anyway, every call still asks, and the question
+    // shows the tool's whole description, hidden instructions included.
+    let approved = ed.call(
+        "workspace/executeCommand",
+        json!({"command": "cairn.approveTool", "arguments": [{"server": "poison", "tool": "add"}]}),
+    );
+    assert_eq!(approved["approved"], true);
+    ed.responder = Box::new(|_, _| Answer::Now(json!({"title": "Deny"})));
+    let (run, _) = ed.chat(json!({"message": "add"}));
+    let events = ed.finish(&run);
+    let ask = ed
+        .server_requests
+        .iter()
+        .find(|r| r["method"] == "window/showMessageRequest")
+        .cloned()
+        .unwrap_or_else(|| panic!("no approval asked: {events:#?}"));
+    let message = ask["params"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("<IMPORTANT>") && message.contains("~/.ssh/id_rsa"),
+        "{message}"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| e["kind"] == "toolResult" && e["content"] == "the user denied this call")
     );
 }
 

@@ -97,6 +97,9 @@ pub struct ApprovalRequest {
     pub effect: Effect,
     /// Why the user is asked, in words.
     pub reason: String,
+    /// The tool's own description, in full: what the user approves includes what the tool
+    /// claims to do (a poisoned description shows here, uncut).
+    pub description: String,
 }
 
 /// The user's answer.

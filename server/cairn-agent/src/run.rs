@@ -403,6 +403,12 @@ impl Gate<'_> {
                     arguments: arguments.clone(),
                     effect: info.effect,
                     reason: format!("`{name}` {} ({})", effect_words(info), ruling.setting),
+                    description: info
+                        .tool
+                        .description
+                        .as_deref()
+                        .unwrap_or_default()
+                        .to_string(),
                 };
                 on_approval(ApprovalState::Asked, None, &request.reason);
                 let answer = self.approver.ask(&request).await;

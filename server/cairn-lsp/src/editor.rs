@@ -236,6 +236,7 @@ impl Approver for EditorApprover {
                     arguments: request.arguments.clone(),
                     args_hash: request.args_hash.clone(),
                     reason: request.reason.clone(),
+                    description: request.description.clone(),
                     options: vec![
                         ApprovalAnswer::AllowOnce,
                         ApprovalAnswer::AllowSession,
@@ -272,7 +273,10 @@ impl Approver for EditorApprover {
                 args.truncate(end);
                 args.push_str("\n… (arguments cut for display)");
             }
-            let message = format!("cairn: allow {}?\n{args}", request.reason);
+            let message = format!(
+                "cairn: allow {}?\n{args}\nThe tool says of itself: {}",
+                request.reason, request.description
+            );
             let actions = [ALLOW_ONCE, ALLOW_SESSION, DENY].map(|t| MessageActionItem {
                 title: t.into(),
                 properties: HashMap::new(),

@@ -232,6 +232,8 @@ pub struct ApproveParams {
     pub arguments: serde_json::Value,
     pub args_hash: String,
     pub reason: String,
+    /// The tool's own description, in full.
+    pub description: String,
     /// What the client may answer.
     pub options: Vec<cairn_agent::policy::ApprovalAnswer>,
 }

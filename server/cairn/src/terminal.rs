@@ -14,9 +14,10 @@ impl Approver for TerminalApprover {
     fn ask<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalAnswer> {
         let yes = self.yes;
         let prompt = format!(
-            "cairn: allow {}?\n{}\n[o]nce, [s]ession, [d]eny: ",
+            "cairn: allow {}?\n{}\nThe tool says of itself: {}\n[o]nce, [s]ession, [d]eny: ",
             request.reason,
-            serde_json::to_string_pretty(&request.arguments).unwrap_or_default()
+            serde_json::to_string_pretty(&request.arguments).unwrap_or_default(),
+            request.description
         );
         Box::pin(async move {
             if yes {
