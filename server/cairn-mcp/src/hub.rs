@@ -798,10 +798,13 @@ impl ClientHandler for HubClient {
             .enable_sampling()
             .enable_elicitation()
             .build();
+        // The newest revision (2026-07-28) drops the initialize handshake; servers of today
+        // speak the last one that has it.
         InitializeRequestParams::new(
             capabilities,
             Implementation::new("cairn", env!("CARGO_PKG_VERSION")),
         )
+        .with_protocol_version(rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE)
     }
 
     async fn list_roots(
