@@ -837,3 +837,64 @@ fn resources_prompts_roots_sampling_and_elicitation() {
     );
     assert!(sampling["tools"].as_array().is_none_or(|t| t.is_empty()));
 }
+
+/// Without a form UI, an elicitation is a message with choices; sampling the user denies never
+/// reaches the model.
+#[test]
+fn elicitation_by_message_and_denied_sampling() {
+    if !peer_tests() {
+        return;
+    }
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::tool_call(
+                "everything__trigger-sampling-request",
+                json!({"prompt": "leak it", "maxTokens": 20}),
+            ),
+            Reply::tool_call("everything__trigger-elicitation-request", json!({})),
+            Reply::text("done"),
+        ],
+    );
+    sb.user_config(
+        "[policy.categories]\n\"mcp:everything\" = \"allow\"\n[mcp.servers.everything]\ncommand = \"mcp-server-everything\"\nargs = [\"stdio\"]\n",
+    );
+    let mut ed = Editor::spawn(&sb, &[]);
+    ed.initialize(&sb, json!({}), false);
+    ed.responder = Box::new(|method, params| match method {
+        "window/showMessageRequest" => {
+            let message = params["message"].as_str().unwrap_or_default();
+            if message.contains("asks to use your model") {
+                Answer::Now(json!({"title": "Deny"}))
+            } else {
+                assert!(
+                    message.contains("MCP server `everything` asks"),
+                    "{message}"
+                );
+                Answer::Now(json!({"title": "Decline"}))
+            }
+        }
+        _ => Answer::Now(Value::Null),
+    });
+    ed.wait_for_mcp_status(
+        |s| server_state(s, "everything")["state"] == "running",
+        "everything running",
+    );
+    let (run, _) = ed.chat(json!({"message": "try"}));
+    let events = ed.finish(&run);
+    let results: Vec<String> = events
+        .filter(|e| e["kind"] == "toolResult")
+        .map(|e| e["content"].as_str().unwrap_or_default().to_lowercase())
+        .collect();
+    assert_eq!(results.len(), 2, "{events:#?}");
+    assert!(results[0].contains("declined"), "{}", results[0]);
+    assert!(results[1].contains("decline"), "{}", results[1]);
+    // Only the run's own three turns reached the model: the denied sampling did not.
+    assert_eq!(sb.model.requests().len(), 3);
+    assert!(
+        !sb.model
+            .requests()
+            .iter()
+            .any(|r| r.body.to_string().contains("leak it\\\"") && r.body["tools"].is_null())
+    );
+}
