@@ -893,3 +893,85 @@ fn elicitation_by_message_and_denied_sampling() {
     // Only the run's own three turns reached the model: the denied sampling did not.
     assert_eq!(sb.model.requests().len(), 3);
 }
+
+/// Processes whose working directory is `dir`.
+fn processes_in(dir: &std::path::Path) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let cwd = entry.path().join("cwd");
+        if std::fs::read_link(&cwd).is_ok_and(|p| p == dir) {
+            found.push(entry.file_name().to_string_lossy().into_owned());
+        }
+    }
+    found
+}
+
+/// Shutdown, a closed stdin and a dead editor all end every MCP server child.
+#[test]
+fn exit_leaves_no_mcp_child_behind() {
+    let bad = test_support_bin("misbehaving-mcp");
+    for how in ["exit", "stdin", "parent"] {
+        let sb = Sandbox::new(Format::OpenAi, vec![]);
+        let marker = std::fs::canonicalize(sb.dir.path())
+            .unwrap()
+            .join(format!("child-{how}"));
+        std::fs::create_dir_all(&marker).unwrap();
+        sb.user_config(&format!(
+            // `b` outlives its server: a shell that sleeps after the server ends, as a
+            // careless wrapper script would. Only killing the process group ends it.
+            "[mcp.servers.a]\ncommand = {}\nargs = [\"--mode\", \"ok\"]\ncwd = {}\n[mcp.servers.b]\ncommand = \"sh\"\nargs = [\"-c\", {}]\ncwd = {}\n",
+            toml_str(bad.to_str().unwrap()),
+            toml_str(marker.to_str().unwrap()),
+            toml_str(&format!("{} --mode ok; sleep 30", bad.display())),
+            toml_str(marker.to_str().unwrap()),
+        ));
+        let mut parent = Command::new("sleep").arg("60").spawn().unwrap();
+        let mut ed = Editor::spawn(&sb, &[]);
+        let pid = if how == "parent" {
+            json!(parent.id())
+        } else {
+            Value::Null
+        };
+        ed.call(
+            "initialize",
+            json!({"processId": pid, "capabilities": {}, "rootUri": crate::support::uri(&sb.ws())}),
+        );
+        ed.notify("initialized", json!({}));
+        ed.wait_for_mcp_status(
+            |s| {
+                server_state(s, "a")["state"] == "running"
+                    && server_state(s, "b")["state"] == "running"
+            },
+            "both servers running",
+        );
+        assert!(processes_in(&marker).len() >= 2, "{how}: the children run");
+        match how {
+            "exit" => {
+                ed.call("shutdown", Value::Null);
+                ed.notify("exit", Value::Null);
+            }
+            "stdin" => ed.close_stdin(),
+            _ => {
+                // Reaped at once, as init would: a zombie still counts as alive.
+                parent.kill().unwrap();
+                parent.wait().unwrap();
+            }
+        }
+        let status = crate::support::wait_exit(&mut ed.child, std::time::Duration::from_secs(5));
+        assert!(status.is_some(), "{how}: cairn did not exit");
+        let _ = parent.kill();
+        let _ = parent.wait();
+        // Children are reaped asynchronously; give them a moment, then none may remain.
+        for _ in 0..50 {
+            if processes_in(&marker).is_empty() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        assert_eq!(
+            processes_in(&marker),
+            Vec::<String>::new(),
+            "{how}: children left behind"
+        );
+    }
+}

@@ -129,6 +129,15 @@ impl State {
         docs.by_uri.get(uri).map(|d| (d.text(), d.version))
     }
 
+    /// Cancels every run and ends every MCP server, bounded in time: the process is about to
+    /// exit and must leave no child behind.
+    pub async fn stop(&self) {
+        self.cancel_all();
+        if let Some(handle) = self.factory.mcp() {
+            let _ = tokio::time::timeout(Duration::from_millis(1500), handle.hub.shutdown()).await;
+        }
+    }
+
     pub fn cancel_all(&self) {
         if let Ok(runs) = self.runs.lock() {
             for run in runs.values() {
@@ -699,7 +708,7 @@ fn watch_parent(pid: u32, state: Arc<State>) {
             tokio::time::sleep(Duration::from_millis(500)).await;
             if !process_alive(pid) {
                 tracing::info!(pid, "the editor process is gone; exiting");
-                state.cancel_all();
+                state.stop().await;
                 std::process::exit(0);
             }
         }
@@ -767,7 +776,7 @@ pub async fn serve(options: ServeOptions) {
     Server::new(framing.server_input, framing.server_output, socket)
         .serve(CatchPanic(service))
         .await;
-    state.cancel_all();
+    state.stop().await;
     // Let the last replies reach the editor.
     let _ = tokio::time::timeout(Duration::from_millis(500), framing.writer).await;
 }
