@@ -975,3 +975,45 @@ fn exit_leaves_no_mcp_child_behind() {
         );
     }
 }
+
+/// Progress from a real server keeps a long call alive past the per-call timeout.
+#[test]
+fn progress_extends_a_long_call() {
+    if !peer_tests() {
+        return;
+    }
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::tool_call(
+                "everything__trigger-long-running-operation",
+                json!({"duration": 3, "steps": 6}),
+            ),
+            Reply::text("done"),
+        ],
+    );
+    sb.user_config(
+        "[mcp]\ncall_timeout_secs = 1\nmax_call_timeout_secs = 20\n[policy.categories]\n\"mcp:everything\" = \"allow\"\n[mcp.servers.everything]\ncommand = \"mcp-server-everything\"\nargs = [\"stdio\"]\n",
+    );
+    let mut ed = Editor::spawn(&sb, &[]);
+    ed.initialize(&sb, json!({}), false);
+    ed.wait_for_mcp_status(
+        |s| server_state(s, "everything")["state"] == "running",
+        "everything running",
+    );
+    let (run, _) = ed.chat(json!({"message": "long"}));
+    let events = ed.finish(&run);
+    let result = events
+        .iter()
+        .find(|e| e["kind"] == "toolResult")
+        .cloned()
+        .unwrap();
+    assert_eq!(result["isError"], false, "{result:#}");
+    assert!(
+        result["content"]
+            .as_str()
+            .unwrap()
+            .contains("Long running operation completed"),
+        "{result:#}"
+    );
+}
