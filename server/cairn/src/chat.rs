@@ -23,12 +23,7 @@ pub async fn run(
     json: bool,
     message: String,
 ) -> anyhow::Result<ExitCode> {
-    let layers = compose::load_layers(env, Some(&root))?;
-    let config = layers.resolve()?;
-    let mcp = compose::terminal_hub(&config, &layers, env, &root)
-        .await
-        .map_err(anyhow::Error::msg)?;
-    compose::report_mcp_problems(&mcp);
+    let (config, mcp) = compose::terminal_setup(env, &root, true).await?;
     let agent = compose::agent(&config, env, compose::tool_host(&mcp.hub));
     let store = SessionStore::new(compose::sessions_dir(&config, env));
     let session_id = session.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());

@@ -387,6 +387,24 @@ pub fn start_hub(
     })
 }
 
+/// What a terminal command needs: the configuration of `root`, and the hub with its servers up
+/// (`report`: tell the user about servers that did not start).
+pub async fn terminal_setup(
+    env: &Env,
+    root: &Path,
+    report: bool,
+) -> anyhow::Result<(Config, McpHandle)> {
+    let layers = load_layers(env, Some(root))?;
+    let config = layers.resolve()?;
+    let mcp = terminal_hub(&config, &layers, env, root)
+        .await
+        .map_err(anyhow::Error::msg)?;
+    if report {
+        report_mcp_problems(&mcp);
+    }
+    Ok((config, mcp))
+}
+
 /// Tells the terminal user about servers that did not start, and why.
 #[allow(clippy::print_stderr)]
 pub fn report_mcp_problems(mcp: &McpHandle) {

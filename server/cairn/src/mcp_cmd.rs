@@ -30,11 +30,7 @@ pub fn describe(s: &ServerStatus) -> (bool, String) {
 /// `cairn mcp status`.
 #[allow(clippy::print_stdout)]
 pub async fn status(env: &Env, root: PathBuf, as_json: bool) -> anyhow::Result<ExitCode> {
-    let layers = compose::load_layers(env, Some(&root))?;
-    let config = layers.resolve()?;
-    let mcp = compose::terminal_hub(&config, &layers, env, &root)
-        .await
-        .map_err(anyhow::Error::msg)?;
+    let (_, mcp) = compose::terminal_setup(env, &root, false).await?;
     let statuses: Vec<ServerStatus> = mcp
         .hub
         .status()
@@ -163,11 +159,7 @@ pub async fn review(
     root: PathBuf,
     approve: Option<(String, String)>,
 ) -> anyhow::Result<ExitCode> {
-    let layers = compose::load_layers(env, Some(&root))?;
-    let config = layers.resolve()?;
-    let mcp = compose::terminal_hub(&config, &layers, env, &root)
-        .await
-        .map_err(anyhow::Error::msg)?;
+    let (_, mcp) = compose::terminal_setup(env, &root, false).await?;
     let result = match approve {
         Some((server, tool)) => {
             mcp.reviewer

@@ -16,12 +16,7 @@ use crate::terminal::TerminalApprover;
 
 #[allow(clippy::print_stdout)]
 pub async fn list(env: &Env, root: PathBuf, as_json: bool) -> anyhow::Result<ExitCode> {
-    let layers = compose::load_layers(env, Some(&root))?;
-    let config = layers.resolve()?;
-    let mcp = compose::terminal_hub(&config, &layers, env, &root)
-        .await
-        .map_err(anyhow::Error::msg)?;
-    compose::report_mcp_problems(&mcp);
+    let (config, mcp) = compose::terminal_setup(env, &root, true).await?;
     let host = compose::tool_host(&mcp.hub);
     let policy = compose::policy(&config);
     let tools = host.list();
@@ -66,12 +61,7 @@ pub async fn call(
     as_json: bool,
     yes: bool,
 ) -> anyhow::Result<ExitCode> {
-    let layers = compose::load_layers(env, Some(&root))?;
-    let config = layers.resolve()?;
-    let mcp = compose::terminal_hub(&config, &layers, env, &root)
-        .await
-        .map_err(anyhow::Error::msg)?;
-    compose::report_mcp_problems(&mcp);
+    let (config, mcp) = compose::terminal_setup(env, &root, true).await?;
     let host = compose::tool_host(&mcp.hub);
     let policy = compose::policy(&config);
     let arguments: serde_json::Value = serde_json::from_str(args)
