@@ -10,6 +10,7 @@
 //! key variable) nor loosen the approval policy, because opening a repository must not be enough
 //! to exfiltrate a key or auto-approve writes.
 
+pub mod access;
 mod layers;
 mod mcp_import;
 mod model;
