@@ -4,6 +4,7 @@
 //! stderr or the configured file. The terminal commands print their results to stdout.
 
 mod bench;
+mod bench_search;
 mod chat;
 mod compose;
 mod conformance;
@@ -86,6 +87,12 @@ enum BenchCommand {
         /// Calls to time per client and transport.
         #[arg(long, default_value_t = 1000)]
         calls: usize,
+    },
+    /// The built-in `grep`, `glob` and `tree` over a generated tree, next to ripgrep (`rg`).
+    Search {
+        /// Files in the generated tree.
+        #[arg(long, default_value_t = 100_000)]
+        files: usize,
     },
 }
 
@@ -253,6 +260,9 @@ fn main() -> ExitCode {
             Command::Bench {
                 command: BenchCommand::Mcp { calls },
             } => bench::mcp(&env, calls).await,
+            Command::Bench {
+                command: BenchCommand::Search { files },
+            } => bench_search::search(files).await,
             Command::Tools {
                 command:
                     ToolsCommand::Call {
