@@ -120,7 +120,17 @@ fn tools_list_and_call() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    for name in ["read_file", "list_directory", "grep", "edit_file"] {
+    for name in [
+        "read_file",
+        "list_directory",
+        "grep",
+        "edit_file",
+        "apply_patch",
+        "replace_in_files",
+        "read_resource",
+        "git_status",
+        "git_commit",
+    ] {
         assert!(names.contains(&name), "{names:?}");
     }
 
@@ -331,4 +341,66 @@ fn chat_asks_on_the_terminal() {
         "{transcript}"
     );
     assert_eq!(sb.read("a.txt"), "three\n");
+}
+
+/// The version-control tools answer through the same path as every tool.
+#[test]
+fn git_tools_through_tools_call() {
+    let sb = Sandbox::new(Format::OpenAi, vec![]);
+    let ws = sb.ws();
+    let init = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&ws)
+        .status()
+        .unwrap();
+    assert!(init.success());
+    sb.write("new.txt", "hello\n");
+    let out = run(
+        &sb,
+        &[
+            "tools",
+            "call",
+            "git_status",
+            "--json",
+            "-w",
+            ws.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stdout));
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        result["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("new.txt"),
+        "{result:#}"
+    );
+    // Changing the repository asks, like any write; without a terminal it is refused.
+    let out = run(
+        &sb,
+        &[
+            "tools",
+            "call",
+            "git_stage",
+            "--args",
+            r#"{"paths":["new.txt"]}"#,
+            "-w",
+            ws.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let status = run(
+        &sb,
+        &["tools", "call", "git_status", "-w", ws.to_str().unwrap()],
+    );
+    assert!(
+        text(&status.stdout).contains("?? new.txt"),
+        "{}",
+        text(&status.stdout)
+    );
+    assert!(
+        !text(&status.stdout).contains("A  new.txt"),
+        "{}",
+        text(&status.stdout)
+    );
 }

@@ -279,7 +279,7 @@ fn cancel_mid_stream_stops_the_run_and_the_model_request() {
     assert_eq!(events.last().unwrap()["kind"], "done");
     assert_eq!(events.last().unwrap()["stopped"], "cancelled");
     sb.rt.block_on(async {
-        for _ in 0..100 {
+        for _ in 0..400 {
             if sb.model.dropped_responses() > 0 {
                 break;
             }

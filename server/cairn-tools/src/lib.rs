@@ -1,6 +1,7 @@
 //! Built-in tools, served in-process as a [`ToolHost`].
 //!
-//! The first category is `file`: `read_file`, `list_directory`, `grep` and `edit_file`. They act
+//! The first category is `file` ([`TOOL_NAMES`]: reading, searching, editing, patching and
+//! managing files). They act
 //! on workspace files only through [`cairn_workspace::Workspace`], so every path the model names
 //! is resolved inside a root, and reads see (and edits go through) the editor's open buffers.
 //!
@@ -10,12 +11,32 @@
 
 #![deny(missing_docs)]
 
+mod apply_patch;
+mod copy_file;
+mod count;
+mod create_file;
+mod delete_file;
+mod diff;
+mod diff_files;
 mod edit_file;
+mod find_files;
+mod git;
+mod glob;
 mod grep;
+mod head_tail;
+mod insert_at_line;
 mod list_directory;
+mod make_directory;
 pub mod mcp_server;
+mod move_file;
+mod multi_edit;
 mod read_file;
+mod read_many;
+mod replace_in_files;
+mod stat;
+mod tree;
 mod util;
+mod write_file;
 
 use std::sync::Arc;
 
@@ -24,10 +45,34 @@ use cairn_workspace::Workspace;
 use futures::future::BoxFuture;
 use rmcp::model::CallToolResult;
 
+pub use crate::git::{GIT_TOOL_NAMES, GitTools};
 use crate::util::error_result;
 
 /// The tool names this host serves, in the order listed.
-pub const TOOL_NAMES: [&str; 4] = ["read_file", "list_directory", "grep", "edit_file"];
+pub const TOOL_NAMES: [&str; 22] = [
+    "read_file",
+    "list_directory",
+    "grep",
+    "edit_file",
+    "read_many",
+    "tree",
+    "glob",
+    "find_files",
+    "stat",
+    "head_tail",
+    "count",
+    "diff_files",
+    "write_file",
+    "create_file",
+    "multi_edit",
+    "apply_patch",
+    "insert_at_line",
+    "delete_file",
+    "move_file",
+    "copy_file",
+    "make_directory",
+    "replace_in_files",
+];
 
 /// The built-in file tools over one workspace.
 ///
@@ -63,6 +108,24 @@ impl ToolHost for BuiltinTools {
             file(list_directory::definition(), Effect::Read, false),
             file(grep::definition(), Effect::Read, false),
             file(edit_file::definition(), Effect::Write, true),
+            file(read_many::definition(), Effect::Read, false),
+            file(tree::definition(), Effect::Read, false),
+            file(glob::definition(), Effect::Read, false),
+            file(find_files::definition(), Effect::Read, false),
+            file(stat::definition(), Effect::Read, false),
+            file(head_tail::definition(), Effect::Read, false),
+            file(count::definition(), Effect::Read, false),
+            file(diff_files::definition(), Effect::Read, false),
+            file(write_file::definition(), Effect::Write, true),
+            file(create_file::definition(), Effect::Write, true),
+            file(multi_edit::definition(), Effect::Write, true),
+            file(apply_patch::definition(), Effect::Write, true),
+            file(insert_at_line::definition(), Effect::Write, true),
+            file(delete_file::definition(), Effect::Write, true),
+            file(move_file::definition(), Effect::Write, true),
+            file(copy_file::definition(), Effect::Write, true),
+            file(make_directory::definition(), Effect::Write, true),
+            file(replace_in_files::definition(), Effect::Write, true),
         ]
     }
 
@@ -81,6 +144,24 @@ impl ToolHost for BuiltinTools {
                 "list_directory" => list_directory::call(ws, arguments).await,
                 "grep" => grep::call(ws, arguments, ctx).await,
                 "edit_file" => edit_file::call(ws, arguments).await,
+                "read_many" => read_many::call(ws, arguments).await,
+                "tree" => tree::call(ws, arguments).await,
+                "glob" => glob::call(ws, arguments).await,
+                "find_files" => find_files::call(ws, arguments).await,
+                "stat" => stat::call(ws, arguments).await,
+                "head_tail" => head_tail::call(ws, arguments).await,
+                "count" => count::call(ws, arguments).await,
+                "diff_files" => diff_files::call(ws, arguments).await,
+                "write_file" => write_file::call(ws, arguments).await,
+                "create_file" => create_file::call(ws, arguments).await,
+                "multi_edit" => multi_edit::call(ws, arguments).await,
+                "apply_patch" => apply_patch::call(ws, arguments).await,
+                "insert_at_line" => insert_at_line::call(ws, arguments).await,
+                "delete_file" => delete_file::call(ws, arguments).await,
+                "move_file" => move_file::call(ws, arguments).await,
+                "copy_file" => copy_file::call(ws, arguments).await,
+                "make_directory" => make_directory::call(ws, arguments).await,
+                "replace_in_files" => replace_in_files::call(ws, arguments).await,
                 other => error_result(format!(
                     "unknown tool `{other}`; the built-in file tools are {}",
                     TOOL_NAMES.join(", ")

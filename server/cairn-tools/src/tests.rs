@@ -154,7 +154,20 @@ fn definitions() {
         }
         assert_eq!(info.category, "file");
         let annotations = info.tool.annotations.as_ref().unwrap();
-        let write = info.tool.name == "edit_file";
+        let write = [
+            "edit_file",
+            "write_file",
+            "create_file",
+            "multi_edit",
+            "apply_patch",
+            "insert_at_line",
+            "delete_file",
+            "move_file",
+            "copy_file",
+            "make_directory",
+            "replace_in_files",
+        ]
+        .contains(&&*info.tool.name);
         assert_eq!(annotations.read_only_hint, Some(!write));
         assert_eq!(annotations.destructive_hint, Some(write));
         assert_eq!(info.agent_only, write);
@@ -235,9 +248,9 @@ async fn argument_errors_name_the_field() {
             "ERR invalid argument `recursive` for list_directory: unknown field `recursive`…",
         ),
         (
-            "delete_file",
+            "nuke_file",
             json!({}),
-            "ERR unknown tool `delete_file`; the built-in file tools are read_file, list_directory, grep, edit_file",
+            "ERR unknown tool `nuke_file`; the built-in file tools are read_file, list_directory, grep, edit_file, read_many…",
         ),
     ] {
         run(&f, name, args, expected).await;
@@ -855,3 +868,5 @@ async fn edit_file_goes_through_the_editor_when_open() {
         );
     }
 }
+
+mod files;

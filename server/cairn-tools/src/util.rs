@@ -84,3 +84,78 @@ pub(crate) fn cut_line(line: &str, max: usize) -> (std::borrow::Cow<'_, str>, bo
         None => (line.into(), false),
     }
 }
+
+/// The `_meta` of a result reporting `reports` under [`cairn_agent::tools::EDITS_META_KEY`].
+pub(crate) fn with_edits(
+    result: CallToolResult,
+    reports: Vec<cairn_agent::tools::EditReport>,
+) -> CallToolResult {
+    let mut meta = Map::new();
+    let reports = serde_json::to_value(reports).unwrap_or(Value::Null);
+    meta.insert(cairn_agent::tools::EDITS_META_KEY.to_owned(), reports);
+    result.with_meta(Some(rmcp::model::MetaObject(meta)))
+}
+
+/// An edit report for `path`: applied, or rejected with a reason.
+pub(crate) fn report(
+    path: &cairn_workspace::WorkspacePath,
+    reason: Option<String>,
+) -> cairn_agent::tools::EditReport {
+    cairn_agent::tools::EditReport {
+        uri: path.uri(),
+        applied: reason.is_none(),
+        reason,
+    }
+}
+
+/// Run blocking work off the executor, for a value rather than a result.
+pub(crate) async fn off_thread<T: Send + 'static>(
+    ws: &Arc<Workspace>,
+    f: impl FnOnce(&Workspace) -> T + Send + 'static,
+) -> Result<T, String> {
+    let ws = ws.clone();
+    tokio::task::spawn_blocking(move || f(&ws))
+        .await
+        .map_err(|e| format!("internal error: the tool failed ({e})"))
+}
+
+/// Replace the whole text of a file that was read as `old` (at `version` when open in the
+/// editor): through the editor when it was open there, else atomically on disk. `Ok` says
+/// where it went.
+pub(crate) async fn write_whole(
+    ws: &Arc<Workspace>,
+    path: &cairn_workspace::WorkspacePath,
+    old: &str,
+    version: Option<i32>,
+    new: String,
+) -> Result<&'static str, String> {
+    match version {
+        Some(version) => {
+            let edit = cairn_workspace::ByteEdit {
+                start: 0,
+                end: old.len(),
+                new_text: new,
+            };
+            ws.apply_edits_in_editor(path, version, vec![edit])
+                .await
+                .map(|()| ", in the editor (not saved yet)")
+                .map_err(|e| e.to_string())
+        }
+        None => {
+            let path = path.clone();
+            off_thread(ws, move |ws| ws.write_text_atomic(&path, &new))
+                .await?
+                .map(|()| "")
+                .map_err(|e| e.to_string())
+        }
+    }
+}
+
+/// `n` and the noun, plural when `n != 1`.
+pub(crate) fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}

@@ -40,7 +40,7 @@ async fn file_tools_answer_over_mcp() {
 
     let tools = client.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    assert_eq!(names, ["read_file", "list_directory", "grep", "edit_file"]);
+    assert_eq!(names, cairn_tools::TOOL_NAMES);
 
     let mut params = CallToolRequestParams::new("read_file");
     params.arguments = Some(

@@ -42,6 +42,9 @@ pub enum ScopeError {
     Binary { path: PathBuf },
     #[error("{} is not valid UTF-8 (first bad byte at offset {valid_up_to})", path.display())]
     InvalidUtf8 { path: PathBuf, valid_up_to: usize },
+    /// An exclusive create, a copy or a move found something already at the target.
+    #[error("{} already exists", path.display())]
+    AlreadyExists { path: PathBuf },
     #[error("invalid glob `{glob}`: {reason}")]
     InvalidGlob { glob: String, reason: String },
     #[error("i/o error on {}: {source}", path.display())]
@@ -68,6 +71,8 @@ impl ScopeError {
         let path = path.into();
         if source.kind() == std::io::ErrorKind::NotFound {
             ScopeError::NotFound { path }
+        } else if source.kind() == std::io::ErrorKind::AlreadyExists {
+            ScopeError::AlreadyExists { path }
         } else {
             ScopeError::Io { path, source }
         }

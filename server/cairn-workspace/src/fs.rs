@@ -258,3 +258,215 @@ fn decode_text(abs: &Path, bytes: Vec<u8>) -> Result<String, ScopeError> {
         valid_up_to: e.utf8_error().valid_up_to(),
     })
 }
+
+/// What [`Workspace::stat`] reports; a final symlink is described, not followed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileStat {
+    pub kind: EntryKind,
+    /// Size in bytes on disk.
+    pub len: u64,
+    /// Last modification, in seconds since the Unix epoch, when known.
+    pub modified_unix: Option<u64>,
+    /// Unix permission bits (`0o644`), when known.
+    pub mode: Option<u32>,
+    pub readonly: bool,
+}
+
+impl Workspace {
+    /// Create a new file with `text`; [`ScopeError::AlreadyExists`] when anything (a file, a
+    /// directory, a symlink) is already there. Missing parents are created inside the root.
+    /// The content is written to a temp file first and linked into place without clobbering,
+    /// so the file never appears half-written.
+    pub fn create_text_exclusive(
+        &self,
+        path: &WorkspacePath,
+        text: &str,
+    ) -> Result<(), ScopeError> {
+        let abs = path.as_path();
+        let parent = self.parent_of(path)?;
+        if std::fs::symlink_metadata(abs).is_ok() {
+            return Err(ScopeError::AlreadyExists {
+                path: abs.to_owned(),
+            });
+        }
+        self.create_parents(path, parent)?;
+        let tmp = new_temp(parent, None)?;
+        write_temp(tmp, text.as_bytes(), abs, false)
+    }
+
+    /// Delete a regular file. Directories, symlinks and special files are refused (a symlink
+    /// inside the root resolves to its target, which this would delete; so is the root).
+    pub fn remove_file(&self, path: &WorkspacePath) -> Result<(), ScopeError> {
+        let abs = path.as_path();
+        self.parent_of(path)?;
+        let meta = std::fs::symlink_metadata(abs).map_err(|e| ScopeError::io(abs, e))?;
+        check_regular(abs, &meta)?;
+        std::fs::remove_file(abs).map_err(|e| ScopeError::io(abs, e))
+    }
+
+    /// Create a directory and its missing parents; an existing directory is fine, an existing
+    /// file is [`ScopeError::NotADirectory`].
+    pub fn create_dir(&self, path: &WorkspacePath) -> Result<(), ScopeError> {
+        let abs = path.as_path();
+        match std::fs::symlink_metadata(abs) {
+            Ok(meta) if meta.is_dir() => return Ok(()),
+            Ok(_) => {
+                return Err(ScopeError::NotADirectory {
+                    path: abs.to_owned(),
+                });
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(ScopeError::io(abs, e)),
+        }
+        self.create_parents(path, abs)
+    }
+
+    /// Move a regular file or a directory to `to`, which must not exist (never clobbers;
+    /// missing parents of `to` are created). The root itself cannot be moved; a symlink or
+    /// special file at `from` is refused. Both paths were resolved inside the workspace, and
+    /// a rename moves the entry itself, never what a symlink in it points to.
+    pub fn rename(&self, from: &WorkspacePath, to: &WorkspacePath) -> Result<(), ScopeError> {
+        let src = from.as_path();
+        let dst = to.as_path();
+        self.parent_of(from)?;
+        let to_parent = self.parent_of(to)?;
+        let meta = std::fs::symlink_metadata(src).map_err(|e| ScopeError::io(src, e))?;
+        if !meta.is_dir() {
+            check_regular(src, &meta)?;
+        }
+        if dst.starts_with(src) {
+            return Err(ScopeError::InvalidPath {
+                requested: to.display_path(),
+                reason: format!("it is inside {}, which is being moved", from.display_path()),
+            });
+        }
+        if std::fs::symlink_metadata(dst).is_ok() {
+            return Err(ScopeError::AlreadyExists {
+                path: dst.to_owned(),
+            });
+        }
+        self.create_parents(to, to_parent)?;
+        if meta.is_file() {
+            // A hard link fails when the target appeared meanwhile: no clobbering.
+            match std::fs::hard_link(src, dst) {
+                Ok(()) => return std::fs::remove_file(src).map_err(|e| ScopeError::io(src, e)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    return Err(ScopeError::AlreadyExists {
+                        path: dst.to_owned(),
+                    });
+                }
+                // Hard links unsupported here: fall back to a checked rename.
+                Err(_) => {}
+            }
+        }
+        std::fs::rename(src, dst).map_err(|e| ScopeError::io(dst, e))
+    }
+
+    /// Copy a regular file's bytes to `to` (a new file; never clobbers, never follows a symlink
+    /// at either end). The source must be under the size cap; the copy keeps its mode.
+    pub fn copy_file(&self, from: &WorkspacePath, to: &WorkspacePath) -> Result<u64, ScopeError> {
+        let src = from.as_path();
+        let dst = to.as_path();
+        let to_parent = self.parent_of(to)?;
+        let file = open_read(src)?;
+        let meta = file.metadata().map_err(|e| ScopeError::io(src, e))?;
+        check_regular(src, &meta)?;
+        if meta.len() > self.max_file_size {
+            return Err(ScopeError::TooLarge {
+                path: src.to_owned(),
+                size: meta.len(),
+                limit: self.max_file_size,
+            });
+        }
+        if std::fs::symlink_metadata(dst).is_ok() {
+            return Err(ScopeError::AlreadyExists {
+                path: dst.to_owned(),
+            });
+        }
+        let mut bytes = Vec::new();
+        file.take(self.max_file_size.saturating_add(1))
+            .read_to_end(&mut bytes)
+            .map_err(|e| ScopeError::io(src, e))?;
+        self.create_parents(to, to_parent)?;
+        let tmp = new_temp(to_parent, Some(&meta))?;
+        write_temp(tmp, &bytes, dst, false)?;
+        Ok(u64::try_from(bytes.len()).unwrap_or(u64::MAX))
+    }
+
+    /// Metadata of `path`, without following a final symlink.
+    pub fn stat(&self, path: &WorkspacePath) -> Result<FileStat, ScopeError> {
+        let abs = path.as_path();
+        let meta = std::fs::symlink_metadata(abs).map_err(|e| ScopeError::io(abs, e))?;
+        let kind = self.kind_of(path)?;
+        let modified_unix = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map(|d| d.as_secs());
+        #[cfg(unix)]
+        let mode = {
+            use std::os::unix::fs::PermissionsExt;
+            Some(meta.permissions().mode() & 0o7777)
+        };
+        #[cfg(not(unix))]
+        let mode = None;
+        Ok(FileStat {
+            kind,
+            len: meta.len(),
+            modified_unix,
+            mode,
+            readonly: meta.permissions().readonly(),
+        })
+    }
+
+    /// The parent directory of a path that is not a root.
+    fn parent_of<'a>(&self, path: &'a WorkspacePath) -> Result<&'a Path, ScopeError> {
+        match path.as_path().parent() {
+            Some(parent) if !path.is_root() => Ok(parent),
+            _ => Err(ScopeError::InvalidPath {
+                requested: path.display_path(),
+                reason: "it is a workspace root, which cannot be changed this way".to_owned(),
+            }),
+        }
+    }
+}
+
+/// A temp file in `dir`, with the mode of `like` or `0o666` less the umask.
+fn new_temp(dir: &Path, like: Option<&Metadata>) -> Result<tempfile::NamedTempFile, ScopeError> {
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".cairn-edit-").suffix(".tmp");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let tmp = builder
+        .tempfile_in(dir)
+        .map_err(|e| ScopeError::io(dir, e))?;
+    if let Some(meta) = like {
+        tmp.as_file()
+            .set_permissions(meta.permissions())
+            .map_err(|e| ScopeError::io(tmp.path(), e))?;
+    }
+    Ok(tmp)
+}
+
+/// Fill a temp file, sync it and move it to `target` (`clobber` false: fail if it exists).
+fn write_temp(
+    mut tmp: tempfile::NamedTempFile,
+    bytes: &[u8],
+    target: &Path,
+    clobber: bool,
+) -> Result<(), ScopeError> {
+    tmp.write_all(bytes)
+        .map_err(|e| ScopeError::io(tmp.path(), e))?;
+    tmp.as_file()
+        .sync_all()
+        .map_err(|e| ScopeError::io(tmp.path(), e))?;
+    let persisted = if clobber {
+        tmp.persist(target).map(drop)
+    } else {
+        tmp.persist_noclobber(target).map(drop)
+    };
+    persisted.map_err(|e| ScopeError::io(target, e.error))
+}

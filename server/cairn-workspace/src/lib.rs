@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use error::ScopeError;
-pub use fs::{DirEntry, EntryKind};
+pub use fs::{DirEntry, EntryKind, FileStat};
 pub use overlay::{ByteEdit, DocumentOverlay, OpenDocument, OverlayError};
 pub use path::WorkspacePath;
 pub use walk::{WalkOptions, Walker};

@@ -492,3 +492,135 @@ fn walk_table() {
     let err = f.ws.walk(&f.ws.resolve(".").unwrap(), &bad).err().unwrap();
     assert!(matches!(err, ScopeError::InvalidGlob { .. }), "{err}");
 }
+
+#[test]
+fn new_operations_table() {
+    let f = standard();
+    let ws = &f.ws;
+    let r = |p: &str| ws.resolve(p).unwrap();
+    // Exclusive create: creates parents, refuses anything already there.
+    ws.create_text_exclusive(&r("new/dir/n.txt"), "hi").unwrap();
+    assert_eq!(
+        fs::read_to_string(f.root().join("new/dir/n.txt")).unwrap(),
+        "hi"
+    );
+    assert_eq!(
+        kind_or_ok(ws.create_text_exclusive(&r("a/b.txt"), "x")),
+        "exists"
+    );
+    assert_eq!(
+        fs::read_to_string(f.root().join("a/b.txt")).unwrap(),
+        "inside"
+    );
+    assert_eq!(kind_or_ok(ws.create_text_exclusive(&r("a"), "x")), "exists");
+    // Copy: bytes and mode, never onto an existing file.
+    fs::set_permissions(f.root().join("a/b.txt"), fs::Permissions::from_mode(0o640)).unwrap();
+    assert_eq!(ws.copy_file(&r("a/b.txt"), &r("c/copy.txt")).unwrap(), 6);
+    let copied = f.root().join("c/copy.txt");
+    assert_eq!(fs::read_to_string(&copied).unwrap(), "inside");
+    assert_eq!(
+        fs::metadata(&copied).unwrap().permissions().mode() & 0o777,
+        0o640
+    );
+    assert_eq!(
+        kind_or_ok(ws.copy_file(&r("a/b.txt"), &r("c/copy.txt")).map(drop)),
+        "exists"
+    );
+    assert_eq!(
+        kind_or_ok(ws.copy_file(&r("a"), &r("c/d")).map(drop)),
+        "isdir"
+    );
+    // Rename: files and directories, never clobbering, not into itself, not the root.
+    ws.rename(&r("c/copy.txt"), &r("moved/m.txt")).unwrap();
+    assert!(!copied.exists());
+    assert_eq!(
+        fs::read_to_string(f.root().join("moved/m.txt")).unwrap(),
+        "inside"
+    );
+    assert_eq!(
+        kind_or_ok(ws.rename(&r("moved/m.txt"), &r("a/b.txt"))),
+        "exists"
+    );
+    assert_eq!(
+        kind_or_ok(ws.rename(&r("moved"), &r("moved/sub"))),
+        "invalid"
+    );
+    assert_eq!(kind_or_ok(ws.rename(&r("."), &r("x"))), "invalid");
+    ws.rename(&r("moved"), &r("moved2")).unwrap();
+    assert!(f.root().join("moved2/m.txt").is_file());
+    // Directories.
+    ws.create_dir(&r("d1/d2")).unwrap();
+    ws.create_dir(&r("d1/d2")).unwrap();
+    assert!(f.root().join("d1/d2").is_dir());
+    assert_eq!(kind_or_ok(ws.create_dir(&r("a/b.txt"))), "notdir");
+    // Remove: regular files only.
+    ws.remove_file(&r("moved2/m.txt")).unwrap();
+    assert!(!f.root().join("moved2/m.txt").exists());
+    assert_eq!(kind_or_ok(ws.remove_file(&r("moved2"))), "isdir");
+    assert_eq!(kind_or_ok(ws.remove_file(&r("nope"))), "notfound");
+    assert_eq!(kind_or_ok(ws.remove_file(&r("."))), "invalid");
+    // Stat does not follow the final component.
+    let st = ws.stat(&r("a/b.txt")).unwrap();
+    assert_eq!(
+        (st.kind, st.len, st.mode),
+        (EntryKind::File, 6, Some(0o640))
+    );
+    assert_eq!(ws.stat(&r("d1")).unwrap().kind, EntryKind::Dir);
+    // Targets outside never resolve; the outside files are untouched.
+    for p in ["../outside/x", "link_out/new", "$BASE/outside/dir/f"] {
+        let p = p.replace("$BASE", f.base.to_str().unwrap());
+        assert!(ws.resolve(&p).unwrap_err().is_denial(), "{p}");
+    }
+    assert_eq!(
+        fs::read_to_string(f.base.join("outside/dir/f")).unwrap(),
+        "outside"
+    );
+    assert!(!f.base.join("outside/dir/new").exists());
+}
+
+#[test]
+fn new_operations_refuse_fifos_and_swapped_symlinks() {
+    let f = fixture(&["ws/a.txt => a", "outside/f => outside"]);
+    let fifo = f.root().join("fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let p = f.ws.resolve("fifo").unwrap();
+    assert_eq!(kind_or_ok(f.ws.remove_file(&p)), "notregular");
+    assert_eq!(
+        kind_or_ok(f.ws.copy_file(&p, &f.ws.resolve("c").unwrap()).map(drop)),
+        "notregular"
+    );
+    assert_eq!(
+        kind_or_ok(f.ws.rename(&p, &f.ws.resolve("c").unwrap())),
+        "notregular"
+    );
+    // A symlink swapped in after resolution is neither deleted through nor copied from.
+    let victim = f.ws.resolve("a.txt").unwrap();
+    fs::remove_file(f.root().join("a.txt")).unwrap();
+    symlink(f.base.join("outside/f"), f.root().join("a.txt")).unwrap();
+    assert_eq!(kind_or_ok(f.ws.remove_file(&victim)), "notregular");
+    assert_eq!(
+        kind_or_ok(
+            f.ws.copy_file(&victim, &f.ws.resolve("c").unwrap())
+                .map(drop)
+        ),
+        "other"
+    );
+    assert_eq!(
+        fs::read_to_string(f.base.join("outside/f")).unwrap(),
+        "outside"
+    );
+}
+
+fn kind_or_ok(r: Result<(), ScopeError>) -> &'static str {
+    match r {
+        Ok(()) => "ok",
+        Err(ScopeError::AlreadyExists { .. }) => "exists",
+        Err(e) => kind(&e),
+    }
+}

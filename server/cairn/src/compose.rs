@@ -364,19 +364,14 @@ pub fn start_hub(
         if let Some(overlay) = overlay {
             workspace = workspace.with_overlay(overlay);
         }
-        let server = ToolServer::new(
+        let workspace = Arc::new(workspace);
+        // One in-process server per category, so each category is its own MCP server.
+        add_builtin(
+            &hub,
             "cairn-files",
-            cairn_tools::BuiltinTools::new(Arc::new(workspace)),
+            cairn_tools::BuiltinTools::new(workspace.clone()),
         );
-        let infos = server.infos();
-        hub.add_in_process("cairn-files", server, move |tool| {
-            let info = infos.iter().find(|i| i.tool.name == tool.name);
-            ToolMeta {
-                effect: info.map_or(Effect::Execute, |i| i.effect),
-                category: info.map_or_else(|| "file".to_string(), |i| i.category.clone()),
-                agent_only: info.is_some_and(|i| i.agent_only),
-            }
-        });
+        add_builtin(&hub, "cairn-git", cairn_tools::GitTools::new(workspace));
     }
     Ok(McpHandle {
         hub,
@@ -385,6 +380,21 @@ pub fn start_hub(
         problems: plan.problems,
         roots: roots.to_vec(),
     })
+}
+
+/// Serves a built-in tool host in-process; its tools keep their plain names, effects and
+/// categories (trusted, unlike an external server's).
+fn add_builtin<H: ToolHost + Clone + 'static>(hub: &Hub, name: &'static str, host: H) {
+    let server = ToolServer::new(name, host);
+    let infos = server.infos();
+    hub.add_in_process(name, server, move |tool| {
+        let info = infos.iter().find(|i| i.tool.name == tool.name);
+        ToolMeta {
+            effect: info.map_or(Effect::Execute, |i| i.effect),
+            category: info.map_or_else(|| "builtin".to_string(), |i| i.category.clone()),
+            agent_only: info.is_some_and(|i| i.agent_only),
+        }
+    });
 }
 
 /// What a terminal command needs: the configuration of `root`, and the hub with its servers up

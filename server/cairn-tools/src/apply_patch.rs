@@ -1,0 +1,181 @@
+//! `apply_patch`: a unified diff over one or more files, all or nothing.
+//!
+//! Every hunk of every file is applied in memory first; if one does not apply, nothing is
+//! written and the error names the file and the hunk. `--- /dev/null` creates a file (it must
+//! not exist), `+++ /dev/null` deletes one (its hunks must remove every line). Open documents
+//! are changed through the editor. Writes then happen file by file, so an I/O failure midway
+//! (rare) is reported per file in the edit reports.
+
+use std::sync::Arc;
+
+use cairn_agent::tools::EditReport;
+use cairn_workspace::{ScopeError, Workspace, WorkspacePath};
+use rmcp::model::{CallToolResult, Tool};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use crate::diff::{apply_hunks, parse_patch};
+use crate::util::{
+    error_result, object_schema, off_thread, parse_args, plural, report, text_result, tool,
+    with_edits, write_whole,
+};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    patch: String,
+}
+
+pub(crate) fn definition() -> Tool {
+    let schema = object_schema(
+        json!({"patch": {"type": "string", "description": "A unified diff (`--- a/path`, `+++ b/path`, `@@ -l,n +l,n @@` hunks), paths relative to the workspace root; `/dev/null` creates or deletes a file."}}),
+        &["patch"],
+    );
+    tool(
+        "apply_patch",
+        "Apply patch",
+        "Apply a unified diff to one or more files; if any hunk does not apply, no file is changed. Use it for coordinated changes across files.",
+        schema,
+        false,
+    )
+}
+
+enum Change {
+    Create(WorkspacePath, String),
+    Delete(WorkspacePath),
+    Update {
+        path: WorkspacePath,
+        old: String,
+        version: Option<i32>,
+        new: String,
+    },
+}
+
+/// Plan every file's change, or the first reason one cannot be made.
+fn plan(ws: &Workspace, patch: &str) -> Result<Vec<Change>, String> {
+    let files = parse_patch(patch).map_err(|e| format!("the patch could not be read: {e}"))?;
+    let mut changes = Vec::new();
+    let mut seen = Vec::new();
+    for file in files {
+        let name = match (&file.old_path, &file.new_path) {
+            (Some(old), Some(new)) if old != new => {
+                return Err(format!(
+                    "the patch renames {old} to {new}, which apply_patch does not do; use move_file, then patch the new path"
+                ));
+            }
+            (_, Some(p)) | (Some(p), None) => p.clone(),
+            (None, None) => return Err("a file in the patch is /dev/null on both sides".to_owned()),
+        };
+        let path = ws.resolve(&name).map_err(|e| e.to_string())?;
+        if seen.contains(&path) {
+            return Err(format!(
+                "{name} appears twice in the patch; put all its hunks under one header"
+            ));
+        }
+        seen.push(path.clone());
+        let shown = path.display_path();
+        if file.old_path.is_none() {
+            if ws.kind_of(&path).is_ok() || ws.open_document(&path).is_some() {
+                return Err(format!("the patch creates {shown}, which already exists"));
+            }
+            changes.push(Change::Create(path, apply_hunks("", &file.hunks, &shown)?));
+            continue;
+        }
+        let (old, version) = match ws.read_text(&path) {
+            Ok(read) => read,
+            Err(ScopeError::NotFound { .. }) => {
+                return Err(format!("the patch changes {shown}, which does not exist"));
+            }
+            Err(e) => return Err(e.to_string()),
+        };
+        let new = apply_hunks(&old, &file.hunks, &shown)?;
+        if file.new_path.is_none() {
+            if !new.trim().is_empty() {
+                return Err(format!(
+                    "the patch deletes {shown} but its hunks leave lines in it"
+                ));
+            }
+            changes.push(Change::Delete(path));
+        } else {
+            changes.push(Change::Update {
+                path,
+                old,
+                version,
+                new,
+            });
+        }
+    }
+    Ok(changes)
+}
+
+pub(crate) async fn call(ws: Arc<Workspace>, arguments: Map<String, Value>) -> CallToolResult {
+    let args: Args = match parse_args("apply_patch", arguments) {
+        Ok(args) => args,
+        Err(result) => return result,
+    };
+    let changes = match off_thread(&ws, move |ws| plan(ws, &args.patch)).await {
+        Ok(Ok(changes)) => changes,
+        Ok(Err(e)) => return error_result(format!("{e}\nNo file was changed.")),
+        Err(e) => return error_result(e),
+    };
+    let mut reports: Vec<EditReport> = Vec::new();
+    let mut lines = Vec::new();
+    let mut failed = 0;
+    for change in changes {
+        let (path, done) = match change {
+            Change::Create(path, text) => {
+                let p = path.clone();
+                let r = off_thread(&ws, move |ws| ws.create_text_exclusive(&p, &text))
+                    .await
+                    .and_then(|r| r.map_err(|e| e.to_string()))
+                    .map(|()| "created");
+                (path, r)
+            }
+            Change::Delete(path) => {
+                let p = path.clone();
+                let r = off_thread(&ws, move |ws| ws.remove_file(&p))
+                    .await
+                    .and_then(|r| r.map_err(|e| e.to_string()))
+                    .map(|()| "deleted");
+                (path, r)
+            }
+            Change::Update {
+                path,
+                old,
+                version,
+                new,
+            } => {
+                let r = write_whole(&ws, &path, &old, version, new).await.map(|w| {
+                    if w.is_empty() {
+                        "patched"
+                    } else {
+                        "patched in the editor (not saved yet)"
+                    }
+                });
+                (path, r)
+            }
+        };
+        match done {
+            Ok(what) => {
+                lines.push(format!("{what} {}", path.display_path()));
+                reports.push(report(&path, None));
+            }
+            Err(e) => {
+                failed += 1;
+                lines.push(format!("failed {}: {e}", path.display_path()));
+                reports.push(report(&path, Some(e)));
+            }
+        }
+    }
+    let summary = format!(
+        "applied the patch to {}:\n{}",
+        plural(lines.len(), "file"),
+        lines.join("\n")
+    );
+    let result = if failed > 0 {
+        error_result(summary)
+    } else {
+        text_result(summary)
+    };
+    with_edits(result, reports)
+}

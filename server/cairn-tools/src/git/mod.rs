@@ -1,0 +1,391 @@
+//! Version-control tools (category `git`), built on libgit2 through `git2`.
+//!
+//! The tools, in the order listed (`W` = [`Effect::Write`] and agent-only, else [`Effect::Read`]):
+//!
+//! | tool | effect | what it does |
+//! | --- | --- | --- |
+//! | `git_status` | read | branch, staged, unstaged, untracked and conflicted paths |
+//! | `git_diff` | read | unstaged, `staged`, or `from`/`to` refs; optional paths; capped |
+//! | `git_log` | read | one line per commit: id, date, author, summary; optional path |
+//! | `git_show` | read | one commit: header, message, stats, patch (capped) |
+//! | `git_blame` | read | who last changed each line of a file, optional line range |
+//! | `git_branches` | read | local (and optionally remote-tracking) branches, current marked |
+//! | `git_branch_create` | W | a new branch at HEAD or a start ref |
+//! | `git_switch` | W | check out a local branch, refusing to overwrite local changes |
+//! | `git_stage` | W | add paths (including deletions) to the index |
+//! | `git_unstage` | W | reset paths in the index to HEAD |
+//! | `git_commit` | W | commit the index with the configured identity |
+//! | `git_stash_push` | W | stash local changes |
+//! | `git_stash_pop` | W | apply and drop a stash |
+//! | `git_stash_list` | read | the stashes |
+//! | `git_tags` | read | tags with their targets |
+//! | `git_remotes` | read | remote names and URLs (never contacted) |
+//! | `git_merge_base` | read | the best common ancestor of two refs |
+//! | `git_file_history` | read | commits touching one path, following renames |
+//! | `git_conflicts` | read | conflicted paths in the index |
+//!
+//! That is 19 tool names: the three stash tools count as two of the 18 in issue 4 item 6, and
+//! `git_tag_create` is not offered.
+//!
+//! Security (SECURITY.md B9): the git CLI is never run, so no hook, fsmonitor, pager or filter
+//! command can start (libgit2 implements none of them). The repository is discovered from a
+//! `repo_path` resolved by [`Workspace::resolve`] (default: the workspace root), and its working
+//! directory must lie inside the workspace root. Every path argument goes through
+//! [`Workspace::resolve`] as well, and a ref or path beginning with `-` is refused.
+
+/// A handler: parse `$args` for tool `$tool`, then run `$imp` and cap its text.
+macro_rules! handler {
+    ($name:ident, $tool:literal, $args:ty, $imp:ident) => {
+        pub(crate) fn $name(
+            ws: &cairn_workspace::Workspace,
+            arguments: serde_json::Map<String, serde_json::Value>,
+        ) -> rmcp::model::CallToolResult {
+            match crate::util::parse_args::<$args>($tool, arguments) {
+                Ok(args) => crate::git::finish($imp(ws, args)),
+                Err(result) => result,
+            }
+        }
+    };
+}
+
+mod read;
+mod write;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use cairn_agent::tools::{CallContext, Effect, ToolHost, ToolInfo};
+use cairn_workspace::Workspace;
+use futures::future::BoxFuture;
+use git2::{Commit, Oid, Repository};
+use rmcp::model::{CallToolResult, Tool};
+use serde_json::{Map, Value};
+
+use crate::util::{MAX_OUTPUT_BYTES, blocking, error_result, text_result};
+
+/// The git tool names, in the order listed.
+pub const GIT_TOOL_NAMES: [&str; 19] = [
+    "git_status",
+    "git_diff",
+    "git_log",
+    "git_show",
+    "git_blame",
+    "git_branches",
+    "git_branch_create",
+    "git_switch",
+    "git_stage",
+    "git_unstage",
+    "git_commit",
+    "git_stash_push",
+    "git_stash_pop",
+    "git_stash_list",
+    "git_tags",
+    "git_remotes",
+    "git_merge_base",
+    "git_file_history",
+    "git_conflicts",
+];
+
+/// The version-control tools over the repositories of one workspace.
+#[derive(Debug, Clone)]
+pub struct GitTools {
+    workspace: Arc<Workspace>,
+}
+
+impl GitTools {
+    /// Tools acting on repositories inside `workspace`.
+    pub fn new(workspace: Arc<Workspace>) -> GitTools {
+        GitTools { workspace }
+    }
+
+    /// The workspace the tools act on.
+    pub fn workspace(&self) -> &Arc<Workspace> {
+        &self.workspace
+    }
+}
+
+type Handler = fn(&Workspace, Map<String, Value>) -> CallToolResult;
+
+/// Definition, effect and handler of every tool, in the listed order.
+fn tools() -> Vec<(Tool, Effect, Handler)> {
+    vec![
+        (read::status_def(), Effect::Read, read::status as Handler),
+        (read::diff_def(), Effect::Read, read::diff),
+        (read::log_def(), Effect::Read, read::log),
+        (read::show_def(), Effect::Read, read::show),
+        (read::blame_def(), Effect::Read, read::blame),
+        (read::branches_def(), Effect::Read, read::branches),
+        (
+            write::branch_create_def(),
+            Effect::Write,
+            write::branch_create,
+        ),
+        (write::switch_def(), Effect::Write, write::switch),
+        (write::stage_def(), Effect::Write, write::stage),
+        (write::unstage_def(), Effect::Write, write::unstage),
+        (write::commit_def(), Effect::Write, write::commit),
+        (write::stash_push_def(), Effect::Write, write::stash_push),
+        (write::stash_pop_def(), Effect::Write, write::stash_pop),
+        (read::stash_list_def(), Effect::Read, read::stash_list),
+        (read::tags_def(), Effect::Read, read::tags),
+        (read::remotes_def(), Effect::Read, read::remotes),
+        (read::merge_base_def(), Effect::Read, read::merge_base),
+        (read::file_history_def(), Effect::Read, read::file_history),
+        (read::conflicts_def(), Effect::Read, read::conflicts),
+    ]
+}
+
+impl ToolHost for GitTools {
+    fn list(&self) -> Vec<ToolInfo> {
+        tools()
+            .into_iter()
+            .map(|(tool, effect, _)| ToolInfo {
+                tool,
+                agent_only: effect == Effect::Write,
+                effect,
+                category: "git".to_owned(),
+            })
+            .collect()
+    }
+
+    fn call(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+        ctx: CallContext,
+    ) -> BoxFuture<'_, CallToolResult> {
+        let name = name.to_owned();
+        let ws = self.workspace.clone();
+        Box::pin(async move {
+            tracing::debug!(tool = %name, call_id = %ctx.call_id, "git tool call");
+            let handler = tools()
+                .into_iter()
+                .find(|(tool, _, _)| tool.name == name)
+                .map(|(_, _, handler)| handler);
+            match handler {
+                Some(handler) => blocking(ws, move |ws| handler(ws, arguments)).await,
+                None => error_result(format!(
+                    "unknown tool `{name}`; the git tools are {}",
+                    GIT_TOOL_NAMES.join(", ")
+                )),
+            }
+        })
+    }
+}
+
+/// A tool failure, already worded for the model.
+pub(crate) struct Fail(String);
+
+impl From<git2::Error> for Fail {
+    fn from(e: git2::Error) -> Fail {
+        Fail(format!("git error: {}", e.message()))
+    }
+}
+
+impl From<String> for Fail {
+    fn from(s: String) -> Fail {
+        Fail(s)
+    }
+}
+
+impl From<&str> for Fail {
+    fn from(s: &str) -> Fail {
+        Fail(s.to_owned())
+    }
+}
+
+pub(crate) type GitResult = Result<String, Fail>;
+
+/// Turn a handler's outcome into a result, capping the text.
+pub(crate) fn finish(result: GitResult) -> CallToolResult {
+    match result {
+        Ok(text) => text_result(cap(text)),
+        Err(Fail(message)) => error_result(message),
+    }
+}
+
+/// `text` cut at [`MAX_OUTPUT_BYTES`] on a line (or character) boundary, with a note.
+pub(crate) fn cap(mut text: String) -> String {
+    if text.len() <= MAX_OUTPUT_BYTES {
+        return text;
+    }
+    let mut at = MAX_OUTPUT_BYTES;
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    if let Some(nl) = text.get(..at).and_then(|t| t.rfind('\n')) {
+        at = nl + 1;
+    }
+    text.truncate(at);
+    text.push_str(&format!(
+        "[output capped at {MAX_OUTPUT_BYTES} bytes; narrow the request (paths, max_count, a line range) to see the rest]"
+    ));
+    text
+}
+
+/// An object schema with the shared optional `repo_path` property added.
+pub(crate) fn schema(properties: Value, required: &[&str]) -> rmcp::model::JsonObject {
+    let mut properties = match properties {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    properties.insert(
+        "repo_path".to_owned(),
+        serde_json::json!({
+            "type": "string",
+            "description": "A directory inside the repository, relative to the workspace root. Default: the workspace root."
+        }),
+    );
+    crate::util::object_schema(Value::Object(properties), required)
+}
+
+/// An opened repository whose working directory is inside the workspace.
+pub(crate) struct Repo {
+    pub(crate) repo: Repository,
+    /// The canonical working directory.
+    pub(crate) workdir: PathBuf,
+}
+
+/// Open the repository containing `repo_path` (default: the workspace root).
+pub(crate) fn open(ws: &Workspace, repo_path: Option<&str>) -> Result<Repo, Fail> {
+    let requested = repo_path.unwrap_or(".");
+    refuse_dash("repo_path", requested)?;
+    let start = ws.resolve(requested).map_err(|e| Fail(e.to_string()))?;
+    let repo = Repository::discover(start.as_path()).map_err(|e| {
+        Fail(format!(
+            "no git repository found at or above {} ({})",
+            start.display_path(),
+            e.message()
+        ))
+    })?;
+    let Some(workdir) = repo.workdir() else {
+        return Err("refused: the repository is bare (it has no working directory)".into());
+    };
+    let workdir = workdir.canonicalize().map_err(|e| {
+        Fail(format!(
+            "cannot resolve the repository's working directory: {e}"
+        ))
+    })?;
+    if !ws.roots().iter().any(|root| workdir.starts_with(root)) {
+        return Err(Fail(format!(
+            "refused: the repository at {} is not inside the workspace (its working directory \
+             contains the workspace root); open the repository's own directory as the workspace",
+            workdir.display()
+        )));
+    }
+    Ok(Repo { repo, workdir })
+}
+
+/// Refuse an argument that git could read as an option.
+pub(crate) fn refuse_dash(what: &str, value: &str) -> Result<(), Fail> {
+    if value.starts_with('-') {
+        return Err(Fail(format!(
+            "refused {what} `{value}`: refs and paths may not begin with `-`"
+        )));
+    }
+    Ok(())
+}
+
+impl Repo {
+    /// A workspace path argument as a repository-relative path (`/`-separated, empty for the
+    /// working directory itself).
+    pub(crate) fn rel_path(&self, ws: &Workspace, what: &str, path: &str) -> Result<String, Fail> {
+        refuse_dash(what, path)?;
+        let resolved = ws.resolve(path).map_err(|e| Fail(e.to_string()))?;
+        let rel = resolved
+            .as_path()
+            .strip_prefix(&self.workdir)
+            .map_err(|_| {
+                Fail(format!(
+                    "refused {what} `{path}`: it is outside the repository at {}",
+                    self.workdir.display()
+                ))
+            })?;
+        let mut parts = Vec::new();
+        for c in rel.components() {
+            match c.as_os_str().to_str() {
+                Some(s) => parts.push(s.to_owned()),
+                None => return Err(Fail(format!("{what} `{path}` is not valid UTF-8"))),
+            }
+        }
+        Ok(parts.join("/"))
+    }
+
+    /// A revision (`HEAD`, a branch, a tag, an id, `main~2`...) as a commit.
+    pub(crate) fn commit(&self, what: &str, rev: &str) -> Result<Commit<'_>, Fail> {
+        refuse_dash(what, rev)?;
+        let object = self.repo.revparse_single(rev).map_err(|e| {
+            Fail(format!(
+                "{what} `{rev}` does not name a revision: {}",
+                e.message()
+            ))
+        })?;
+        object
+            .peel_to_commit()
+            .map_err(|_| Fail(format!("{what} `{rev}` does not name a commit")))
+    }
+
+    /// The HEAD commit, or `None` on a branch with no commits yet.
+    pub(crate) fn head_commit(&self) -> Result<Option<Commit<'_>>, Fail> {
+        match self.repo.head() {
+            Ok(head) => Ok(Some(head.peel_to_commit()?)),
+            Err(e) if e.code() == git2::ErrorCode::UnbornBranch => Ok(None),
+            Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+/// The configured identity, or an error that says how to set it.
+pub(crate) fn identity(repo: &Repository) -> Result<git2::Signature<'static>, Fail> {
+    repo.signature().map_err(|e| {
+        Fail(format!(
+            "no commit identity is configured ({}); ask the user to set one, e.g. \
+             `git config user.name \"Their Name\"` and `git config user.email them@example.com` \
+             in the repository (or with --global)",
+            e.message()
+        ))
+    })
+}
+
+/// A seven-hex-digit abbreviation of `id`.
+pub(crate) fn short(id: Oid) -> String {
+    let mut s = id.to_string();
+    s.truncate(7);
+    s
+}
+
+/// `YYYY-MM-DD` of a git time (UTC offset applied).
+pub(crate) fn date(time: git2::Time) -> String {
+    let secs = time.seconds() + i64::from(time.offset_minutes()) * 60;
+    let days = secs.div_euclid(86_400);
+    // Civil-from-days (Howard Hinnant).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// `id date author summary` for one commit.
+pub(crate) fn one_line(commit: &Commit<'_>) -> String {
+    let author = commit.author();
+    format!(
+        "{} {} {} {}",
+        short(commit.id()),
+        date(author.when()),
+        author.name().unwrap_or("?"),
+        commit.summary().unwrap_or("")
+    )
+}
+
+/// Whether `path` (relative to the workdir) names the working directory itself.
+pub(crate) fn is_whole(rel: &str) -> bool {
+    rel.is_empty() || Path::new(rel) == Path::new(".")
+}

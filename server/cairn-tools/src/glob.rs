@@ -1,0 +1,102 @@
+//! `glob`: files whose path matches a glob, ignore-aware.
+//!
+//! Patterns are `globset` globs matched against the path relative to `path` (default the
+//! root); `*` stays within one directory, `**` crosses any number. Files come from
+//! [`Workspace::walk`], so ignored and hidden files, `.git` and symlinks are left out.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use cairn_workspace::{WalkOptions, Workspace};
+use globset::GlobBuilder;
+use rmcp::model::{CallToolResult, Tool};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use crate::util::{blocking, error_result, object_schema, parse_args, text_result, tool};
+
+pub(crate) const MAX_RESULTS: usize = 500;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    pattern: String,
+    path: Option<String>,
+}
+
+pub(crate) fn definition() -> Tool {
+    let schema = object_schema(
+        json!({
+            "pattern": {"type": "string", "description": "Glob matched against paths relative to `path`: `*` within a directory, `**` across directories, `{a,b}` alternatives (`src/**/*.rs`, `**/*.{ts,tsx}`)."},
+            "path": {"type": "string", "description": "Directory to search, relative to the workspace root. Default: the root."}
+        }),
+        &["pattern"],
+    );
+    tool(
+        "glob",
+        "Find files by glob",
+        "List files whose path matches a glob such as `src/**/*.rs` (files ignored by .gitignore are skipped); use it to find files by location and extension.",
+        schema,
+        true,
+    )
+}
+
+/// Paths under a walk, listed; shared with `find_files`.
+pub(crate) fn list(found: &[String], total: usize, what: &str) -> String {
+    if total == 0 {
+        return format!("no files match {what}");
+    }
+    let mut out = found.join("\n");
+    if total > found.len() {
+        let _ = write!(
+            out,
+            "\n[showed {} of {total} matches; narrow the pattern]",
+            found.len()
+        );
+    }
+    out
+}
+
+pub(crate) async fn call(ws: Arc<Workspace>, arguments: Map<String, Value>) -> CallToolResult {
+    let args: Args = match parse_args("glob", arguments) {
+        Ok(args) => args,
+        Err(result) => return result,
+    };
+    let matcher = match GlobBuilder::new(&args.pattern)
+        .literal_separator(true)
+        .build()
+    {
+        Ok(glob) => glob.compile_matcher(),
+        Err(e) => return error_result(format!("invalid argument `pattern` for glob: {e}")),
+    };
+    blocking(ws, move |ws| {
+        let requested = args.path.as_deref().unwrap_or(".");
+        let (start, walk) = match ws
+            .resolve(requested)
+            .and_then(|p| ws.walk(&p, &WalkOptions::default()).map(|w| (p, w)))
+        {
+            Ok(r) => r,
+            Err(e) => return error_result(e.to_string()),
+        };
+        let mut found = Vec::new();
+        let mut total = 0;
+        for file in walk.flatten() {
+            let rel = file
+                .as_path()
+                .strip_prefix(start.as_path())
+                .unwrap_or(file.as_path());
+            if matcher.is_match(rel) {
+                total += 1;
+                if found.len() < MAX_RESULTS {
+                    found.push(file.display_path());
+                }
+            }
+        }
+        text_result(list(
+            &found,
+            total,
+            &format!("`{}` under {}", args.pattern, start.display_path()),
+        ))
+    })
+    .await
+}

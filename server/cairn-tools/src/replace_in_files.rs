@@ -1,0 +1,182 @@
+//! `replace_in_files`: a regex or literal replacement across the files a glob selects.
+//!
+//! `preview` (the default) only shows the changes as diffs; nothing is written. With
+//! `preview: false` every changed file is written (through the editor when open there) and
+//! reported in `_meta["cairn/edits"]`. Files come from [`Workspace::walk`] (ignore-aware, no
+//! symlinks) and are read with [`Workspace::read_text`]; binary or oversized files are skipped.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use cairn_workspace::{WalkOptions, Workspace, WorkspacePath};
+use regex::RegexBuilder;
+use rmcp::model::{CallToolResult, Tool};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use crate::util::{
+    MAX_OUTPUT_BYTES, error_result, object_schema, off_thread, parse_args, plural, report,
+    text_result, tool, with_edits, write_whole,
+};
+
+/// Files changed at most in one call.
+const MAX_FILES: usize = 200;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    pattern: String,
+    replacement: String,
+    glob: String,
+    path: Option<String>,
+    regex: Option<bool>,
+    case_insensitive: Option<bool>,
+    preview: Option<bool>,
+}
+
+pub(crate) fn definition() -> Tool {
+    let schema = object_schema(
+        json!({
+            "pattern": {"type": "string", "description": "Text to find: literal unless `regex` is true."},
+            "replacement": {"type": "string", "description": "Replacement; with `regex`, `$1` / `${name}` insert groups."},
+            "glob": {"type": "string", "description": "Files to change, in .gitignore syntax relative to `path` (`*.rs` at any depth, `src/*.rs` anchored)."},
+            "path": {"type": "string", "description": "Directory to search, relative to the workspace root. Default: the root."},
+            "regex": {"type": "boolean", "description": "Treat pattern as a regular expression (Rust syntax). Default false."},
+            "case_insensitive": {"type": "boolean", "description": "Ignore case. Default false."},
+            "preview": {"type": "boolean", "description": "Only show the changes, as diffs, without writing. Default true; set false to write."}
+        }),
+        &["pattern", "replacement", "glob"],
+    );
+    tool(
+        "replace_in_files",
+        "Replace in files",
+        "Replace a literal or regex across all files a glob selects; by default it only previews the diffs, call again with preview false to write them. Use it for renames across a project.",
+        schema,
+        false,
+    )
+}
+
+struct Planned {
+    path: WorkspacePath,
+    old: String,
+    version: Option<i32>,
+    new: String,
+    count: usize,
+}
+
+pub(crate) async fn call(ws: Arc<Workspace>, arguments: Map<String, Value>) -> CallToolResult {
+    let args: Args = match parse_args("replace_in_files", arguments) {
+        Ok(args) => args,
+        Err(result) => return result,
+    };
+    let is_regex = args.regex.unwrap_or(false);
+    let source = if is_regex {
+        args.pattern.clone()
+    } else {
+        regex::escape(&args.pattern)
+    };
+    let regex = match RegexBuilder::new(&source)
+        .case_insensitive(args.case_insensitive.unwrap_or(false))
+        .build()
+    {
+        Ok(regex) => regex,
+        Err(e) => {
+            return error_result(format!(
+                "invalid argument `pattern` for replace_in_files: {e}"
+            ));
+        }
+    };
+    if args.pattern.is_empty() {
+        return error_result("invalid argument `pattern` for replace_in_files: it is empty");
+    }
+    let preview = args.preview.unwrap_or(true);
+    let glob = args.glob.clone();
+    let requested = args.path.clone().unwrap_or_else(|| ".".to_owned());
+    let replacement = args.replacement.clone();
+    let planned = off_thread(&ws, move |ws| {
+        let options = WalkOptions { glob: Some(glob), ..WalkOptions::default() };
+        let walk = ws.resolve(&requested).and_then(|p| ws.walk(&p, &options)).map_err(|e| e.to_string())?;
+        let mut planned = Vec::new();
+        for file in walk.flatten() {
+            let Ok((old, version)) = ws.read_text(&file) else { continue };
+            let count = regex.find_iter(&old).count();
+            if count == 0 {
+                continue;
+            }
+            let new = if is_regex {
+                regex.replace_all(&old, replacement.as_str()).into_owned()
+            } else {
+                regex.replace_all(&old, regex::NoExpand(&replacement)).into_owned()
+            };
+            if new != old {
+                planned.push(Planned { path: file, old, version, new, count });
+            }
+            if planned.len() > MAX_FILES {
+                return Err(format!(
+                    "more than {MAX_FILES} files would change; narrow the glob or the path. Nothing was written."
+                ));
+            }
+        }
+        Ok(planned)
+    })
+    .await;
+    let planned = match planned {
+        Ok(Ok(p)) => p,
+        Ok(Err(e)) | Err(e) => return error_result(e),
+    };
+    if planned.is_empty() {
+        return text_result(format!(
+            "`{}` was not found in files matching `{}`; nothing to change",
+            args.pattern, args.glob
+        ));
+    }
+    let total: usize = planned.iter().map(|p| p.count).sum();
+    let head = format!(
+        "{} in {}",
+        plural(total, "replacement"),
+        plural(planned.len(), "file")
+    );
+    if preview {
+        let mut out = format!("preview, nothing written: {head}\n");
+        for p in &planned {
+            let shown = p.path.display_path();
+            let diff = crate::diff::unified(&p.old, &p.new, &shown, &shown, 1);
+            if out.len() + diff.len() > MAX_OUTPUT_BYTES {
+                let _ = writeln!(out, "[more diffs left out; the output is capped]");
+                break;
+            }
+            out.push_str(&diff);
+        }
+        out.push_str("Call again with preview: false to write these changes.");
+        return text_result(out);
+    }
+    let mut reports = Vec::new();
+    let mut lines = Vec::new();
+    let mut failed = 0;
+    for p in planned {
+        let shown = p.path.display_path();
+        match write_whole(&ws, &p.path, &p.old, p.version, p.new).await {
+            Ok(where_) => {
+                lines.push(format!(
+                    "{shown}: {}{where_}",
+                    plural(p.count, "replacement")
+                ));
+                reports.push(report(&p.path, None));
+            }
+            Err(e) => {
+                failed += 1;
+                lines.push(format!("{shown}: not written: {e}"));
+                reports.push(report(&p.path, Some(e)));
+            }
+        }
+    }
+    let text = format!("replaced: {head}\n{}", lines.join("\n"));
+    with_edits(
+        if failed > 0 {
+            error_result(text)
+        } else {
+            text_result(text)
+        },
+        reports,
+    )
+}

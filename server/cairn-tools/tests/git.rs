@@ -1,0 +1,637 @@
+//! The git tools against real repositories built with git2 (never the git CLI).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::disallowed_methods,
+    unsafe_code
+)]
+
+use std::fs;
+use std::path::Path;
+use std::sync::{Arc, Once};
+use std::time::Duration;
+
+use cairn_agent::tools::{CallContext, Effect, ToolHost};
+use cairn_tools::{GIT_TOOL_NAMES, GitTools};
+use cairn_workspace::Workspace;
+use git2::{Repository, Signature};
+use serde_json::{Value, json};
+
+/// Point libgit2's global, XDG and system config at an empty directory, so the machine's own
+/// git configuration (identity, hooks path...) cannot leak into the tests.
+fn isolate_config() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let empty = tempfile::tempdir().unwrap().keep();
+        for level in [
+            git2::ConfigLevel::Global,
+            git2::ConfigLevel::XDG,
+            git2::ConfigLevel::System,
+            git2::ConfigLevel::ProgramData,
+        ] {
+            // SAFETY: called once, before any other libgit2 use in this test binary.
+            unsafe { git2::opts::set_search_path(level, &empty).unwrap() };
+        }
+    });
+}
+
+struct Fixture {
+    dir: tempfile::TempDir,
+    repo: Repository,
+    tools: GitTools,
+}
+
+impl Fixture {
+    /// A repository at the workspace root with an identity configured.
+    fn new() -> Fixture {
+        let f = Fixture::bare_identity();
+        let mut config = f.repo.config().unwrap();
+        config.set_str("user.name", "Ada Tester").unwrap();
+        config.set_str("user.email", "ada@example.com").unwrap();
+        f
+    }
+
+    /// A repository with no identity anywhere.
+    fn bare_identity() -> Fixture {
+        isolate_config();
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init(dir.path()).unwrap();
+        let mut config = repo.config().unwrap();
+        // Make `main` the initial branch regardless of defaults.
+        config.set_str("init.defaultBranch", "main").unwrap();
+        repo.set_head("refs/heads/main").unwrap();
+        let ws = Workspace::new(vec![dir.path().to_path_buf()]).unwrap();
+        let tools = GitTools::new(Arc::new(ws));
+        Fixture { dir, repo, tools }
+    }
+
+    fn write(&self, rel: &str, text: &str) {
+        let path = self.dir.path().join(rel);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
+    }
+
+    fn read(&self, rel: &str) -> String {
+        fs::read_to_string(self.dir.path().join(rel)).unwrap()
+    }
+
+    /// Stage everything and commit with git2 directly.
+    fn commit_all(&self, message: &str) -> git2::Oid {
+        let mut index = self.repo.index().unwrap();
+        index
+            .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
+            .unwrap();
+        index.update_all(["*"], None).unwrap();
+        index.write().unwrap();
+        let tree = self.repo.find_tree(index.write_tree().unwrap()).unwrap();
+        let sig = Signature::now("Ada Tester", "ada@example.com").unwrap();
+        let parent = self.repo.head().ok().and_then(|h| h.peel_to_commit().ok());
+        let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
+        self.repo
+            .commit(Some("HEAD"), &sig, &sig, message, &tree, &parents)
+            .unwrap()
+    }
+
+    async fn call(&self, name: &str, args: Value) -> (bool, String) {
+        call(&self.tools, name, args).await
+    }
+}
+
+fn ctx() -> CallContext {
+    CallContext {
+        run_id: "run".to_owned(),
+        call_id: "call".to_owned(),
+        cancel: tokio_util::sync::CancellationToken::new(),
+    }
+}
+
+async fn call(tools: &GitTools, name: &str, args: Value) -> (bool, String) {
+    let Value::Object(args) = args else {
+        panic!("arguments must be an object")
+    };
+    let result = tokio::time::timeout(Duration::from_secs(20), tools.call(name, args, ctx()))
+        .await
+        .expect("tool hung");
+    let text = result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n");
+    (result.is_error == Some(true), text)
+}
+
+#[track_caller]
+fn ok(outcome: (bool, String)) -> String {
+    assert!(!outcome.0, "expected success, got error: {}", outcome.1);
+    outcome.1
+}
+
+#[track_caller]
+fn err(outcome: (bool, String)) -> String {
+    assert!(outcome.0, "expected an error, got: {}", outcome.1);
+    outcome.1
+}
+
+#[test]
+fn listing_has_the_contract_names_effects_and_schemas() {
+    isolate_config();
+    let dir = tempfile::tempdir().unwrap();
+    let tools = GitTools::new(Arc::new(
+        Workspace::new(vec![dir.path().to_path_buf()]).unwrap(),
+    ));
+    let infos = tools.list();
+    let names: Vec<&str> = infos.iter().map(|i| i.tool.name.as_ref()).collect();
+    assert_eq!(names, GIT_TOOL_NAMES);
+    let writes = [
+        "git_branch_create",
+        "git_switch",
+        "git_stage",
+        "git_unstage",
+        "git_commit",
+        "git_stash_push",
+        "git_stash_pop",
+    ];
+    for info in &infos {
+        let name = info.tool.name.as_ref();
+        assert_eq!(info.category, "git");
+        let write = writes.contains(&name);
+        assert_eq!(info.effect == Effect::Write, write, "{name}");
+        assert_eq!(info.effect == Effect::Read, !write, "{name}");
+        assert_eq!(info.agent_only, write, "{name}");
+        let schema = &info.tool.input_schema;
+        assert_eq!(schema["additionalProperties"], false, "{name}");
+        assert!(schema["properties"].get("repo_path").is_some(), "{name}");
+        let annotations = info.tool.annotations.as_ref().unwrap();
+        assert_eq!(annotations.read_only_hint, Some(!write), "{name}");
+        let description = info.tool.description.as_deref().unwrap();
+        assert!(!description.contains('\n'), "{name}");
+    }
+}
+
+#[tokio::test]
+async fn bad_arguments_and_unknown_tools_are_errors() {
+    let f = Fixture::new();
+    let cases: &[(&str, Value, &str)] = &[
+        ("git_status", json!({"bogus": 1}), "unknown field `bogus`"),
+        ("git_log", json!({"max_count": "ten"}), "`max_count`"),
+        ("git_log", json!({"max_count": 0}), "at least 1"),
+        ("git_commit", json!({}), "missing field `message`"),
+        ("git_stage", json!({"paths": []}), "at least one path"),
+        ("git_diff", json!({"to": "HEAD"}), "`to` needs `from`"),
+        ("git_nope", json!({}), "unknown tool `git_nope`"),
+        ("git_show", json!({}), "does not name a revision"),
+        (
+            "git_blame",
+            json!({"path": "missing.txt"}),
+            "no commits yet",
+        ),
+    ];
+    for (tool, args, expected) in cases {
+        let text = err(f.call(tool, args.clone()).await);
+        assert!(text.contains(expected), "{tool} {args}: {text}");
+    }
+}
+
+#[tokio::test]
+async fn a_whole_workflow() {
+    let f = Fixture::new();
+    // Empty repository.
+    let status = ok(f.call("git_status", json!({})).await);
+    assert!(status.starts_with("## main (no commits yet)"), "{status}");
+    assert_eq!(ok(f.call("git_log", json!({})).await), "(no commits yet)");
+
+    // Stage and commit through the tools.
+    f.write("src/lib.rs", "fn one() {}\n");
+    f.write("README.md", "hello\n");
+    let status = ok(f.call("git_status", json!({})).await);
+    assert!(status.contains("?? README.md"), "{status}");
+    assert!(status.contains("?? src/lib.rs"), "{status}");
+    let staged = ok(f.call("git_stage", json!({"paths": ["."]})).await);
+    assert!(staged.contains("staged 2 path(s)"), "{staged}");
+    // Unstaging before the first commit removes the path from the index.
+    ok(f.call("git_unstage", json!({"paths": ["README.md"]})).await);
+    let status = ok(f.call("git_status", json!({})).await);
+    assert!(status.contains("?? README.md"), "{status}");
+    assert!(status.contains("A  src/lib.rs"), "{status}");
+    ok(f.call("git_stage", json!({"paths": ["README.md"]})).await);
+    let diff = ok(f.call("git_diff", json!({"staged": true})).await);
+    assert!(diff.contains("+fn one() {}"), "{diff}");
+    let done = ok(f
+        .call("git_commit", json!({"message": "First commit"}))
+        .await);
+    assert!(done.contains("Ada Tester First commit"), "{done}");
+    let again = err(f.call("git_commit", json!({"message": "again"})).await);
+    assert!(again.contains("nothing staged"), "{again}");
+
+    // Unstaged diff, stage one path, unstage it.
+    f.write("src/lib.rs", "fn one() {}\nfn two() {}\n");
+    f.write("README.md", "hello world\n");
+    let diff = ok(f.call("git_diff", json!({"paths": ["src"]})).await);
+    assert!(diff.contains("+fn two() {}"), "{diff}");
+    assert!(!diff.contains("README"), "{diff}");
+    ok(f.call("git_stage", json!({"paths": ["README.md"]})).await);
+    let status = ok(f.call("git_status", json!({})).await);
+    assert!(status.contains("M  README.md"), "{status}");
+    assert!(status.contains(" M src/lib.rs"), "{status}");
+    ok(f.call("git_unstage", json!({"paths": ["README.md"]})).await);
+    let status = ok(f.call("git_status", json!({})).await);
+    assert!(status.contains(" M README.md"), "{status}");
+    assert_eq!(f.read("README.md"), "hello world\n");
+    ok(
+        f.call("git_stage", json!({"paths": ["src/lib.rs", "README.md"]}))
+            .await,
+    );
+    ok(f.call(
+        "git_commit",
+        json!({"message": "Second: add two\n\nWith a body."}),
+    )
+    .await);
+
+    // Log, show, blame.
+    let log = ok(f.call("git_log", json!({})).await);
+    let lines: Vec<&str> = log.lines().collect();
+    assert_eq!(lines.len(), 2, "{log}");
+    assert!(lines[0].ends_with("Ada Tester Second: add two"), "{log}");
+    assert!(lines[1].ends_with("First commit"), "{log}");
+    let log1 = ok(f
+        .call("git_log", json!({"max_count": 1, "path": "README.md"}))
+        .await);
+    assert_eq!(log1.lines().count(), 1, "{log1}");
+    let show = ok(f.call("git_show", json!({"rev": "HEAD"})).await);
+    assert!(show.contains("With a body."), "{show}");
+    assert!(show.contains("2 files changed"), "{show}");
+    assert!(show.contains("+fn two() {}"), "{show}");
+    let blame = ok(f
+        .call("git_blame", json!({"path": "src/lib.rs", "start_line": 2}))
+        .await);
+    assert_eq!(blame.lines().count(), 1, "{blame}");
+    assert!(blame.contains("fn two() {}"), "{blame}");
+    assert!(blame.contains("Ada Tester"), "{blame}");
+    let head_short = &log[..7];
+    assert!(blame.starts_with(head_short), "{blame} vs {log}");
+
+    // Branches, switch, merge base.
+    let created = ok(f
+        .call(
+            "git_branch_create",
+            json!({"name": "feature", "start": "HEAD~1"}),
+        )
+        .await);
+    assert!(created.contains("First commit"), "{created}");
+    let dup = err(f
+        .call("git_branch_create", json!({"name": "feature"}))
+        .await);
+    assert!(dup.contains("already exists"), "{dup}");
+    let branches = ok(f.call("git_branches", json!({})).await);
+    assert!(branches.contains("  feature "), "{branches}");
+    assert!(branches.contains("* main "), "{branches}");
+    let switched = ok(f.call("git_switch", json!({"branch": "feature"})).await);
+    assert!(switched.contains("switched to feature"), "{switched}");
+    assert_eq!(f.read("README.md"), "hello\n");
+    f.write("feature.txt", "f\n");
+    ok(f.call("git_stage", json!({"paths": ["feature.txt"]})).await);
+    ok(f.call("git_commit", json!({"message": "Feature work"}))
+        .await);
+    let base = ok(f
+        .call("git_merge_base", json!({"a": "main", "b": "feature"}))
+        .await);
+    assert!(base.contains("First commit"), "{base}");
+    ok(f.call("git_switch", json!({"branch": "main"})).await);
+    assert!(!f.dir.path().join("feature.txt").exists());
+    let range = ok(f
+        .call("git_diff", json!({"from": "main", "to": "feature"}))
+        .await);
+    assert!(range.contains("+f"), "{range}");
+    assert!(range.contains("-fn two() {}"), "{range}");
+    let since = ok(f.call("git_diff", json!({"from": "HEAD~1"})).await);
+    assert!(since.contains("+hello world"), "{since}");
+    let all = ok(f.call("git_branches", json!({"remote": true})).await);
+    assert!(all.contains("* main "), "{all}");
+    let missing = err(f.call("git_switch", json!({"branch": "nope"})).await);
+    assert!(
+        missing.contains("no local branch named `nope`"),
+        "{missing}"
+    );
+
+    // Tags and remotes (set up with git2; never contacted).
+    let head = f.repo.head().unwrap().peel_to_commit().unwrap();
+    f.repo
+        .tag_lightweight("v0.1", head.as_object(), false)
+        .unwrap();
+    let sig = Signature::now("Ada Tester", "ada@example.com").unwrap();
+    f.repo
+        .tag("v0.2", head.as_object(), &sig, "Release two", false)
+        .unwrap();
+    let tags = ok(f.call("git_tags", json!({})).await);
+    assert!(tags.contains("v0.1  -> "), "{tags}");
+    assert!(tags.contains("[annotated: Release two]"), "{tags}");
+    f.repo
+        .remote("origin", "https://alice:s3cret@example.invalid/repo.git")
+        .unwrap();
+    let remotes = ok(f.call("git_remotes", json!({})).await);
+    assert!(
+        remotes.contains("origin\thttps://alice:***@example.invalid/repo.git (fetch)"),
+        "{remotes}"
+    );
+    assert!(!remotes.contains("s3cret"), "{remotes}");
+
+    // Stash push, list, pop.
+    f.write("README.md", "stashed change\n");
+    let pushed = ok(f
+        .call("git_stash_push", json!({"message": "wip readme"}))
+        .await);
+    assert!(pushed.contains("stash@{0}"), "{pushed}");
+    assert_eq!(f.read("README.md"), "hello world\n");
+    let list = ok(f.call("git_stash_list", json!({})).await);
+    assert!(list.starts_with("stash@{0} "), "{list}");
+    assert!(list.contains("wip readme"), "{list}");
+    let none = err(f.call("git_stash_push", json!({})).await);
+    assert!(none.contains("no local changes"), "{none}");
+    ok(f.call("git_stash_pop", json!({})).await);
+    assert_eq!(f.read("README.md"), "stashed change\n");
+    assert_eq!(
+        ok(f.call("git_stash_list", json!({})).await),
+        "(no stashes)"
+    );
+    let gone = err(f.call("git_stash_pop", json!({"index": 3})).await);
+    assert!(gone.contains("no stash@{3}"), "{gone}");
+
+    // No conflicts here.
+    assert_eq!(
+        ok(f.call("git_conflicts", json!({})).await),
+        "(no conflicts)"
+    );
+}
+
+#[tokio::test]
+async fn switch_refuses_to_overwrite_local_changes() {
+    let f = Fixture::new();
+    f.write("a.txt", "one\n");
+    f.commit_all("one");
+    ok(f.call("git_branch_create", json!({"name": "other"})).await);
+    f.write("a.txt", "two\n");
+    f.commit_all("two");
+    f.write("a.txt", "local edit\n");
+    let refused = err(f.call("git_switch", json!({"branch": "other"})).await);
+    assert!(refused.contains("refused to switch to other"), "{refused}");
+    assert_eq!(f.read("a.txt"), "local edit\n");
+    let status = ok(f.call("git_status", json!({})).await);
+    assert!(status.starts_with("## main at "), "{status}");
+}
+
+#[tokio::test]
+async fn file_history_follows_a_rename() {
+    let f = Fixture::new();
+    let body: String = (0..40).map(|i| format!("line {i}\n")).collect();
+    f.write("old.rs", &body);
+    f.write("other.txt", "x\n");
+    f.commit_all("add old.rs");
+    f.write("other.txt", "y\n");
+    f.commit_all("touch other");
+    fs::rename(f.dir.path().join("old.rs"), f.dir.path().join("new.rs")).unwrap();
+    f.commit_all("rename old to new");
+    f.write("new.rs", &format!("{body}line 40\n"));
+    f.commit_all("extend new.rs");
+    let history = ok(f.call("git_file_history", json!({"path": "new.rs"})).await);
+    let lines: Vec<&str> = history.lines().collect();
+    assert_eq!(lines.len(), 3, "{history}");
+    assert!(lines[0].contains("extend new.rs  [new.rs]"), "{history}");
+    assert!(
+        lines[1].contains("rename old to new  [new.rs] (renamed from old.rs)"),
+        "{history}"
+    );
+    assert!(lines[2].contains("add old.rs  [old.rs]"), "{history}");
+    let log = ok(f.call("git_log", json!({"path": "new.rs"})).await);
+    assert_eq!(log.lines().count(), 2, "{log}");
+}
+
+#[tokio::test]
+async fn a_merge_conflict_is_listed() {
+    let f = Fixture::new();
+    f.write("c.txt", "base\n");
+    f.commit_all("base");
+    ok(f.call("git_branch_create", json!({"name": "theirs"})).await);
+    f.write("c.txt", "ours\n");
+    f.commit_all("ours");
+    ok(f.call("git_switch", json!({"branch": "theirs"})).await);
+    f.write("c.txt", "theirs\n");
+    f.commit_all("theirs");
+    ok(f.call("git_switch", json!({"branch": "main"})).await);
+    let theirs = f
+        .repo
+        .find_branch("theirs", git2::BranchType::Local)
+        .unwrap();
+    let annotated = f.repo.reference_to_annotated_commit(theirs.get()).unwrap();
+    f.repo.merge(&[&annotated], None, None).unwrap();
+
+    let conflicts = ok(f.call("git_conflicts", json!({})).await);
+    assert_eq!(conflicts, "c.txt\t(base, ours, theirs)\n");
+    let status = ok(f.call("git_status", json!({})).await);
+    assert!(status.contains("UU c.txt"), "{status}");
+    assert!(status.contains("Merge in progress"), "{status}");
+    let refused = err(f.call("git_commit", json!({"message": "merge"})).await);
+    assert!(refused.contains("in progress"), "{refused}");
+}
+
+#[tokio::test]
+async fn refs_and_paths_beginning_with_a_dash_are_refused() {
+    let f = Fixture::new();
+    f.write("a.txt", "a\n");
+    f.commit_all("a");
+    let cases: &[(&str, Value)] = &[
+        ("git_diff", json!({"from": "--output=/tmp/cairn-x"})),
+        ("git_diff", json!({"from": "HEAD", "to": "-c"})),
+        ("git_diff", json!({"paths": ["--output=x"]})),
+        ("git_log", json!({"rev": "-c core.pager=touch"})),
+        ("git_log", json!({"path": "-p"})),
+        ("git_show", json!({"rev": "--output=x"})),
+        ("git_blame", json!({"path": "--help"})),
+        ("git_merge_base", json!({"a": "-x", "b": "HEAD"})),
+        ("git_branch_create", json!({"name": "-f"})),
+        (
+            "git_branch_create",
+            json!({"name": "ok", "start": "--orphan"}),
+        ),
+        ("git_switch", json!({"branch": "-"})),
+        ("git_stage", json!({"paths": ["-A"]})),
+        ("git_unstage", json!({"paths": ["--all"]})),
+        ("git_file_history", json!({"path": "--follow"})),
+        ("git_status", json!({"repo_path": "-C"})),
+    ];
+    for (tool, args) in cases {
+        let text = err(f.call(tool, args.clone()).await);
+        assert!(
+            text.contains("may not begin with `-`"),
+            "{tool} {args}: {text}"
+        );
+    }
+    assert!(f.repo.find_branch("ok", git2::BranchType::Local).is_err());
+}
+
+#[tokio::test]
+async fn repositories_and_paths_outside_the_workspace_are_refused() {
+    isolate_config();
+    let outside = tempfile::tempdir().unwrap();
+    let out_repo = Repository::init(outside.path()).unwrap();
+    fs::write(outside.path().join("secret.txt"), "secret\n").unwrap();
+    let f = Fixture::new();
+    f.write("a.txt", "a\n");
+    f.commit_all("a");
+    std::os::unix::fs::symlink(outside.path(), f.dir.path().join("link")).unwrap();
+    let out = outside.path().to_str().unwrap().to_owned();
+    let cases: &[(&str, Value, &str)] = &[
+        (
+            "git_status",
+            json!({"repo_path": out}),
+            "outside the workspace",
+        ),
+        (
+            "git_commit",
+            json!({"repo_path": "../", "message": "x"}),
+            "outside the workspace",
+        ),
+        (
+            "git_stage",
+            json!({"repo_path": out, "paths": ["."]}),
+            "outside the workspace",
+        ),
+        (
+            "git_stage",
+            json!({"paths": [format!("{out}/secret.txt")]}),
+            "outside the workspace",
+        ),
+        (
+            "git_stage",
+            json!({"paths": ["link/secret.txt"]}),
+            "symlink",
+        ),
+        ("git_blame", json!({"path": "link/secret.txt"}), "symlink"),
+        ("git_status", json!({"repo_path": "link"}), "symlink"),
+    ];
+    for (tool, args, expected) in cases {
+        let text = err(f.call(tool, args.clone()).await);
+        assert!(text.contains(expected), "{tool} {args}: {text}");
+    }
+    // The outside repository was not touched: nothing staged, no commit.
+    assert!(out_repo.index().unwrap().is_empty());
+    assert!(out_repo.head().is_err());
+
+    // A workspace inside a repository whose working directory contains the root: refused.
+    let sub = f.dir.path().join("sub");
+    fs::create_dir_all(&sub).unwrap();
+    let inner = GitTools::new(Arc::new(Workspace::new(vec![sub]).unwrap()));
+    let text = err(call(&inner, "git_status", json!({})).await);
+    assert!(text.contains("is not inside the workspace"), "{text}");
+    let text = err(call(&inner, "git_stage", json!({"paths": ["."]})).await);
+    assert!(text.contains("is not inside the workspace"), "{text}");
+}
+
+#[tokio::test]
+async fn fsmonitor_and_hooks_never_run() {
+    let f = Fixture::new();
+    let marker = tempfile::tempdir().unwrap();
+    let pwned = marker.path().join("pwned");
+    let hooked = marker.path().join("hooked");
+    let mut config = f.repo.config().unwrap();
+    config
+        .set_str("core.fsmonitor", &format!("touch {}", pwned.display()))
+        .unwrap();
+    config
+        .set_str("core.pager", &format!("touch {}", pwned.display()))
+        .unwrap();
+    let hooks = f.repo.path().join("hooks");
+    fs::create_dir_all(&hooks).unwrap();
+    for hook in ["post-commit", "pre-commit", "commit-msg", "post-checkout"] {
+        let script = hooks.join(hook);
+        fs::write(&script, format!("#!/bin/sh\ntouch {}\n", hooked.display())).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    f.write("a.txt", "a\n");
+    ok(f.call("git_status", json!({})).await);
+    ok(f.call("git_stage", json!({"paths": ["a.txt"]})).await);
+    ok(f.call("git_diff", json!({"staged": true})).await);
+    ok(f.call("git_commit", json!({"message": "a"})).await);
+    f.write("a.txt", "b\n");
+    ok(f.call("git_diff", json!({})).await);
+    ok(f.call("git_branch_create", json!({"name": "b"})).await);
+    ok(f.call("git_stash_push", json!({})).await);
+    ok(f.call("git_switch", json!({"branch": "b"})).await);
+    assert!(!pwned.exists(), "fsmonitor or pager ran");
+    assert!(!hooked.exists(), "a hook ran");
+    assert!(!Path::new(&marker.path().join("anything")).exists());
+}
+
+#[tokio::test]
+async fn a_missing_identity_is_a_clear_error() {
+    let f = Fixture::bare_identity();
+    f.write("a.txt", "a\n");
+    ok(f.call("git_stage", json!({"paths": ["a.txt"]})).await);
+    let text = err(f.call("git_commit", json!({"message": "a"})).await);
+    assert!(text.contains("no commit identity is configured"), "{text}");
+    assert!(text.contains("git config user.name"), "{text}");
+    assert!(f.repo.head().is_err(), "no commit was made");
+    f.commit_all("made with git2");
+    f.write("a.txt", "b\n");
+    let text = err(f.call("git_stash_push", json!({})).await);
+    assert!(text.contains("git config user.email"), "{text}");
+}
+
+#[tokio::test]
+async fn big_outputs_are_capped() {
+    let f = Fixture::new();
+    f.write("a.txt", "start\n");
+    f.commit_all("start");
+    let big: String = (0..5000)
+        .map(|i| format!("a fairly long line number {i}\n"))
+        .collect();
+    f.write("a.txt", &big);
+    let diff = ok(f.call("git_diff", json!({})).await);
+    assert!(diff.len() < 51_000, "{}", diff.len());
+    assert!(
+        diff.contains("[output capped at 50000 bytes"),
+        "{}",
+        &diff[diff.len() - 200..]
+    );
+    f.commit_all("big");
+    let show = ok(f.call("git_show", json!({})).await);
+    assert!(show.contains("output capped"));
+    let blame = ok(f.call("git_blame", json!({"path": "a.txt"})).await);
+    assert!(blame.contains("output capped"));
+}
+
+#[tokio::test]
+async fn stage_and_unstage_directories_whole_trees_and_deletions() {
+    let f = Fixture::new();
+    f.write("keep.txt", "k\n");
+    f.write("gone.txt", "g\n");
+    f.commit_all("base");
+    f.write("dir/a.txt", "a\n");
+    f.write("dir/sub/b.txt", "b\n");
+    f.write("other.txt", "o\n");
+    fs::remove_file(f.dir.path().join("gone.txt")).unwrap();
+    let staged = ok(f.call("git_stage", json!({"paths": ["dir"]})).await);
+    assert_eq!(staged, "staged 2 path(s):\n  dir/a.txt\n  dir/sub/b.txt\n");
+    let staged = ok(f.call("git_stage", json!({"paths": ["gone.txt"]})).await);
+    assert_eq!(staged, "staged 1 path(s):\n  gone.txt\n");
+    let status = ok(f.call("git_status", json!({})).await);
+    assert!(status.contains("D  gone.txt"), "{status}");
+    assert!(status.contains("A  dir/sub/b.txt"), "{status}");
+    assert!(status.contains("?? other.txt"), "{status}");
+    let nothing = ok(f.call("git_stage", json!({"paths": ["keep.txt"]})).await);
+    assert!(nothing.starts_with("nothing to stage"), "{nothing}");
+    ok(f.call("git_unstage", json!({"paths": ["dir/sub"]})).await);
+    let status = ok(f.call("git_status", json!({})).await);
+    assert!(status.contains("?? dir/sub/b.txt"), "{status}");
+    assert!(status.contains("A  dir/a.txt"), "{status}");
+    ok(f.call("git_unstage", json!({"paths": ["."]})).await);
+    let status = ok(f.call("git_status", json!({})).await);
+    assert!(status.contains(" D gone.txt"), "{status}");
+    assert!(status.contains("?? dir/a.txt"), "{status}");
+    let staged = ok(f.call("git_stage", json!({"paths": ["."]})).await);
+    assert!(staged.starts_with("staged 4 path(s)"), "{staged}");
+    ok(f.call("git_commit", json!({"message": "all"})).await);
+    let status = ok(f.call("git_status", json!({})).await);
+    assert!(status.contains("working tree clean"), "{status}");
+}
