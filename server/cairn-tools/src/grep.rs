@@ -35,6 +35,10 @@ struct Args {
     max_results: Option<usize>,
 }
 
+/// Files read per parallel batch: large enough to keep the threads busy, small enough that a
+/// search that fills up early stops soon.
+const BATCH: usize = 512;
+
 pub(crate) fn definition() -> Tool {
     let schema = object_schema(
         json!({
@@ -115,18 +119,68 @@ pub(crate) async fn call(
         let mut search = Search::new(&regex, context, max_results);
         let mut skipped = 0usize;
         let mut cancelled = false;
-        for file in walker {
+        // Files are read and pre-filtered in parallel, a batch at a time, and searched in walk
+        // order, so the output is the same as a sequential search and a full result stops the
+        // walk early.
+        let threads = std::thread::available_parallelism()
+            .map_or(2, |n| n.get())
+            .clamp(1, 8);
+        let mut walker = walker.peekable();
+        while walker.peek().is_some() && !search.full() {
             if ctx.cancel.is_cancelled() {
                 cancelled = true;
                 break;
             }
-            // Unreadable directories, binary, oversized and non-UTF-8 files are skipped.
-            match file.and_then(|f| ws.read_text(&f).map(|(text, _)| (f, text))) {
-                Ok((file, text)) => search.file(&file.display_path(), &text),
-                Err(_) => skipped += 1,
+            let mut batch = Vec::with_capacity(BATCH);
+            for file in walker.by_ref().take(BATCH) {
+                match file {
+                    Ok(f) => batch.push(f),
+                    Err(_) => skipped += 1,
+                }
             }
-            if search.full() {
-                break;
+            let per_thread = batch.len().div_ceil(threads).max(1);
+            let found: Vec<Option<Result<String, ()>>> = std::thread::scope(|scope| {
+                let handles: Vec<_> = batch
+                    .chunks(per_thread)
+                    .map(|part| {
+                        let regex = &regex;
+                        let cancel = &ctx.cancel;
+                        let len = part.len();
+                        let handle = scope.spawn(move || {
+                            part.iter()
+                                .map(|f| {
+                                    if cancel.is_cancelled() {
+                                        return None;
+                                    }
+                                    // Unreadable, binary, oversized and non-UTF-8 files are
+                                    // skipped; files without a match need no line scan.
+                                    match ws.read_text(f) {
+                                        Ok((text, _)) if regex.is_match(&text) => Some(Ok(text)),
+                                        Ok(_) => None,
+                                        Err(_) => Some(Err(())),
+                                    }
+                                })
+                                .collect::<Vec<_>>()
+                        });
+                        (len, handle)
+                    })
+                    .collect();
+                // A thread that panicked counts its files as skipped, keeping files and
+                // outcomes aligned.
+                handles
+                    .into_iter()
+                    .flat_map(|(len, h)| h.join().unwrap_or_else(|_| vec![Some(Err(())); len]))
+                    .collect()
+            });
+            for (file, outcome) in batch.iter().zip(found) {
+                match outcome {
+                    Some(Ok(text)) => search.file(&file.display_path(), &text),
+                    Some(Err(())) => skipped += 1,
+                    None => {}
+                }
+                if search.full() {
+                    break;
+                }
             }
         }
         text_result(search.finish(&args.pattern, requested, skipped, cancelled))
