@@ -22,7 +22,7 @@ use rmcp::model::{CallToolResult, MetaObject, Tool};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::util::{error_result, object_schema, parse_args, text_result, tool};
+use crate::util::{error_result, object_schema, parse_args, rejected, text_result, tool};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -250,15 +250,6 @@ fn applied(path: &WorkspacePath, summary: String) -> CallToolResult {
         reason: None,
     };
     text_result(summary).with_meta(Some(edits_meta(report)))
-}
-
-fn rejected(path: &WorkspacePath, reason: String) -> CallToolResult {
-    let report = EditReport {
-        uri: path.uri(),
-        applied: false,
-        reason: Some(reason.clone()),
-    };
-    error_result(reason).with_meta(Some(edits_meta(report)))
 }
 
 fn edits_meta(report: EditReport) -> MetaObject {

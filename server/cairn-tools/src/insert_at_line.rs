@@ -8,8 +8,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::util::{
-    error_result, object_schema, off_thread, parse_args, plural, report, text_result, tool,
-    with_edits, write_whole,
+    object_schema, parse_args, plural, report, text_result, tool, with_edits, write_whole,
 };
 
 #[derive(Debug, Deserialize)]
@@ -78,26 +77,14 @@ pub(crate) async fn call(ws: Arc<Workspace>, arguments: Map<String, Value>) -> C
         Ok(args) => args,
         Err(result) => return result,
     };
-    let requested = args.path.clone();
-    let read = off_thread(&ws, move |ws| {
-        let path = ws.resolve(&requested)?;
-        let read = ws.read_text(&path).map_err(|e| e.to_string());
-        Ok::<_, cairn_workspace::ScopeError>((path, read))
-    })
-    .await;
-    let (path, read) = match read {
-        Ok(Ok(r)) => r,
-        Ok(Err(e)) => return error_result(e.to_string()),
-        Err(e) => return error_result(e),
+    let (path, read) = match crate::util::read_for_edit(&ws, &args.path).await {
+        Ok(r) => r,
+        Err(result) => return result,
     };
-    let rejected = |reason: String| {
-        with_edits(
-            error_result(reason.clone()),
-            vec![report(&path, Some(reason))],
-        )
-    };
+    let rejected = |reason: String| crate::util::rejected(&path, reason);
     let (old, version) = match read {
-        Ok(read) => read,
+        Ok(Some(read)) => read,
+        Ok(None) => return rejected(format!("{} does not exist", path.display_path())),
         Err(e) => return rejected(e),
     };
     let new = match insert(&old, args.line, &args.text) {

@@ -108,6 +108,42 @@ pub(crate) fn report(
     }
 }
 
+/// A rejected edit of `path`: an error result that reports it, with the reason.
+pub(crate) fn rejected(path: &cairn_workspace::WorkspacePath, reason: String) -> CallToolResult {
+    with_edits(
+        error_result(reason.clone()),
+        vec![report(path, Some(reason))],
+    )
+}
+
+/// What an editing tool read: the text and the editor's version when open, `None` when the
+/// file does not exist, or why it could not be read.
+pub(crate) type ReadForEdit = Result<Option<(String, Option<i32>)>, String>;
+
+/// Resolves `requested` and reads it for an edit, off the executor. `Err` is the result to
+/// return at once (the path was refused, before there is a file to report on).
+pub(crate) async fn read_for_edit(
+    ws: &Arc<Workspace>,
+    requested: &str,
+) -> Result<(cairn_workspace::WorkspacePath, ReadForEdit), CallToolResult> {
+    let requested = requested.to_owned();
+    let resolved = off_thread(ws, move |ws| {
+        let path = ws.resolve(&requested)?;
+        let read = match ws.read_text(&path) {
+            Ok(read) => Ok(Some(read)),
+            Err(cairn_workspace::ScopeError::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e.to_string()),
+        };
+        Ok::<_, cairn_workspace::ScopeError>((path, read))
+    })
+    .await;
+    match resolved {
+        Ok(Ok(r)) => Ok(r),
+        Ok(Err(denied)) => Err(error_result(denied.to_string())),
+        Err(e) => Err(error_result(e)),
+    }
+}
+
 /// Run blocking work off the executor, for a value rather than a result.
 pub(crate) async fn off_thread<T: Send + 'static>(
     ws: &Arc<Workspace>,

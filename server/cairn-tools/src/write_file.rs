@@ -2,14 +2,14 @@
 
 use std::sync::Arc;
 
-use cairn_workspace::{ScopeError, Workspace};
+use cairn_workspace::Workspace;
 use rmcp::model::{CallToolResult, Tool};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::util::{
-    error_result, object_schema, off_thread, parse_args, plural, report, text_result, tool,
-    with_edits, write_whole,
+    error_result, object_schema, parse_args, plural, report, text_result, tool, with_edits,
+    write_whole,
 };
 
 #[derive(Debug, Deserialize)]
@@ -41,27 +41,15 @@ pub(crate) async fn call(ws: Arc<Workspace>, arguments: Map<String, Value>) -> C
         Ok(args) => args,
         Err(result) => return result,
     };
-    let requested = args.path.clone();
-    let resolved = off_thread(&ws, move |ws| {
-        let path = ws.resolve(&requested)?;
-        let read = match ws.read_text(&path) {
-            Ok(read) => Ok(Some(read)),
-            Err(ScopeError::NotFound { .. }) => Ok(None),
-            Err(e) => Err(e.to_string()),
-        };
-        Ok::<_, ScopeError>((path, read))
-    })
-    .await;
-    let (path, read) = match resolved {
-        Ok(Ok(r)) => r,
-        Ok(Err(e)) => return error_result(e.to_string()),
-        Err(e) => return error_result(e),
+    let (path, read) = match crate::util::read_for_edit(&ws, &args.path).await {
+        Ok(r) => r,
+        Err(result) => return result,
     };
     let shown = path.display_path();
     let (old, version) = match read {
         Ok(Some((old, version))) => (old, version),
         Ok(None) => (String::new(), None),
-        Err(e) => return with_edits(error_result(e.clone()), vec![report(&path, Some(e))]),
+        Err(e) => return crate::util::rejected(&path, e),
     };
     let existed = !(old.is_empty() && version.is_none());
     let lines = plural(args.content.lines().count(), "line");
