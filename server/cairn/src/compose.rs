@@ -200,15 +200,7 @@ pub fn sessions_dir(config: &Config, env: &Env) -> PathBuf {
     if let Some(dir) = &config.sessions.dir {
         return dir.clone();
     }
-    let base = env
-        .get("XDG_DATA_HOME")
-        .map(PathBuf::from)
-        .or_else(|| {
-            env.get("HOME")
-                .map(|h| PathBuf::from(h).join(".local").join("share"))
-        })
-        .unwrap_or_else(std::env::temp_dir);
-    base.join("cairn").join("sessions")
+    data_dir(env).join("sessions")
 }
 
 /// The LSP front's factory. It keeps one hub for the life of the server and updates it when the
