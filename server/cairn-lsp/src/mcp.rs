@@ -289,14 +289,32 @@ impl cairn_mcp::ClientDelegate for EditorDelegate {
     }
 }
 
+/// The prompt name and the argument words of a slash command. A message that starts with a
+/// path (`/etc/hosts is odd`) is not a command: a name has no `/`.
+fn slash_command(message: &str) -> Option<(&str, std::str::SplitWhitespace<'_>)> {
+    let command = message.strip_prefix('/')?;
+    if command.starts_with(char::is_whitespace) {
+        return None;
+    }
+    let mut words = command.split_whitespace();
+    let head = words.next()?;
+    let valid = |part: &str| {
+        !part.is_empty()
+            && part
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+    };
+    let is_name = match head.split_once(':') {
+        Some((server, name)) => valid(server) && valid(name),
+        None => valid(head),
+    };
+    is_name.then_some((head, words))
+}
+
 /// Expands a slash command (`/server:prompt key=value …`, or `/prompt …` when only one server
 /// has that prompt) into the prompt's text; other messages pass unchanged.
 pub(crate) async fn expand_slash(handle: &McpHandle, message: &str) -> Result<String, String> {
-    let Some(command) = message.strip_prefix('/') else {
-        return Ok(message.to_string());
-    };
-    let mut words = command.split_whitespace();
-    let Some(head) = words.next() else {
+    let Some((head, words)) = slash_command(message) else {
         return Ok(message.to_string());
     };
     let prompts = handle.hub.prompts().await;
@@ -360,4 +378,33 @@ pub(crate) async fn attachments_text(
         ));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::slash_command;
+
+    #[track_caller]
+    fn check(message: &str, expected: Option<(&str, &[&str])>) {
+        let got = slash_command(message).map(|(head, words)| (head, words.collect::<Vec<_>>()));
+        let expected = expected.map(|(h, w)| (h, w.to_vec()));
+        assert_eq!(got, expected, "{message:?}");
+    }
+
+    #[test]
+    fn slash_commands_and_paths() {
+        check(
+            "/everything:simple-prompt",
+            Some(("everything:simple-prompt", &[])),
+        );
+        check(
+            "/review file=src/a.rs depth=2",
+            Some(("review", &["file=src/a.rs", "depth=2"])),
+        );
+        check("/etc/hosts looks wrong", None);
+        check("/usr/bin: what is in it?", None);
+        check("/ hello", None);
+        check("plain message", None);
+        check("/a:b:c x", None);
+    }
 }
