@@ -536,11 +536,16 @@ fn f5_f6_f8_poisoned_and_shadowing_tools() {
 fn f10_workspace_servers_wait_for_trust() {
     let bad = test_support_bin("misbehaving-mcp");
     let sb = Sandbox::new(Format::OpenAi, vec![]);
-    let marker = sb.dir.path().join("started");
+    // The server would run in this directory: a process there means it started.
+    let marker = std::fs::canonicalize(sb.dir.path())
+        .unwrap()
+        .join("repo-server");
+    std::fs::create_dir_all(&marker).unwrap();
     let entry = |mode: &str| {
         format!(
-            "[mcp.servers.repo]\ncommand = {}\nargs = [\"--mode\", \"{mode}\"]\n",
-            toml_str(bad.to_str().unwrap())
+            "[mcp.servers.repo]\ncommand = {}\nargs = [\"--mode\", \"{mode}\"]\ncwd = {}\n",
+            toml_str(bad.to_str().unwrap()),
+            toml_str(marker.to_str().unwrap())
         )
     };
     sb.write(".cairn/config.toml", &entry("ok"));
@@ -551,7 +556,11 @@ fn f10_workspace_servers_wait_for_trust() {
         "the server waiting for trust",
     );
     assert_eq!(server_state(&status, "repo"), Value::Null, "not started");
-    assert!(!marker.exists());
+    assert_eq!(
+        processes_in(&marker),
+        Vec::<String>::new(),
+        "no process was started"
+    );
     let trusted = ed.call(
         "workspace/executeCommand",
         json!({"command": "cairn.trustWorkspace"}),
@@ -561,6 +570,7 @@ fn f10_workspace_servers_wait_for_trust() {
         |s| server_state(s, "repo")["state"] == "running",
         "the trusted server running",
     );
+    assert_eq!(processes_in(&marker).len(), 1, "the trusted server runs");
     ed.shutdown();
 
     // The repository edits the entry: it waits again.
@@ -572,6 +582,11 @@ fn f10_workspace_servers_wait_for_trust() {
         "the edited server waiting again",
     );
     assert_eq!(server_state(&status, "repo"), Value::Null);
+    assert_eq!(
+        processes_in(&marker),
+        Vec::<String>::new(),
+        "the edited entry did not start"
+    );
 }
 
 /// SECURITY.md D6: a server gets only its declared environment, never cairn's secrets.
