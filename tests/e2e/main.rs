@@ -2,6 +2,7 @@
 //! command line. The model is a scripted provider on loopback; everything else is real.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
+mod access;
 mod bench;
 mod cli;
 mod lsp_robustness;

@@ -100,6 +100,11 @@ pub struct ApprovalRequest {
     /// The tool's own description, in full: what the user approves includes what the tool
     /// claims to do (a poisoned description shows here, uncut).
     pub description: String,
+    /// When not empty, the user is asked about exactly these protected paths: only "allow once"
+    /// counts (an answer of "allow for this session" is taken as once), and an approver that
+    /// accepts everything (`--yes`) must refuse.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub protected_paths: Vec<crate::tools::ProtectedPath>,
 }
 
 /// The user's answer.

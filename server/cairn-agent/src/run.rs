@@ -15,7 +15,10 @@ use crate::model::{
 use crate::policy::{
     ApprovalAnswer, ApprovalRequest, Approver, Decision, Policy, SessionGrants, args_hash,
 };
-use crate::tools::{CallContext, EDITS_META_KEY, EditReport, ToolHost, ToolInfo};
+use crate::tools::{
+    CallContext, EDITS_META_KEY, EditReport, PROTECTED_META_KEY, PathApprovals, ProtectedPath,
+    ToolHost, ToolInfo,
+};
 
 /// Chat answers; agent mode may also edit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -65,6 +68,9 @@ pub struct Agent {
     pub policy: Policy,
     pub limits: Limits,
     pub system_prompt: String,
+    /// Where approvals of protected paths are held while a call runs again; `None` when no
+    /// built-in file tools are served (then nothing is protected either).
+    pub path_approvals: Option<Arc<dyn PathApprovals>>,
 }
 
 /// One run's inputs.
@@ -334,6 +340,7 @@ impl Agent {
             policy: &self.policy,
             grants: &input.grants,
             approver: input.approver,
+            paths: self.path_approvals.as_deref(),
         };
         let authorized = tokio::select! {
             _ = input.cancel.cancelled() => Err("cancelled".to_string()),
@@ -352,7 +359,22 @@ impl Agent {
         };
         let result = tokio::select! {
             _ = input.cancel.cancelled() => return (true, "cancelled".into()),
-            r = self.tools.call(&call.name, arguments, ctx) => r,
+            r = self.tools.call(&call.name, arguments.clone(), ctx.clone()) => r,
+        };
+        // A built-in tool stopped by protected paths: ask about exactly those, then once more.
+        let approved = tokio::select! {
+            _ = input.cancel.cancelled() => return (true, "cancelled".into()),
+            a = gate.approve_protected(info, &input.run_id, &call.id, &value, &result, on_approval) => a,
+        };
+        let result = match approved {
+            None => result,
+            Some(paths) => {
+                let _held = gate.hold(paths);
+                tokio::select! {
+                    _ = input.cancel.cancelled() => return (true, "cancelled".into()),
+                    r = self.tools.call(&call.name, arguments, ctx) => r,
+                }
+            }
         };
         for edit in edit_reports(&result) {
             emit(RunEvent::Edit {
@@ -371,6 +393,20 @@ pub struct Gate<'a> {
     pub policy: &'a Policy,
     pub grants: &'a SessionGrants,
     pub approver: &'a dyn Approver,
+    /// Where approvals of protected paths are held; without it they are never asked about.
+    pub paths: Option<&'a dyn PathApprovals>,
+}
+
+/// Approvals of protected paths, held until dropped (so a cancelled call releases them too).
+pub struct HeldPaths<'a> {
+    approvals: &'a dyn PathApprovals,
+    paths: Vec<ProtectedPath>,
+}
+
+impl Drop for HeldPaths<'_> {
+    fn drop(&mut self) {
+        self.approvals.release(&self.paths);
+    }
 }
 
 impl Gate<'_> {
@@ -409,6 +445,7 @@ impl Gate<'_> {
                         .as_deref()
                         .unwrap_or_default()
                         .to_string(),
+                    protected_paths: Vec::new(),
                 };
                 on_approval(ApprovalState::Asked, None, &request.reason);
                 let answer = self.approver.ask(&request).await;
@@ -423,6 +460,73 @@ impl Gate<'_> {
                 }
             }
         }
+    }
+}
+
+impl<'a> Gate<'a> {
+    /// When `result` is a built-in tool's refusal over protected paths, asks the user about
+    /// exactly those paths; `Some` with the paths when the user approved them. Session grants
+    /// and the policy play no part: only this answer, about these paths, counts.
+    pub async fn approve_protected(
+        &self,
+        info: &ToolInfo,
+        run_id: &str,
+        call_id: &str,
+        arguments: &serde_json::Value,
+        result: &CallToolResult,
+        on_approval: impl Fn(ApprovalState, Option<ApprovalAnswer>, &str),
+    ) -> Option<Vec<ProtectedPath>> {
+        self.paths?;
+        // External servers cannot ask for protected paths: only the built-in tools (whose
+        // categories are not `mcp:<server>`) report them.
+        if info.category.starts_with("mcp:") || result.is_error != Some(true) {
+            return None;
+        }
+        let paths: Vec<ProtectedPath> = result
+            .meta
+            .as_ref()
+            .and_then(|m| m.get(PROTECTED_META_KEY))
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+            .filter(|p: &Vec<ProtectedPath>| !p.is_empty())?;
+        let name = info.tool.name.as_ref();
+        let listed: Vec<String> = paths
+            .iter()
+            .map(|p| format!("{} `{}` ({})", p.operation, p.path, p.why))
+            .collect();
+        let request = ApprovalRequest {
+            approval_id: uuid::Uuid::new_v4().to_string(),
+            run_id: run_id.to_string(),
+            call_id: call_id.to_string(),
+            tool: name.to_string(),
+            args_hash: args_hash(arguments),
+            arguments: arguments.clone(),
+            effect: info.effect,
+            reason: format!(
+                "`{name}` to {}: protected, so only an approval of this exact path lets it through",
+                listed.join(", ")
+            ),
+            description: info
+                .tool
+                .description
+                .as_deref()
+                .unwrap_or_default()
+                .to_string(),
+            protected_paths: paths.clone(),
+        };
+        on_approval(ApprovalState::Asked, None, &request.reason);
+        let answer = self.approver.ask(&request).await;
+        on_approval(ApprovalState::Answered, Some(answer), &request.reason);
+        match answer {
+            ApprovalAnswer::Deny => None,
+            ApprovalAnswer::AllowOnce | ApprovalAnswer::AllowSession => Some(paths),
+        }
+    }
+
+    /// Holds approvals of `paths` until the returned guard is dropped.
+    pub fn hold(&self, paths: Vec<ProtectedPath>) -> Option<HeldPaths<'a>> {
+        let approvals = self.paths?;
+        approvals.hold(&paths);
+        Some(HeldPaths { approvals, paths })
     }
 }
 

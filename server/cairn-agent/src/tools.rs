@@ -67,6 +67,31 @@ pub struct EditReport {
     pub reason: Option<String>,
 }
 
+/// `_meta` key under which a built-in tool reports the protected paths (the deny list: secrets,
+/// code that runs) that stopped a call. The value is a list of [`ProtectedPath`]. The agent asks
+/// the user about exactly those paths and, if approved, runs the call once more.
+pub const PROTECTED_META_KEY: &str = "cairn/protectedPaths";
+
+/// A path a call needs that only an approval of that very path lets through.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProtectedPath {
+    /// The path as the model named it (relative to the workspace root).
+    pub path: String,
+    /// The canonical path an approval is held for.
+    pub key: String,
+    /// `read` or `write`.
+    pub operation: String,
+    /// Why it is protected.
+    pub why: String,
+}
+
+/// Holds approvals of protected paths while one call runs again (the workspace implements it).
+pub trait PathApprovals: Send + Sync {
+    fn hold(&self, paths: &[ProtectedPath]);
+    fn release(&self, paths: &[ProtectedPath]);
+}
+
 /// A set of tools that can be called.
 pub trait ToolHost: Send + Sync {
     /// The tools on offer now.

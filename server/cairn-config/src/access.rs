@@ -28,10 +28,10 @@
 use std::collections::BTreeMap;
 
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// One set of grants.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Grants {
     pub read: Vec<String>,
@@ -39,7 +39,7 @@ pub struct Grants {
 }
 
 /// A user's entry: their groups and their own grants.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct UserEntry {
     pub groups: Vec<String>,
@@ -48,7 +48,7 @@ pub struct UserEntry {
 }
 
 /// `.cairn/policy.toml`, or the `[access]` part of a user's config.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct AccessPolicy {
     /// Grants for everyone.
@@ -88,6 +88,13 @@ impl AccessPolicy {
                 source_name: source_name.to_string(),
                 message: e.message().to_string(),
             })?;
+        policy.validate(source_name)?;
+        Ok(policy)
+    }
+
+    /// Checks every glob and group name.
+    pub fn validate(&self, source_name: &str) -> Result<(), AccessError> {
+        let policy = self;
         for (user, entry) in &policy.users {
             for group in &entry.groups {
                 if !policy.groups.contains_key(group) {
@@ -117,7 +124,7 @@ impl AccessPolicy {
                 message,
             })?;
         }
-        Ok(policy)
+        Ok(())
     }
 
     /// The grants that apply to `user`: everyone's, their groups', and their own.
@@ -155,7 +162,7 @@ fn set_of(patterns: &[String]) -> GlobSet {
 }
 
 /// Reading or writing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Operation {
     Read,
     Write,
@@ -213,6 +220,8 @@ pub const DENY_LIST: &[(&str, &str)] = &[
 #[derive(Debug, Clone)]
 pub struct AccessRules {
     user: String,
+    /// Why the policy could not be used; when set, everything is refused (fail closed).
+    broken: Option<String>,
     read: GlobSet,
     write: GlobSet,
     deny: Vec<(GlobSet, &'static str)>,
@@ -222,6 +231,12 @@ impl AccessRules {
     /// Rules for `user` from the team policy and the user's own grants (either may be absent).
     pub fn new(user: &str, team: Option<&AccessPolicy>, own: Option<&AccessPolicy>) -> AccessRules {
         let mut grants = Grants::default();
+        if team.is_none() && own.is_none() {
+            // No policy anywhere: the user may read everything and write everything (each write
+            // still asked by the approval policy); the deny list still holds.
+            grants.read.push("**".to_owned());
+            grants.write.push("**".to_owned());
+        }
         for policy in [team, own].into_iter().flatten() {
             let g = policy.grants_for(user);
             grants.read.extend(g.read);
@@ -236,14 +251,37 @@ impl AccessRules {
             .collect();
         AccessRules {
             user: user.to_string(),
+            broken: None,
             read: set_of(&read_and_write),
             write: set_of(&grants.write),
             deny,
         }
     }
 
+    /// Rules for a project whose policy cannot be used: every read and write is refused with
+    /// `why`, so a damaged policy never widens access.
+    pub fn broken(user: &str, why: String) -> AccessRules {
+        AccessRules {
+            user: user.to_string(),
+            broken: Some(why),
+            read: GlobSet::empty(),
+            write: GlobSet::empty(),
+            deny: Vec::new(),
+        }
+    }
+
+    /// The user these rules are for.
+    pub fn user(&self) -> &str {
+        &self.user
+    }
+
     /// What may happen to `path` (relative to the root, `/`-separated).
     pub fn decide(&self, path: &str, op: Operation) -> Access {
+        if let Some(why) = &self.broken {
+            return Access::Deny {
+                why: format!("the access policy cannot be used: {why}"),
+            };
+        }
         // Deny-list matching ignores case: on case-insensitive file systems `.GIT/config` is
         // `.git/config`.
         let lower = path.to_lowercase();

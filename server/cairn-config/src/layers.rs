@@ -88,6 +88,10 @@ const WORKSPACE_FORBIDDEN: &[(&str, &str)] = &[
         "the tool-call cap is yours to set, not the repository's",
     ),
     ("log.file", "it could write your log elsewhere"),
+    (
+        "access",
+        "a repository cannot grant itself access; the team's grants go in .cairn/policy.toml",
+    ),
 ];
 
 /// One layer: a TOML table and where it came from.

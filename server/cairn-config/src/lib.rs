@@ -22,6 +22,6 @@ pub use mcp_import::{
     expand_server, import_file, import_str, render_servers_toml,
 };
 pub use model::{
-    AgentConfig, Config, Decision, EffectPolicy, LogConfig, McpConfig, McpServerConfig,
-    McpTransport, PolicyConfig, ProviderConfig, ProviderKind, SessionsConfig,
+    AccessConfig, AgentConfig, Config, Decision, EffectPolicy, LogConfig, McpConfig,
+    McpServerConfig, McpTransport, PolicyConfig, ProviderConfig, ProviderKind, SessionsConfig,
 };

@@ -15,6 +15,31 @@ pub struct Config {
     pub sessions: SessionsConfig,
     pub log: LogConfig,
     pub mcp: McpConfig,
+    pub access: AccessConfig,
+}
+
+/// `[access]`: who the user is, and their own read and write grants (the same shape as the
+/// team's `.cairn/policy.toml`, added to it). Only the user's own config may set it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AccessConfig {
+    /// The identity policies name; default: git's `user.email`.
+    pub user: Option<String>,
+    pub default: crate::access::Grants,
+    pub groups: BTreeMap<String, crate::access::Grants>,
+    pub users: BTreeMap<String, crate::access::UserEntry>,
+}
+
+impl AccessConfig {
+    /// The grants part, as a policy; `None` when it grants nothing at all.
+    pub fn own_policy(&self) -> Option<crate::access::AccessPolicy> {
+        let policy = crate::access::AccessPolicy {
+            default: self.default.clone(),
+            groups: self.groups.clone(),
+            users: self.users.clone(),
+        };
+        (policy != crate::access::AccessPolicy::default()).then_some(policy)
+    }
 }
 
 /// Which wire protocol the model provider speaks.

@@ -220,6 +220,7 @@ const DENY: &str = "Deny";
 
 impl Approver for EditorApprover {
     fn ask<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalAnswer> {
+        let protected = !request.protected_paths.is_empty();
         Box::pin(async move {
             if let Some(barrier) = &self.barrier {
                 let (tx, rx) = tokio::sync::oneshot::channel();
@@ -237,11 +238,20 @@ impl Approver for EditorApprover {
                     args_hash: request.args_hash.clone(),
                     reason: request.reason.clone(),
                     description: request.description.clone(),
-                    options: vec![
-                        ApprovalAnswer::AllowOnce,
-                        ApprovalAnswer::AllowSession,
-                        ApprovalAnswer::Deny,
-                    ],
+                    options: if protected {
+                        vec![ApprovalAnswer::AllowOnce, ApprovalAnswer::Deny]
+                    } else {
+                        vec![
+                            ApprovalAnswer::AllowOnce,
+                            ApprovalAnswer::AllowSession,
+                            ApprovalAnswer::Deny,
+                        ]
+                    },
+                    protected_paths: request
+                        .protected_paths
+                        .iter()
+                        .map(|p| p.path.clone())
+                        .collect(),
                 };
                 return match self.client.send_request::<ApproveRequest>(params).await {
                     Ok(answer)
@@ -277,13 +287,22 @@ impl Approver for EditorApprover {
                 "cairn: allow {}?\n{args}\nThe tool says of itself: {}",
                 request.reason, request.description
             );
-            let actions = [ALLOW_ONCE, ALLOW_SESSION, DENY].map(|t| MessageActionItem {
-                title: t.into(),
-                properties: HashMap::new(),
-            });
+            // A protected path is approved once or not at all.
+            let titles: &[&str] = if protected {
+                &[ALLOW_ONCE, DENY]
+            } else {
+                &[ALLOW_ONCE, ALLOW_SESSION, DENY]
+            };
+            let actions: Vec<MessageActionItem> = titles
+                .iter()
+                .map(|t| MessageActionItem {
+                    title: (*t).into(),
+                    properties: HashMap::new(),
+                })
+                .collect();
             match self
                 .client
-                .show_message_request(MessageType::WARNING, message, Some(actions.to_vec()))
+                .show_message_request(MessageType::WARNING, message, Some(actions))
                 .await
             {
                 Ok(Some(item)) if item.title == ALLOW_ONCE => ApprovalAnswer::AllowOnce,

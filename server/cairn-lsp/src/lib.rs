@@ -36,6 +36,10 @@ pub struct McpHandle {
     pub problems: Vec<(String, String)>,
     /// The workspace roots the built-in tools serve.
     pub roots: Vec<std::path::PathBuf>,
+    /// The user and access rules the built-in tools were built with; they restart when it changes.
+    pub access_key: String,
+    /// Approvals of protected paths, held while the call they were given for runs.
+    pub path_approvals: Arc<cairn_workspace::ExactApprovals>,
 }
 
 /// Builds the pieces the front needs from configuration; the binary implements it, so this crate

@@ -234,8 +234,12 @@ pub struct ApproveParams {
     pub reason: String,
     /// The tool's own description, in full.
     pub description: String,
-    /// What the client may answer.
+    /// What the client may answer (`allowSession` is not offered for protected paths).
     pub options: Vec<cairn_agent::policy::ApprovalAnswer>,
+    /// Protected paths (secrets, files that run code) this approval is for: the user approves
+    /// these very paths, once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub protected_paths: Vec<String>,
 }
 
 /// `cairn/approve` result: it must echo `approvalId`, `runId` and `callId`.

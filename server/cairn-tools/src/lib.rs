@@ -40,10 +40,13 @@ mod write_file;
 
 use std::sync::Arc;
 
-use cairn_agent::tools::{CallContext, Effect, ToolHost, ToolInfo};
-use cairn_workspace::Workspace;
+use cairn_agent::tools::{
+    CallContext, Effect, PROTECTED_META_KEY, PathApprovals, ProtectedPath, ToolHost, ToolInfo,
+};
+use cairn_workspace::{ExactApprovals, Operation, ScopeError, Workspace};
 use futures::future::BoxFuture;
 use rmcp::model::CallToolResult;
+use serde_json::{Map, Value};
 
 pub use crate::git::{GIT_TOOL_NAMES, GitTools};
 use crate::util::error_result;
@@ -139,6 +142,9 @@ impl ToolHost for BuiltinTools {
         let ws = self.workspace.clone();
         Box::pin(async move {
             tracing::debug!(tool = %name, call_id = %ctx.call_id, "built-in tool call");
+            if let Some(refusal) = protected_refusal(&ws, &name, &arguments) {
+                return refusal;
+            }
             match name.as_str() {
                 "read_file" => read_file::call(ws, arguments).await,
                 "list_directory" => list_directory::call(ws, arguments).await,
@@ -169,6 +175,113 @@ impl ToolHost for BuiltinTools {
             }
         })
     }
+}
+
+/// The path arguments of a call, with what the tool does to each. Directory arguments of the
+/// walking tools are not listed: a walk skips what the user may not read.
+fn path_arguments(name: &str, arguments: &Map<String, Value>) -> Vec<(String, Operation)> {
+    let one = |key: &str| {
+        arguments
+            .get(key)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    let many = |key: &str| -> Vec<String> {
+        arguments
+            .get(key)
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let with = |paths: Vec<Option<String>>, op| paths.into_iter().flatten().map(move |p| (p, op));
+    use Operation::{Read, Write};
+    match name {
+        "read_file" | "head_tail" => with(vec![one("path")], Read).collect(),
+        "read_many" | "count" => many("paths").into_iter().map(|p| (p, Read)).collect(),
+        "diff_files" => with(vec![one("a"), one("b")], Read).collect(),
+        "edit_file" | "write_file" | "create_file" | "multi_edit" | "insert_at_line"
+        | "delete_file" | "make_directory" => with(vec![one("path")], Write).collect(),
+        "move_file" => with(vec![one("from"), one("to")], Write).collect(),
+        "copy_file" => with(vec![one("from")], Read)
+            .chain(with(vec![one("to")], Write))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Before a tool runs: a refusal naming the protected paths it would touch and has no approval
+/// for, carrying them in `_meta` so the agent can ask the user about exactly those paths.
+fn protected_refusal(
+    ws: &Workspace,
+    name: &str,
+    arguments: &Map<String, Value>,
+) -> Option<CallToolResult> {
+    let mut protected = Vec::new();
+    let mut messages = Vec::new();
+    for (requested, op) in path_arguments(name, arguments) {
+        // A path that does not resolve is the tool's to report.
+        let Ok(path) = ws.resolve(&requested) else {
+            continue;
+        };
+        if let Err(e @ ScopeError::Protected { .. }) = ws.check(&path, op) {
+            if let ScopeError::Protected {
+                path: shown,
+                abs,
+                operation,
+                why,
+            } = &e
+            {
+                protected.push(ProtectedPath {
+                    path: shown.clone(),
+                    key: abs.display().to_string(),
+                    operation: (*operation).to_owned(),
+                    why: (*why).to_owned(),
+                });
+            }
+            messages.push(e.to_string());
+        }
+    }
+    if protected.is_empty() {
+        return None;
+    }
+    let mut meta = Map::new();
+    meta.insert(
+        PROTECTED_META_KEY.to_owned(),
+        serde_json::to_value(&protected).unwrap_or_default(),
+    );
+    Some(error_result(messages.join("\n")).with_meta(Some(rmcp::model::MetaObject(meta))))
+}
+
+/// Holds approvals of protected paths in the workspace's [`ExactApprovals`], for the agent.
+#[derive(Debug, Clone)]
+pub struct WorkspacePathApprovals(pub Arc<ExactApprovals>);
+
+impl PathApprovals for WorkspacePathApprovals {
+    fn hold(&self, paths: &[ProtectedPath]) {
+        for (path, op) in paths.iter().filter_map(approval_of) {
+            self.0.hold(&path, op);
+        }
+    }
+
+    fn release(&self, paths: &[ProtectedPath]) {
+        for (path, op) in paths.iter().filter_map(approval_of) {
+            self.0.release(&path, op);
+        }
+    }
+}
+
+fn approval_of(p: &ProtectedPath) -> Option<(std::path::PathBuf, Operation)> {
+    let op = match p.operation.as_str() {
+        "read" => Operation::Read,
+        "write" => Operation::Write,
+        _ => return None,
+    };
+    Some((std::path::PathBuf::from(&p.key), op))
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use cairn_workspace::{WalkOptions, Workspace, WorkspacePath};
+use cairn_workspace::{Operation, WalkOptions, Workspace, WorkspacePath};
 use regex::RegexBuilder;
 use rmcp::model::{CallToolResult, Tool};
 use serde::Deserialize;
@@ -97,7 +97,13 @@ pub(crate) async fn call(ws: Arc<Workspace>, arguments: Map<String, Value>) -> C
         let options = WalkOptions { glob: Some(glob), ..WalkOptions::default() };
         let walk = ws.resolve(&requested).and_then(|p| ws.walk(&p, &options)).map_err(|e| e.to_string())?;
         let mut planned = Vec::new();
+        let mut skipped = 0usize;
         for file in walk.flatten() {
+            // Files the user may not write (or that are protected) are left alone, and counted.
+            if ws.check(&file, Operation::Write).is_err() {
+                skipped += 1;
+                continue;
+            }
             let Ok((old, version)) = ws.read_text(&file) else { continue };
             let count = regex.find_iter(&old).count();
             if count == 0 {
@@ -117,16 +123,24 @@ pub(crate) async fn call(ws: Arc<Workspace>, arguments: Map<String, Value>) -> C
                 ));
             }
         }
-        Ok(planned)
+        Ok((planned, skipped))
     })
     .await;
-    let planned = match planned {
+    let (planned, skipped) = match planned {
         Ok(Ok(p)) => p,
         Ok(Err(e)) | Err(e) => return error_result(e),
     };
+    let skipped_note = if skipped == 0 {
+        String::new()
+    } else {
+        format!(
+            "\n{} skipped: protected, or not writable under your policy",
+            plural(skipped, "file")
+        )
+    };
     if planned.is_empty() {
         return text_result(format!(
-            "`{}` was not found in files matching `{}`; nothing to change",
+            "`{}` was not found in files matching `{}`; nothing to change{skipped_note}",
             args.pattern, args.glob
         ));
     }
@@ -148,6 +162,7 @@ pub(crate) async fn call(ws: Arc<Workspace>, arguments: Map<String, Value>) -> C
             out.push_str(&diff);
         }
         out.push_str("Call again with preview: false to write these changes.");
+        out.push_str(&skipped_note);
         return text_result(out);
     }
     let mut reports = Vec::new();
@@ -170,7 +185,7 @@ pub(crate) async fn call(ws: Arc<Workspace>, arguments: Map<String, Value>) -> C
             }
         }
     }
-    let text = format!("replaced: {head}\n{}", lines.join("\n"));
+    let text = format!("replaced: {head}\n{}{skipped_note}", lines.join("\n"));
     with_edits(
         if failed > 0 {
             error_result(text)

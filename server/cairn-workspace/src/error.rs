@@ -42,6 +42,25 @@ pub enum ScopeError {
     Binary { path: PathBuf },
     #[error("{} is not valid UTF-8 (first bad byte at offset {valid_up_to})", path.display())]
     InvalidUtf8 { path: PathBuf, valid_up_to: usize },
+    /// The user's policy grants no such access to this path.
+    #[error("refused to {operation} `{path}`: {why}")]
+    NotGranted {
+        path: String,
+        operation: &'static str,
+        why: String,
+    },
+    /// The path is on the built-in deny list; only the user's approval of this very path
+    /// (not `--yes`, not "allow for this session") lets the operation through.
+    #[error(
+        "refused to {operation} `{path}`: it is protected ({why}); only the user's approval of this exact path lets it through"
+    )]
+    Protected {
+        path: String,
+        /// The canonical path an approval must name.
+        abs: PathBuf,
+        operation: &'static str,
+        why: &'static str,
+    },
     /// An exclusive create, a copy or a move found something already at the target.
     #[error("{} already exists", path.display())]
     AlreadyExists { path: PathBuf },
@@ -64,6 +83,8 @@ impl ScopeError {
                 | ScopeError::OutsideWorkspace { .. }
                 | ScopeError::SymlinkEscape { .. }
                 | ScopeError::NotRegularFile { .. }
+                | ScopeError::NotGranted { .. }
+                | ScopeError::Protected { .. }
         )
     }
 

@@ -1,17 +1,23 @@
 //! Reading, writing and listing resolved paths.
 //!
 //! Every function here takes a [`WorkspacePath`], so it only ever touches a path that passed
-//! [`Workspace::resolve`]. Opening is done so that a path swapped for a symlink or a FIFO after
-//! resolution fails instead of escaping or blocking: reads open with `O_NOFOLLOW | O_NONBLOCK`
-//! and check the opened file's type, writes rename a fresh temp file over the target (a rename
-//! replaces a symlink, it never follows it). Closing the remaining check-then-open window for
-//! parent directories is left to `openat2(RESOLVE_BENEATH)` later.
+//! [`Workspace::resolve`], and reaches it through the `open` module: from a handle on its root,
+//! by its canonical relative path, following no symlink (`openat2(RESOLVE_BENEATH |
+//! RESOLVE_NO_SYMLINKS)` on Linux, a component-by-component `openat(O_NOFOLLOW)` walk
+//! elsewhere). A directory on the path swapped for a symlink after resolution therefore makes
+//! the operation fail instead of escaping the root. Reads check the type of what they opened
+//! (a FIFO or device is refused without blocking) and its size before reading; writes rename a
+//! fresh temp file over the target inside the parent's handle (a rename replaces a symlink, it
+//! never follows it).
 
-use std::fs::{File, Metadata};
-use std::io::{Read, Write};
+use std::ffi::OsStr;
+use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use crate::{ScopeError, Workspace, WorkspacePath};
+use rustix::fs::FileType;
+
+use crate::{Operation, ScopeError, Workspace, WorkspacePath, open};
 
 /// How many leading bytes are searched for a NUL to call a file binary.
 const BINARY_SNIFF_LEN: usize = 8 * 1024;
@@ -42,22 +48,14 @@ impl Workspace {
     /// over the size cap (judged from metadata before reading), binary files (a NUL in the
     /// first 8 KiB) and invalid UTF-8.
     pub fn read_text(&self, path: &WorkspacePath) -> Result<(String, Option<i32>), ScopeError> {
+        self.check(path, Operation::Read)?;
         if let Some(doc) = self.open_document(path) {
             return Ok((doc.text, Some(doc.version)));
         }
         let abs = path.as_path();
-        let file = open_read(abs)?;
-        let meta = file.metadata().map_err(|e| ScopeError::io(abs, e))?;
-        check_regular(abs, &meta)?;
         let limit = self.max_file_size;
-        if meta.len() > limit {
-            return Err(ScopeError::TooLarge {
-                path: abs.to_owned(),
-                size: meta.len(),
-                limit,
-            });
-        }
-        let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+        let (file, st) = open::open_regular(path, limit)?;
+        let mut bytes = Vec::with_capacity(usize::try_from(open::size(&st)).unwrap_or(0));
         // The file may grow after the metadata check; never read past the cap.
         file.take(limit.saturating_add(1))
             .read_to_end(&mut bytes)
@@ -75,88 +73,60 @@ impl Workspace {
 
     /// Replace (or create) a file's content atomically: a temp file in the same directory,
     /// then a rename over the target. An existing file keeps its permission mode; a new file
-    /// gets `0o666` less the umask. Missing parent directories are created (they are inside
-    /// the root: [`Workspace::resolve`] checked the canonical existing prefix).
+    /// gets `0o666` less the umask. Missing parent directories are created beneath the root's
+    /// handle, never through a symlink.
     ///
     /// This does not go through the editor; callers check [`Workspace::open_document`] first.
     pub fn write_text_atomic(&self, path: &WorkspacePath, text: &str) -> Result<(), ScopeError> {
+        self.check(path, Operation::Write)?;
         let abs = path.as_path();
-        let parent = match abs.parent() {
-            Some(parent) if !path.is_root() => parent,
-            _ => {
-                return Err(ScopeError::IsADirectory {
-                    path: abs.to_owned(),
-                });
-            }
-        };
-        let existing = match std::fs::symlink_metadata(abs) {
-            Ok(meta) => Some(meta),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(ScopeError::io(abs, e)),
-        };
-        if let Some(meta) = &existing {
-            if meta.file_type().is_symlink() {
+        if path.is_root() {
+            return Err(ScopeError::IsADirectory {
+                path: abs.to_owned(),
+            });
+        }
+        let parent = open::Parent::open(path, true)?;
+        let existing = parent.lstat()?;
+        if let Some(st) = &existing {
+            if open::file_type(st) == FileType::Symlink {
                 // Resolution canonicalised the path, so a symlink here appeared since then.
                 return Err(ScopeError::InvalidPath {
                     requested: path.display_path(),
                     reason: "it became a symlink; writes never follow symlinks".to_owned(),
                 });
             }
-            check_regular(abs, meta)?;
-        } else {
-            self.create_parents(path, parent)?;
+            open::check_regular(abs, open::file_type(st))?;
         }
-
-        let mut builder = tempfile::Builder::new();
-        builder.prefix(".cairn-edit-").suffix(".tmp");
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            // Applied at creation, so the umask trims it; an existing mode is set exactly below.
-            builder.permissions(std::fs::Permissions::from_mode(0o666));
-        }
-        let mut tmp = builder
-            .tempfile_in(parent)
-            .map_err(|e| ScopeError::io(parent, e))?;
-        if let Some(meta) = &existing {
-            tmp.as_file()
-                .set_permissions(meta.permissions())
-                .map_err(|e| ScopeError::io(tmp.path(), e))?;
-        }
-        tmp.write_all(text.as_bytes())
-            .map_err(|e| ScopeError::io(tmp.path(), e))?;
-        tmp.as_file()
-            .sync_all()
-            .map_err(|e| ScopeError::io(tmp.path(), e))?;
-        let persisted = if existing.is_some() {
-            tmp.persist(abs).map(drop)
-        } else {
-            // Someone may have created the file meanwhile (maybe as a symlink): do not clobber.
-            tmp.persist_noclobber(abs).map(drop)
-        };
-        persisted.map_err(|e| ScopeError::io(abs, e.error))
+        // A new file never clobbers: someone may have created it meanwhile (maybe as a symlink).
+        let mode = existing.as_ref().map(open::permissions);
+        parent.write_file(text.as_bytes(), mode, existing.is_some())
     }
 
     /// The entries of a directory, sorted by name; symlinks are reported, never followed.
     pub fn list_dir(&self, path: &WorkspacePath) -> Result<Vec<DirEntry>, ScopeError> {
         let abs = path.as_path();
-        let meta = std::fs::symlink_metadata(abs).map_err(|e| ScopeError::io(abs, e))?;
-        if !meta.is_dir() {
-            return Err(ScopeError::NotADirectory {
-                path: abs.to_owned(),
-            });
-        }
+        let fd = open::open_dir(path)?;
+        let mut dir = rustix::fs::Dir::new(fd).map_err(|e| ScopeError::io(abs, e.into()))?;
         let mut entries = Vec::new();
-        for entry in std::fs::read_dir(abs).map_err(|e| ScopeError::io(abs, e))? {
-            let entry = entry.map_err(|e| ScopeError::io(abs, e))?;
+        while let Some(entry) = dir.read() {
+            let entry = entry.map_err(|e| ScopeError::io(abs, e.into()))?;
+            let name = OsStr::from_bytes(entry.file_name().to_bytes());
+            if name == "." || name == ".." {
+                continue;
+            }
             let kind = match entry.file_type() {
-                Ok(t) if t.is_symlink() => EntryKind::Symlink,
-                Ok(t) if t.is_dir() => EntryKind::Dir,
-                Ok(t) if t.is_file() => EntryKind::File,
-                _ => EntryKind::Other,
+                // Some file systems do not say in the entry: ask, without following.
+                FileType::Unknown => {
+                    let st = dir.fd().and_then(|fd| open::lstat_at(fd, name));
+                    match st {
+                        Ok(Some(st)) => entry_kind(open::file_type(&st)),
+                        _ => EntryKind::Other,
+                    }
+                }
+                t => entry_kind(t),
             };
             entries.push(DirEntry {
-                name: entry.file_name().to_string_lossy().into_owned(),
+                name: name.to_string_lossy().into_owned(),
                 kind,
             });
         }
@@ -166,83 +136,25 @@ impl Workspace {
 
     /// What `path` is (without following a final symlink); `NotFound` when it does not exist.
     pub fn kind_of(&self, path: &WorkspacePath) -> Result<EntryKind, ScopeError> {
-        let abs = path.as_path();
-        let meta = std::fs::symlink_metadata(abs).map_err(|e| ScopeError::io(abs, e))?;
-        let t = meta.file_type();
-        Ok(if t.is_symlink() {
-            EntryKind::Symlink
-        } else if t.is_dir() {
-            EntryKind::Dir
-        } else if t.is_file() {
-            EntryKind::File
-        } else {
-            EntryKind::Other
-        })
+        Ok(entry_kind(open::file_type(&open::lstat(path)?)))
     }
 
-    /// Create the missing directories above a new file, then check again that the canonical
-    /// parent is still inside the root (a directory may have been swapped meanwhile).
-    fn create_parents(&self, path: &WorkspacePath, parent: &Path) -> Result<(), ScopeError> {
-        std::fs::create_dir_all(parent).map_err(|e| ScopeError::io(parent, e))?;
-        let canonical = std::fs::canonicalize(parent).map_err(|e| ScopeError::io(parent, e))?;
-        if canonical.starts_with(path.root()) {
-            Ok(())
-        } else {
-            Err(ScopeError::SymlinkEscape {
-                requested: path.display_path(),
-                target: canonical,
-            })
+    /// Whether anything (a file, a directory, a symlink) is at `path`.
+    fn exists(&self, path: &WorkspacePath) -> Result<bool, ScopeError> {
+        match open::lstat(path) {
+            Ok(_) => Ok(true),
+            Err(ScopeError::NotFound { .. }) => Ok(false),
+            Err(e) => Err(e),
         }
     }
 }
 
-/// Open for reading without following a final symlink and without blocking on a FIFO.
-fn open_read(abs: &Path) -> Result<File, ScopeError> {
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
-    }
-    options.open(abs).map_err(|e| ScopeError::io(abs, e))
-}
-
-fn check_regular(abs: &Path, meta: &Metadata) -> Result<(), ScopeError> {
-    let t = meta.file_type();
-    if t.is_file() {
-        Ok(())
-    } else if t.is_dir() {
-        Err(ScopeError::IsADirectory {
-            path: abs.to_owned(),
-        })
-    } else {
-        Err(ScopeError::NotRegularFile {
-            path: abs.to_owned(),
-            kind: special_kind(meta),
-        })
-    }
-}
-
-fn special_kind(meta: &Metadata) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        let t = meta.file_type();
-        if t.is_fifo() {
-            return "FIFO";
-        } else if t.is_socket() {
-            return "socket";
-        } else if t.is_char_device() {
-            return "character device";
-        } else if t.is_block_device() {
-            return "block device";
-        }
-    }
-    if meta.file_type().is_symlink() {
-        "symlink"
-    } else {
-        "special file"
+fn entry_kind(t: FileType) -> EntryKind {
+    match t {
+        FileType::Symlink => EntryKind::Symlink,
+        FileType::Directory => EntryKind::Dir,
+        FileType::RegularFile => EntryKind::File,
+        _ => EntryKind::Other,
     }
 }
 
@@ -282,43 +194,37 @@ impl Workspace {
         path: &WorkspacePath,
         text: &str,
     ) -> Result<(), ScopeError> {
+        self.check(path, Operation::Write)?;
         let abs = path.as_path();
-        let parent = self.parent_of(path)?;
-        if std::fs::symlink_metadata(abs).is_ok() {
+        self.parent_of(path)?;
+        let parent = open::Parent::open(path, true)?;
+        if parent.lstat()?.is_some() {
             return Err(ScopeError::AlreadyExists {
                 path: abs.to_owned(),
             });
         }
-        self.create_parents(path, parent)?;
-        let tmp = new_temp(parent, None)?;
-        write_temp(tmp, text.as_bytes(), abs, false)
+        parent.write_file(text.as_bytes(), None, false)
     }
 
     /// Delete a regular file. Directories, symlinks and special files are refused (a symlink
     /// inside the root resolves to its target, which this would delete; so is the root).
     pub fn remove_file(&self, path: &WorkspacePath) -> Result<(), ScopeError> {
+        self.check(path, Operation::Write)?;
         let abs = path.as_path();
         self.parent_of(path)?;
-        let meta = std::fs::symlink_metadata(abs).map_err(|e| ScopeError::io(abs, e))?;
-        check_regular(abs, &meta)?;
-        std::fs::remove_file(abs).map_err(|e| ScopeError::io(abs, e))
+        let parent = open::Parent::open(path, false)?;
+        let st = parent.lstat()?.ok_or_else(|| ScopeError::NotFound {
+            path: abs.to_owned(),
+        })?;
+        open::check_regular(abs, open::file_type(&st))?;
+        parent.unlink()
     }
 
     /// Create a directory and its missing parents; an existing directory is fine, an existing
     /// file is [`ScopeError::NotADirectory`].
     pub fn create_dir(&self, path: &WorkspacePath) -> Result<(), ScopeError> {
-        let abs = path.as_path();
-        match std::fs::symlink_metadata(abs) {
-            Ok(meta) if meta.is_dir() => return Ok(()),
-            Ok(_) => {
-                return Err(ScopeError::NotADirectory {
-                    path: abs.to_owned(),
-                });
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(ScopeError::io(abs, e)),
-        }
-        self.create_parents(path, abs)
+        self.check(path, Operation::Write)?;
+        open::create_dir_all(path)
     }
 
     /// Move a regular file or a directory to `to`, which must not exist (never clobbers;
@@ -326,13 +232,19 @@ impl Workspace {
     /// special file at `from` is refused. Both paths were resolved inside the workspace, and
     /// a rename moves the entry itself, never what a symlink in it points to.
     pub fn rename(&self, from: &WorkspacePath, to: &WorkspacePath) -> Result<(), ScopeError> {
+        self.check(from, Operation::Write)?;
+        self.check(to, Operation::Write)?;
         let src = from.as_path();
         let dst = to.as_path();
         self.parent_of(from)?;
-        let to_parent = self.parent_of(to)?;
-        let meta = std::fs::symlink_metadata(src).map_err(|e| ScopeError::io(src, e))?;
-        if !meta.is_dir() {
-            check_regular(src, &meta)?;
+        self.parent_of(to)?;
+        let from_parent = open::Parent::open(from, false)?;
+        let st = from_parent.lstat()?.ok_or_else(|| ScopeError::NotFound {
+            path: src.to_owned(),
+        })?;
+        let t = open::file_type(&st);
+        if t != FileType::Directory {
+            open::check_regular(src, t)?;
         }
         if dst.starts_with(src) {
             return Err(ScopeError::InvalidPath {
@@ -340,82 +252,59 @@ impl Workspace {
                 reason: format!("it is inside {}, which is being moved", from.display_path()),
             });
         }
-        if std::fs::symlink_metadata(dst).is_ok() {
+        if self.exists(to)? {
             return Err(ScopeError::AlreadyExists {
                 path: dst.to_owned(),
             });
         }
-        self.create_parents(to, to_parent)?;
-        if meta.is_file() {
-            // A hard link fails when the target appeared meanwhile: no clobbering.
-            match std::fs::hard_link(src, dst) {
-                Ok(()) => return std::fs::remove_file(src).map_err(|e| ScopeError::io(src, e)),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    return Err(ScopeError::AlreadyExists {
-                        path: dst.to_owned(),
-                    });
-                }
-                // Hard links unsupported here: fall back to a checked rename.
-                Err(_) => {}
-            }
-        }
-        std::fs::rename(src, dst).map_err(|e| ScopeError::io(dst, e))
+        let to_parent = open::Parent::open(to, true)?;
+        // Fails when the target appeared meanwhile: no clobbering.
+        from_parent.move_to(&to_parent, t == FileType::RegularFile)
     }
 
     /// Copy a regular file's bytes to `to` (a new file; never clobbers, never follows a symlink
     /// at either end). The source must be under the size cap; the copy keeps its mode.
     pub fn copy_file(&self, from: &WorkspacePath, to: &WorkspacePath) -> Result<u64, ScopeError> {
+        self.check(from, Operation::Read)?;
+        self.check(to, Operation::Write)?;
         let src = from.as_path();
         let dst = to.as_path();
-        let to_parent = self.parent_of(to)?;
-        let file = open_read(src)?;
-        let meta = file.metadata().map_err(|e| ScopeError::io(src, e))?;
-        check_regular(src, &meta)?;
-        if meta.len() > self.max_file_size {
-            return Err(ScopeError::TooLarge {
-                path: src.to_owned(),
-                size: meta.len(),
-                limit: self.max_file_size,
-            });
-        }
-        if std::fs::symlink_metadata(dst).is_ok() {
+        self.parent_of(to)?;
+        let limit = self.max_file_size;
+        let (file, st) = open::open_regular(from, limit)?;
+        if self.exists(to)? {
             return Err(ScopeError::AlreadyExists {
                 path: dst.to_owned(),
             });
         }
         let mut bytes = Vec::new();
-        file.take(self.max_file_size.saturating_add(1))
+        file.take(limit.saturating_add(1))
             .read_to_end(&mut bytes)
             .map_err(|e| ScopeError::io(src, e))?;
-        self.create_parents(to, to_parent)?;
-        let tmp = new_temp(to_parent, Some(&meta))?;
-        write_temp(tmp, &bytes, dst, false)?;
-        Ok(u64::try_from(bytes.len()).unwrap_or(u64::MAX))
+        let size = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
+        // It grew after the size check.
+        if size > limit {
+            return Err(ScopeError::TooLarge {
+                path: src.to_owned(),
+                size,
+                limit,
+            });
+        }
+        let to_parent = open::Parent::open(to, true)?;
+        to_parent.write_file(&bytes, Some(open::permissions(&st)), false)?;
+        Ok(size)
     }
 
     /// Metadata of `path`, without following a final symlink.
     pub fn stat(&self, path: &WorkspacePath) -> Result<FileStat, ScopeError> {
-        let abs = path.as_path();
-        let meta = std::fs::symlink_metadata(abs).map_err(|e| ScopeError::io(abs, e))?;
-        let kind = self.kind_of(path)?;
-        let modified_unix = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map(|d| d.as_secs());
-        #[cfg(unix)]
-        let mode = {
-            use std::os::unix::fs::PermissionsExt;
-            Some(meta.permissions().mode() & 0o7777)
-        };
-        #[cfg(not(unix))]
-        let mode = None;
+        let st = open::lstat(path)?;
+        let mode = open::mode_bits(&st);
         Ok(FileStat {
-            kind,
-            len: meta.len(),
-            modified_unix,
-            mode,
-            readonly: meta.permissions().readonly(),
+            kind: entry_kind(open::file_type(&st)),
+            len: open::size(&st),
+            modified_unix: u64::try_from(st.st_mtime).ok(),
+            mode: Some(mode),
+            readonly: mode & 0o222 == 0,
         })
     }
 
@@ -429,44 +318,4 @@ impl Workspace {
             }),
         }
     }
-}
-
-/// A temp file in `dir`, with the mode of `like` or `0o666` less the umask.
-fn new_temp(dir: &Path, like: Option<&Metadata>) -> Result<tempfile::NamedTempFile, ScopeError> {
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".cairn-edit-").suffix(".tmp");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(std::fs::Permissions::from_mode(0o666));
-    }
-    let tmp = builder
-        .tempfile_in(dir)
-        .map_err(|e| ScopeError::io(dir, e))?;
-    if let Some(meta) = like {
-        tmp.as_file()
-            .set_permissions(meta.permissions())
-            .map_err(|e| ScopeError::io(tmp.path(), e))?;
-    }
-    Ok(tmp)
-}
-
-/// Fill a temp file, sync it and move it to `target` (`clobber` false: fail if it exists).
-fn write_temp(
-    mut tmp: tempfile::NamedTempFile,
-    bytes: &[u8],
-    target: &Path,
-    clobber: bool,
-) -> Result<(), ScopeError> {
-    tmp.write_all(bytes)
-        .map_err(|e| ScopeError::io(tmp.path(), e))?;
-    tmp.as_file()
-        .sync_all()
-        .map_err(|e| ScopeError::io(tmp.path(), e))?;
-    let persisted = if clobber {
-        tmp.persist(target).map(drop)
-    } else {
-        tmp.persist_noclobber(target).map(drop)
-    };
-    persisted.map_err(|e| ScopeError::io(target, e.error))
 }

@@ -2,19 +2,29 @@
 //!
 //! Architecture invariant: this is the only crate that opens, reads or writes workspace files.
 //! Every path is resolved beneath a root, and nothing escapes it through `..`, absolute paths
-//! or symlinks.
+//! or symlinks, not even a symlink swapped in between the check and the use: a resolved path is
+//! opened from a handle on its root, by its canonical relative path, following no symlink
+//! (`openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)` on Linux, an `openat(O_NOFOLLOW)` walk one
+//! component at a time elsewhere; see the `open` module), and changes are made by name inside
+//! the parent directory's handle.
 //!
 //! The entry point is [`Workspace`]: [`Workspace::resolve`] turns a requested path string into a
 //! [`WorkspacePath`] (which nothing else can build), and every operation takes a
 //! [`WorkspacePath`]. Denials are typed [`ScopeError`] variants that say what was asked and why it
 //! was refused.
 //!
-//! Not here yet (later hardening): `openat2(RESOLVE_BENEATH)` to close the check-then-open
-//! window, per-user permissions and the secret / execution-vector deny lists. The seams are
-//! [`Workspace::resolve`] (policy on names) and the `fs` module (how a resolved path is opened).
+//! Not here yet (later hardening): per-user permissions and the secret / execution-vector deny
+//! lists. The seams are [`Workspace::resolve`] (policy on names) and the `fs` module (what is
+//! done with a resolved path).
 
+// Opening beneath a directory handle needs the `*at` calls of a Unix.
+#[cfg(not(unix))]
+compile_error!("cairn-workspace opens files relative to directory handles and needs a Unix");
+
+mod access;
 mod error;
 mod fs;
+mod open;
 pub mod overlay;
 mod path;
 mod walk;
@@ -22,6 +32,8 @@ mod walk;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+pub use access::ExactApprovals;
+pub use cairn_config::access::{Access, AccessRules, Operation};
 pub use error::ScopeError;
 pub use fs::{DirEntry, EntryKind, FileStat};
 pub use overlay::{ByteEdit, DocumentOverlay, OpenDocument, OverlayError};
@@ -37,6 +49,10 @@ pub struct Workspace {
     roots: Vec<PathBuf>,
     overlay: Option<Arc<dyn DocumentOverlay>>,
     max_file_size: u64,
+    /// Each root's rules: the user's grants and the deny list. Empty allows everything (tests,
+    /// benchmarks).
+    access: Vec<(PathBuf, Arc<AccessRules>)>,
+    approvals: Arc<ExactApprovals>,
 }
 
 impl std::fmt::Debug for Workspace {
@@ -45,6 +61,7 @@ impl std::fmt::Debug for Workspace {
             .field("roots", &self.roots)
             .field("overlay", &self.overlay.is_some())
             .field("max_file_size", &self.max_file_size)
+            .field("access", &!self.access.is_empty())
             .finish()
     }
 }
@@ -72,6 +89,8 @@ impl Workspace {
             roots: canonical,
             overlay: None,
             max_file_size: DEFAULT_MAX_FILE_SIZE,
+            access: Vec::new(),
+            approvals: Arc::default(),
         })
     }
 
@@ -110,6 +129,10 @@ impl Workspace {
         version: i32,
         edits: Vec<ByteEdit>,
     ) -> Result<(), OverlayError> {
+        self.check(path, Operation::Write)
+            .map_err(|e| OverlayError::Rejected {
+                reason: e.to_string(),
+            })?;
         match &self.overlay {
             Some(overlay) => overlay.apply_edits(path.as_path(), version, edits).await,
             None => Err(OverlayError::Closed),

@@ -30,6 +30,9 @@ pub struct WorkspacePath {
     rel: PathBuf,
     /// In the first root, where relative paths resolve; shown relative to it.
     primary: bool,
+    /// The path as named, relative to its root, when a symlink inside the workspace makes it
+    /// differ from `rel`: protections apply to both names (`.git -> gitdir` is still `.git`).
+    named: Option<PathBuf>,
 }
 
 impl WorkspacePath {
@@ -44,7 +47,13 @@ impl WorkspacePath {
             abs,
             rel,
             primary,
+            named: None,
         }
+    }
+
+    /// The path as it was named, relative to its root, when that differs from [`Self::relative`].
+    pub fn named(&self) -> Option<&Path> {
+        self.named.as_deref()
     }
 
     /// The canonical root this path lies in.
@@ -118,11 +127,20 @@ impl Workspace {
                 }
             }
         };
+        if let Some(reason) = too_long(&lexical) {
+            return Err(invalid(&reason));
+        }
         let canonical = self.canonicalize_existing_prefix(requested, &lexical)?;
         match self.root_of(&canonical) {
             Some(root) => {
                 let primary = root == first.as_path();
-                Ok(WorkspacePath::new(root, canonical, primary))
+                let mut path = WorkspacePath::new(root, canonical, primary);
+                let named = self
+                    .root_of(&lexical)
+                    .and_then(|r| lexical.strip_prefix(r).ok())
+                    .filter(|named| *named != path.rel);
+                path.named = named.map(Path::to_path_buf);
+                Ok(path)
             }
             // Lexically inside but canonically outside: a symlink on the way leaves the root.
             None if self.root_of(&lexical).is_some() => Err(ScopeError::SymlinkEscape {
@@ -191,6 +209,27 @@ impl Workspace {
             },
         }
     }
+}
+
+/// Longest absolute path, in bytes, and longest name: Linux's `PATH_MAX` (less the NUL) and
+/// `NAME_MAX`.
+const MAX_PATH_BYTES: usize = 4095;
+const MAX_NAME_BYTES: usize = 255;
+
+/// Why `path` is too long to open, if it is. Checked here so that every way of opening agrees:
+/// `openat2` refuses a path over `PATH_MAX`, but a component-by-component walk has no such
+/// limit and would create one.
+fn too_long(path: &Path) -> Option<String> {
+    let len = path.as_os_str().len();
+    if len > MAX_PATH_BYTES {
+        return Some(format!(
+            "it is {len} bytes long once joined to the root, over the {MAX_PATH_BYTES}-byte limit"
+        ));
+    }
+    path.components()
+        .map(|c| c.as_os_str().len())
+        .find(|&n| n > MAX_NAME_BYTES)
+        .map(|n| format!("a name in it is {n} bytes long, over the {MAX_NAME_BYTES}-byte limit"))
 }
 
 /// Apply `.` and `..` lexically to a relative path; `None` when `..` climbs above its start.

@@ -609,7 +609,7 @@ fn new_operations_refuse_fifos_and_swapped_symlinks() {
             f.ws.copy_file(&victim, &f.ws.resolve("c").unwrap())
                 .map(drop)
         ),
-        "other"
+        "notregular"
     );
     assert_eq!(
         fs::read_to_string(f.base.join("outside/f")).unwrap(),

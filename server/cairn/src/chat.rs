@@ -24,7 +24,7 @@ pub async fn run(
     message: String,
 ) -> anyhow::Result<ExitCode> {
     let (config, mcp) = compose::terminal_setup(env, &root, true).await?;
-    let agent = compose::agent(&config, env, compose::tool_host(&mcp.hub));
+    let agent = compose::agent(&config, env, &mcp);
     let store = SessionStore::new(compose::sessions_dir(&config, env));
     let session_id = session.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     let history = store.messages(&session_id)?;

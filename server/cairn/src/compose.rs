@@ -9,13 +9,14 @@ use cairn_agent::model::{ModelClient, ModelError, ModelRequest, ModelStream};
 use cairn_agent::policy::{Decision, Policy};
 use cairn_agent::tools::{Chain, Effect, ToolHost};
 use cairn_agent::{Agent, Limits};
-use cairn_config::{Config, Layers, McpConfig, ProviderKind, trust};
+use cairn_config::access::{AccessPolicy, AccessRules};
+use cairn_config::{AccessConfig, Config, Layers, McpConfig, ProviderKind, trust};
 use cairn_llm::{ApiKey, ProviderSettings};
 use cairn_lsp::McpHandle;
 use cairn_mcp::pinning::PinStore;
 use cairn_mcp::{Hub, HubOptions, ResourceTool, Reviewer, ToolMeta};
 use cairn_tools::mcp_server::ToolServer;
-use cairn_workspace::{DocumentOverlay, Workspace};
+use cairn_workspace::{DocumentOverlay, ExactApprovals, Workspace};
 use futures::future::BoxFuture;
 
 /// The process environment, read once, so tests and the LSP see one consistent picture.
@@ -147,7 +148,8 @@ impl ModelClient for UnavailableModel {
 }
 
 /// The agent for a configuration, over these tools.
-pub fn agent(config: &Config, env: &Env, tools: Arc<dyn ToolHost>) -> Agent {
+pub fn agent(config: &Config, env: &Env, mcp: &McpHandle) -> Agent {
+    let tools = tool_host(&mcp.hub);
     // A provider that cannot be set up fails each run with its reason; tools, sessions and the
     // catalog keep working.
     let model = cairn_llm::client(provider_settings(config, env, env))
@@ -165,6 +167,9 @@ pub fn agent(config: &Config, env: &Env, tools: Arc<dyn ToolHost>) -> Agent {
             .system_prompt
             .clone()
             .unwrap_or_else(|| cairn_agent::run::DEFAULT_SYSTEM_PROMPT.into()),
+        path_approvals: Some(Arc::new(cairn_tools::WorkspacePathApprovals(
+            mcp.path_approvals.clone(),
+        ))),
     }
 }
 
@@ -185,7 +190,7 @@ pub async fn terminal_hub(
     root: &Path,
 ) -> Result<McpHandle, String> {
     let plan = runnable_servers(config, layers, env, Some(root));
-    let handle = start_hub(None, plan, env, &[root.to_path_buf()], None)?;
+    let handle = start_hub(None, plan, env, &config.access, &[root.to_path_buf()], None)?;
     handle
         .hub
         .settled(Duration::from_secs(config.mcp.handshake_timeout_secs))
@@ -228,9 +233,16 @@ impl cairn_lsp::AgentFactory for Factory {
             .mcp
             .lock()
             .map_err(|_| "internal error: MCP lock poisoned".to_string())?;
-        let handle = start_hub(current.as_ref(), plan, &self.env, roots, Some(overlay))?;
+        let handle = start_hub(
+            current.as_ref(),
+            plan,
+            &self.env,
+            &config.access,
+            roots,
+            Some(overlay),
+        )?;
         *current = Some(handle.clone());
-        Ok(agent(config, &self.env, tool_host(&handle.hub)))
+        Ok(agent(config, &self.env, &handle))
     }
 
     fn sessions_dir(&self, config: &Config) -> PathBuf {
@@ -331,6 +343,7 @@ pub fn start_hub(
     existing: Option<&McpHandle>,
     plan: McpPlan,
     env: &Env,
+    access: &AccessConfig,
     roots: &[PathBuf],
     overlay: Option<Arc<dyn DocumentOverlay>>,
 ) -> Result<McpHandle, String> {
@@ -349,13 +362,44 @@ pub fn start_hub(
             (hub, reviewer)
         }
     };
-    // The built-in tools restart only when the folders they serve change.
-    let same_roots = existing.is_some_and(|h| h.roots == roots);
-    if !roots.is_empty() && !same_roots {
+    let path_approvals = existing.map_or_else(ExactApprovals::new, |h| h.path_approvals.clone());
+    let user = identity(access);
+    let rules: Vec<(PathBuf, AccessRules, String)> = roots
+        .iter()
+        .map(|root| {
+            let (rules, text) = access_rules(&user, access, root);
+            (root.clone(), rules, text)
+        })
+        .collect();
+    // What the built-in tools are built from: they restart only when it changes.
+    let access_key = format!(
+        "{user}\n{}\n{}",
+        serde_json::to_string(access).unwrap_or_default(),
+        rules
+            .iter()
+            .map(|(_, _, t)| t.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    let unchanged = existing.is_some_and(|h| h.roots == roots && h.access_key == access_key);
+    if !roots.is_empty() && !unchanged {
         let mut workspace = Workspace::new(roots.to_vec()).map_err(|e| e.to_string())?;
         if let Some(overlay) = overlay {
             workspace = workspace.with_overlay(overlay);
         }
+        let by_root: Vec<(PathBuf, AccessRules)> = rules
+            .into_iter()
+            .filter_map(|(root, rules, _)| Some((std::fs::canonicalize(root).ok()?, rules)))
+            .collect();
+        workspace = workspace.with_access(
+            |root| {
+                by_root.iter().find(|(r, _)| r == root).map_or_else(
+                    || AccessRules::broken(&user, "the root moved while cairn started".into()),
+                    |(_, rules)| rules.clone(),
+                )
+            },
+            path_approvals.clone(),
+        );
         let workspace = Arc::new(workspace);
         // One in-process server per category, so each category is its own MCP server.
         add_builtin(
@@ -371,7 +415,58 @@ pub fn start_hub(
         waiting_for_trust: plan.waiting_for_trust,
         problems: plan.problems,
         roots: roots.to_vec(),
+        access_key,
+        path_approvals,
     })
+}
+
+/// Who the user is to access policies: `access.user`, else git's `user.email` (the global git
+/// configuration), else `$USER` at `localhost`, so an unnamed user still gets the default grants.
+pub fn identity(access: &AccessConfig) -> String {
+    if let Some(user) = access.user.as_deref().filter(|u| !u.trim().is_empty()) {
+        return user.trim().to_owned();
+    }
+    let from_git = git2::Config::open_default()
+        .and_then(|c| c.get_string("user.email"))
+        .ok()
+        .filter(|e| !e.trim().is_empty());
+    from_git.map_or_else(
+        || {
+            let name = std::env::var("USER").unwrap_or_else(|_| "unknown".to_owned());
+            format!("{name}@localhost")
+        },
+        |e| e.trim().to_owned(),
+    )
+}
+
+/// The access rules of `user` in the project at `root`: the team's `.cairn/policy.toml` and the
+/// user's own `[access]` grants, plus the deny list; also the policy text read, to notice a
+/// change. A policy that cannot be used refuses everything (fail closed) and says why.
+pub fn access_rules(user: &str, access: &AccessConfig, root: &Path) -> (AccessRules, String) {
+    let path = root.join(".cairn").join("policy.toml");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => {
+            let why = format!("cannot read {}: {e}", path.display());
+            return (AccessRules::broken(user, why.clone()), why);
+        }
+    };
+    let team = if text.is_empty() {
+        None
+    } else {
+        match AccessPolicy::from_toml_str(&text, &path.display().to_string()) {
+            Ok(p) => Some(p),
+            Err(e) => return (AccessRules::broken(user, e.to_string()), text),
+        }
+    };
+    let own = access.own_policy();
+    if let Some(own) = &own
+        && let Err(e) = own.validate("your config's [access]")
+    {
+        return (AccessRules::broken(user, e.to_string()), text);
+    }
+    (AccessRules::new(user, team.as_ref(), own.as_ref()), text)
 }
 
 /// Serves a built-in tool host in-process; its tools keep their plain names, effects and

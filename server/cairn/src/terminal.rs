@@ -19,7 +19,19 @@ impl Approver for TerminalApprover {
             serde_json::to_string_pretty(&request.arguments).unwrap_or_default(),
             request.description
         );
+        let protected = !request.protected_paths.is_empty();
         Box::pin(async move {
+            if yes && protected {
+                // `--yes` accepts what policy would ask; a protected path needs the user's
+                // approval of that very path, which a blanket flag is not.
+                let mut err = std::io::stderr();
+                let _ = writeln!(
+                    err,
+                    "cairn: refused {}: --yes does not approve protected paths; run without --yes in a terminal to be asked",
+                    request.reason
+                );
+                return ApprovalAnswer::Deny;
+            }
             if yes {
                 return ApprovalAnswer::AllowOnce;
             }
@@ -42,6 +54,8 @@ impl Approver for TerminalApprover {
                 }
                 match line.trim().to_ascii_lowercase().as_str() {
                     "o" | "once" | "y" | "yes" => ApprovalAnswer::AllowOnce,
+                    // A protected path is approved once, whatever was typed.
+                    "s" | "session" if protected => ApprovalAnswer::AllowOnce,
                     "s" | "session" => ApprovalAnswer::AllowSession,
                     _ => ApprovalAnswer::Deny,
                 }

@@ -74,10 +74,12 @@ pub async fn call(
         Some(info) => {
             let approver = TerminalApprover { yes };
             let grants = SessionGrants::default();
+            let path_approvals = cairn_tools::WorkspacePathApprovals(mcp.path_approvals.clone());
             let gate = Gate {
                 policy: &policy,
                 grants: &grants,
                 approver: &approver,
+                paths: Some(&path_approvals),
             };
             match gate
                 .authorize(&info, "cli", "cli", &arguments, |_, _, _| {})
@@ -90,7 +92,18 @@ pub async fn call(
                         call_id: "cli".into(),
                         cancel: CancellationToken::new(),
                     };
-                    host.call(name, map, ctx).await
+                    let result = host.call(name, map.clone(), ctx.clone()).await;
+                    // A protected path: ask about exactly that path, then once more.
+                    match gate
+                        .approve_protected(&info, "cli", "cli", &arguments, &result, |_, _, _| {})
+                        .await
+                    {
+                        None => result,
+                        Some(paths) => {
+                            let _held = gate.hold(paths);
+                            host.call(name, map, ctx).await
+                        }
+                    }
                 }
             }
         }
