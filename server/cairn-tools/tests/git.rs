@@ -635,3 +635,54 @@ async fn stage_and_unstage_directories_whole_trees_and_deletions() {
     let status = ok(f.call("git_status", json!({})).await);
     assert!(status.contains("working tree clean"), "{status}");
 }
+
+/// The git tools never show the contents of a file the user may not read: a committed `.env`
+/// (protected) and a file outside the user's read grants. Headers show; changes are withheld.
+#[tokio::test]
+async fn contents_the_user_may_not_read_are_withheld() {
+    use cairn_workspace::{AccessRules, ExactApprovals};
+    let f = Fixture::new();
+    f.write(".env", "TOKEN=first-secret\n");
+    f.write("private/pay.txt", "salary 1\n");
+    f.write("src/lib.rs", "fn a() {}\n");
+    f.commit_all("initial");
+    f.write(".env", "TOKEN=second-secret\n");
+    f.write("private/pay.txt", "salary 2\n");
+    f.write("src/lib.rs", "fn b() {}\n");
+    f.commit_all("change");
+    f.write(".env", "TOKEN=third-secret\n");
+    let team = cairn_workspace::AccessPolicy::from_toml_str(
+        "[default]\nread = [\"src/**\", \".env\"]\n",
+        "policy.toml",
+    )
+    .unwrap();
+    let ws = Workspace::new(vec![f.dir.path().to_path_buf()])
+        .unwrap()
+        .with_access(
+            |_| AccessRules::new("eve@example.com", Some(&team), None),
+            ExactApprovals::new(),
+        );
+    let tools = GitTools::new(Arc::new(ws));
+    for (name, args) in [
+        ("git_show", json!({})),
+        ("git_diff", json!({})),
+        ("git_diff", json!({"from": "HEAD~1", "to": "HEAD"})),
+    ] {
+        let out = ok(call(&tools, name, args.clone()).await);
+        for secret in ["first-secret", "second-secret", "third-secret", "salary"] {
+            assert!(
+                !out.contains(secret),
+                "{name} {args} showed {secret}: {out}"
+            );
+        }
+        assert!(out.contains("[changes withheld"), "{name} {args}: {out}");
+        if name != "git_diff" || args.get("from").is_some() {
+            assert!(out.contains("fn b()"), "readable changes still show: {out}");
+        }
+    }
+    let refused = err(call(&tools, "git_blame", json!({"path": ".env"})).await);
+    assert!(refused.contains("protected"), "{refused}");
+    let refused = err(call(&tools, "git_blame", json!({"path": "private/pay.txt"})).await);
+    assert!(refused.contains("no read grant"), "{refused}");
+    ok(call(&tools, "git_blame", json!({"path": "src/lib.rs"})).await);
+}

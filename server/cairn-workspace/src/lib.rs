@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use access::ExactApprovals;
-pub use cairn_config::access::{Access, AccessRules, Operation};
+pub use cairn_config::access::{Access, AccessPolicy, AccessRules, Operation};
 pub use error::ScopeError;
 pub use fs::{DirEntry, EntryKind, FileStat};
 pub use overlay::{ByteEdit, DocumentOverlay, OpenDocument, OverlayError};

@@ -311,6 +311,23 @@ impl Repo {
         Ok(parts.join("/"))
     }
 
+    /// True when the user may see the contents of `rel` (relative to the working directory).
+    pub(crate) fn may_read(&self, ws: &Workspace, rel: &Path) -> bool {
+        let abs = self.workdir.join(rel);
+        match abs.to_str().map(|a| ws.resolve(a)) {
+            Some(Ok(path)) => ws.may_read(&path),
+            // A path that cannot be resolved inside the workspace is not shown.
+            _ => false,
+        }
+    }
+
+    /// Refuses a path argument whose contents the user may not see.
+    pub(crate) fn check_read(&self, ws: &Workspace, path: &str) -> Result<(), Fail> {
+        let resolved = ws.resolve(path).map_err(|e| Fail(e.to_string()))?;
+        ws.check(&resolved, cairn_workspace::Operation::Read)
+            .map_err(|e| Fail(e.to_string()))
+    }
+
     /// A revision (`HEAD`, a branch, a tag, an id, `main~2`...) as a commit.
     pub(crate) fn commit(&self, what: &str, rev: &str) -> Result<Commit<'_>, Fail> {
         refuse_dash(what, rev)?;

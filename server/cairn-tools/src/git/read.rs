@@ -214,18 +214,35 @@ fn diff_impl(ws: &Workspace, args: DiffArgs) -> GitResult {
         }
         (None, None, false) => r.repo.diff_index_to_workdir(None, Some(&mut opts))?,
     };
-    let patch = render_patch(&diff)?;
+    let patch = render_patch(ws, &r, &diff)?;
     if patch.is_empty() {
         return Ok("(no differences)".to_owned());
     }
     Ok(patch)
 }
 
-/// The patch text of `diff`, stopping a little past the output cap.
-pub(crate) fn render_patch(diff: &Diff<'_>) -> GitResult {
+/// The patch text of `diff`, stopping a little past the output cap. The changes of files the
+/// user may not read (protected, or outside their read grants) are withheld: their header shows,
+/// their lines do not.
+pub(crate) fn render_patch(ws: &Workspace, r: &Repo, diff: &Diff<'_>) -> GitResult {
     let mut out = String::new();
     let mut stopped = false;
-    let printed = diff.print(DiffFormat::Patch, |_, _, line| {
+    let mut withheld_noted: Option<std::path::PathBuf> = None;
+    let printed = diff.print(DiffFormat::Patch, |delta, _, line| {
+        let file = delta.new_file().path().or_else(|| delta.old_file().path());
+        let hidden = [delta.old_file().path(), delta.new_file().path()]
+            .into_iter()
+            .flatten()
+            .any(|p| !r.may_read(ws, p));
+        if hidden && line.origin() != 'F' {
+            if withheld_noted.as_deref() != file {
+                out.push_str(
+                    "[changes withheld: you may not read this file, or it is protected]\n",
+                );
+                withheld_noted = file.map(Path::to_path_buf);
+            }
+            return true;
+        }
         if matches!(line.origin(), '+' | '-' | ' ') {
             out.push(line.origin());
         }
@@ -392,7 +409,7 @@ fn show_impl(ws: &Workspace, args: ShowArgs) -> GitResult {
     let stats = diff.stats()?.to_buf(DiffStatsFormat::FULL, 80)?;
     out.push_str(&String::from_utf8_lossy(&stats));
     out.push('\n');
-    out.push_str(&render_patch(&diff)?);
+    out.push_str(&render_patch(ws, &r, &diff)?);
     Ok(out)
 }
 
@@ -432,6 +449,7 @@ fn blame_impl(ws: &Workspace, args: BlameArgs) -> GitResult {
     if is_whole(&rel) {
         return Err("`path` must name a file, not the repository root".into());
     }
+    r.check_read(ws, &args.path)?;
     let head = r
         .head_commit()?
         .ok_or_else(|| Fail::from("the repository has no commits yet"))?;
