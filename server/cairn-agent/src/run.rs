@@ -16,8 +16,8 @@ use crate::policy::{
     ApprovalAnswer, ApprovalRequest, Approver, Decision, Policy, SessionGrants, args_hash,
 };
 use crate::tools::{
-    CallContext, EDITS_META_KEY, EditReport, PROTECTED_META_KEY, PathApprovals, ProtectedPath,
-    ToolHost, ToolInfo,
+    CallContext, EDITS_META_KEY, EditReport, Effect, PROTECTED_META_KEY, PathApprovals,
+    ProtectedPath, ToolHost, ToolInfo,
 };
 
 /// Chat answers; agent mode may also edit.
@@ -75,6 +75,8 @@ pub struct Agent {
 
 /// One run's inputs.
 pub struct RunInput<'a> {
+    /// The chat session this run continues.
+    pub session_id: String,
     pub run_id: String,
     pub mode: Mode,
     /// The conversation so far (from the session).
@@ -353,6 +355,7 @@ impl Agent {
             return (true, "cancelled".into());
         }
         let ctx = CallContext {
+            session_id: input.session_id.clone(),
             run_id: input.run_id.clone(),
             call_id: call.id.clone(),
             cancel: input.cancel.child_token(),
@@ -421,14 +424,19 @@ impl Gate<'_> {
         on_approval: impl Fn(ApprovalState, Option<ApprovalAnswer>, &str),
     ) -> Result<(), String> {
         let name = info.tool.name.as_ref();
-        let ruling = self.policy.decide(info);
+        let (ruling, extra) = self.ruling_for_call(info, arguments);
+        // A grant for the session covers the tool with the same extra powers, no more.
+        let grant_key = extra
+            .iter()
+            .fold(name.to_string(), |key, e| format!("{key}+{}", e.as_str()));
         match ruling.decision {
             Decision::Allow => Ok(()),
             Decision::Deny => Err(format!(
-                "denied: `{name}` is set to deny by {}",
+                "denied: `{name}`{} is set to deny by {}",
+                extra_words(&extra),
                 ruling.setting
             )),
-            Decision::Ask if self.grants.is_granted(name) => Ok(()),
+            Decision::Ask if self.grants.is_granted(&grant_key) => Ok(()),
             Decision::Ask => {
                 let request = ApprovalRequest {
                     approval_id: uuid::Uuid::new_v4().to_string(),
@@ -438,7 +446,12 @@ impl Gate<'_> {
                     args_hash: args_hash(arguments),
                     arguments: arguments.clone(),
                     effect: info.effect,
-                    reason: format!("`{name}` {} ({})", effect_words(info), ruling.setting),
+                    reason: format!(
+                        "`{name}` {}{} ({})",
+                        effect_words(info),
+                        extra_words(&extra),
+                        ruling.setting
+                    ),
                     description: info
                         .tool
                         .description
@@ -453,7 +466,7 @@ impl Gate<'_> {
                 match answer {
                     ApprovalAnswer::Deny => Err("the user denied this call".into()),
                     ApprovalAnswer::AllowSession => {
-                        self.grants.grant(name);
+                        self.grants.grant(&grant_key);
                         Ok(())
                     }
                     ApprovalAnswer::AllowOnce => Ok(()),
@@ -528,6 +541,66 @@ impl<'a> Gate<'a> {
         approvals.hold(&paths);
         Some(HeldPaths { approvals, paths })
     }
+}
+
+/// Arguments by which a built-in tool asks for more than its effect: `network: true` (a sandbox
+/// with network access) and `workspace_write: true` (a sandbox that may write the workspace).
+/// The model may ask for them; each is decided by its own effect's policy, and asked about.
+const POWER_ARGUMENTS: [(&str, Effect); 2] = [
+    ("network", Effect::Network),
+    ("workspace_write", Effect::Write),
+];
+
+impl Gate<'_> {
+    /// The policy's ruling for this call: the tool's own, made stricter by the extra powers its
+    /// arguments ask for (built-in tools only; an external server's arguments are its own).
+    fn ruling_for_call(
+        &self,
+        info: &ToolInfo,
+        arguments: &serde_json::Value,
+    ) -> (crate::policy::Ruling, Vec<Effect>) {
+        let mut ruling = self.policy.decide(info);
+        if info.category.starts_with("mcp:") {
+            return (ruling, Vec::new());
+        }
+        let mut extra = Vec::new();
+        for (key, effect) in POWER_ARGUMENTS {
+            if arguments.get(key) != Some(&serde_json::Value::Bool(true)) {
+                continue;
+            }
+            extra.push(effect);
+            let decision = self
+                .policy
+                .effects
+                .get(&effect)
+                .copied()
+                .unwrap_or(Decision::Ask);
+            let rank = |d: Decision| match d {
+                Decision::Allow => 0,
+                Decision::Ask => 1,
+                Decision::Deny => 2,
+            };
+            // The user's own setting for that effect decides; the stricter ruling wins.
+            if rank(decision) >= rank(ruling.decision) {
+                ruling = crate::policy::Ruling {
+                    decision,
+                    setting: format!("policy.effects.{}", effect.as_str()),
+                };
+            }
+        }
+        (ruling, extra)
+    }
+}
+
+fn extra_words(extra: &[Effect]) -> String {
+    extra
+        .iter()
+        .map(|e| match e {
+            Effect::Network => " with network access",
+            Effect::Write => " with write access to the workspace",
+            _ => "",
+        })
+        .collect()
 }
 
 fn effect_words(info: &ToolInfo) -> &'static str {

@@ -46,6 +46,9 @@ pub struct ToolInfo {
 /// Context of one call: who asked, and a token that fires when the run is cancelled.
 #[derive(Debug, Clone)]
 pub struct CallContext {
+    /// The chat session the run belongs to (state that lasts between turns, such as a Python
+    /// session, is keyed by it).
+    pub session_id: String,
     pub run_id: String,
     pub call_id: String,
     pub cancel: CancellationToken,

@@ -161,6 +161,7 @@ async fn run(
     let outcome = s
         .agent
         .run(RunInput {
+            session_id: "s1".into(),
             run_id: "r1".into(),
             mode,
             history: vec![],
@@ -475,6 +476,7 @@ async fn guarded_run(
     let grants = SessionGrants::default();
     agent
         .run(RunInput {
+            session_id: "s1".into(),
             run_id: "r1".into(),
             mode: Mode::Chat,
             history: vec![],

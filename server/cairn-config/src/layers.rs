@@ -89,6 +89,10 @@ const WORKSPACE_FORBIDDEN: &[(&str, &str)] = &[
     ),
     ("log.file", "it could write your log elsewhere"),
     (
+        "sandbox",
+        "the sandbox's engine, images and limits are yours to set, not the repository's",
+    ),
+    (
         "access",
         "a repository cannot grant itself access; the team's grants go in .cairn/policy.toml",
     ),

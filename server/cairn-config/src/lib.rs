@@ -23,5 +23,6 @@ pub use mcp_import::{
 };
 pub use model::{
     AccessConfig, AgentConfig, Config, Decision, EffectPolicy, LogConfig, McpConfig,
-    McpServerConfig, McpTransport, PolicyConfig, ProviderConfig, ProviderKind, SessionsConfig,
+    McpServerConfig, McpTransport, PolicyConfig, ProviderConfig, ProviderKind, SandboxConfig,
+    SessionsConfig,
 };

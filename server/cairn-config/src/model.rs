@@ -16,6 +16,75 @@ pub struct Config {
     pub log: LogConfig,
     pub mcp: McpConfig,
     pub access: AccessConfig,
+    pub sandbox: SandboxConfig,
+}
+
+/// `[sandbox]`: where code runs (a Docker-compatible engine) and the limits it runs under.
+/// Only the user's own config may set it: the model never can, and a repository cannot.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SandboxConfig {
+    /// The engine: `unix:///var/run/docker.sock`, `tcp://host:2376`...; default `DOCKER_HOST`,
+    /// else the local socket.
+    pub docker_host: Option<String>,
+    /// For a remote engine over TLS: the CA, client certificate and key (PEM).
+    pub tls_ca: Option<PathBuf>,
+    pub tls_cert: Option<PathBuf>,
+    pub tls_key: Option<PathBuf>,
+    /// CPUs a sandbox may use.
+    pub cpus: f64,
+    /// Memory a sandbox may use, in MiB; swap is not added.
+    pub memory_mib: u64,
+    /// Wall-clock limit of one run.
+    pub timeout_secs: u64,
+    /// Most processes and threads a sandbox may have.
+    pub pids_limit: i64,
+    /// Output kept per run (stdout and stderr together); the rest is cut with a note.
+    pub output_max_bytes: usize,
+    /// Size of the writable scratch space (`/tmp`), in MiB.
+    pub tmpfs_mib: u64,
+    /// Largest code a run takes, in bytes.
+    pub code_max_bytes: usize,
+    /// Idle started containers kept per image, so a short run starts fast.
+    pub pool_size: usize,
+    /// Image per runtime (`python`, `node`, `bash`, `ruby`, `go`, `rust`, `perl`); pin with
+    /// `@sha256:...`.
+    pub images: BTreeMap<String, String>,
+    /// The command `run_tests` runs (through `sh -c`); default: guessed from the project.
+    pub test_command: Option<String>,
+}
+
+impl Default for SandboxConfig {
+    fn default() -> Self {
+        let images = [
+            ("python", "python:3.12-slim"),
+            ("node", "node:22-slim"),
+            ("bash", "debian:bookworm-slim"),
+            ("ruby", "ruby:3.3-slim"),
+            ("go", "golang:1.23-bookworm"),
+            ("rust", "rust:1-slim-bookworm"),
+            ("perl", "perl:5-slim"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+        Self {
+            docker_host: None,
+            tls_ca: None,
+            tls_cert: None,
+            tls_key: None,
+            cpus: 2.0,
+            memory_mib: 4096,
+            timeout_secs: 60,
+            pids_limit: 256,
+            output_max_bytes: 1024 * 1024,
+            tmpfs_mib: 256,
+            code_max_bytes: 100_000,
+            pool_size: 1,
+            images,
+            test_command: None,
+        }
+    }
 }
 
 /// `[access]`: who the user is, and their own read and write grants (the same shape as the

@@ -319,6 +319,7 @@ impl RunTask {
         let session = self.state.session(&self.session_id);
         let outcome = agent
             .run(RunInput {
+                session_id: self.session_id.clone(),
                 run_id: self.run_id.clone(),
                 mode: self.mode,
                 history,

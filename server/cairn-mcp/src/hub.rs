@@ -492,7 +492,7 @@ impl Hub {
         if lock(&self.shared.disabled_tools).contains(name) {
             return Err((server, McpError::ToolDisabled(name.to_owned())));
         }
-        let (peer, timeout, max_total) = {
+        let (peer, timeout, max_total, in_process) = {
             let servers = lock(&self.shared.servers);
             let config = lock(&self.shared.config);
             let Some(slot) = servers.get(&server) else {
@@ -507,15 +507,28 @@ impl Hub {
             };
             let timeout = Duration::from_secs(secs.max(1));
             let max_total = Duration::from_secs(config.max_call_timeout_secs).max(timeout);
-            (peer, timeout, max_total)
+            let in_process = matches!(slot.kind, Kind::InProcess { .. });
+            (peer, timeout, max_total, in_process)
         };
         let mut options = PeerRequestOptions::with_timeout(timeout)
             .reset_timeout_on_progress()
             .with_max_total_timeout(max_total);
         options.meta = None;
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(
-            CallToolRequestParams::new(original).with_arguments(arguments),
-        ));
+        let mut params = CallToolRequestParams::new(original).with_arguments(arguments);
+        if in_process {
+            // Built-in tools learn which chat session, run and call they serve; external
+            // servers never see these ids.
+            let mut meta = rmcp::model::MetaObject::default();
+            for (key, value) in [
+                ("cairn/sessionId", &ctx.session_id),
+                ("cairn/runId", &ctx.run_id),
+                ("cairn/callId", &ctx.call_id),
+            ] {
+                meta.insert(key.to_owned(), serde_json::Value::String(value.clone()));
+            }
+            params.meta = Some(rmcp::model::RequestMetaObject(meta));
+        }
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let fail = |e| (server.clone(), e);
         let handle = peer
             .send_request_with_option(request, options)

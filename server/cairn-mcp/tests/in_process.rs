@@ -104,6 +104,7 @@ fn meta(tool: &Tool) -> ToolMeta {
 
 fn ctx() -> CallContext {
     CallContext {
+        session_id: String::new(),
         run_id: "r".to_owned(),
         call_id: "c".to_owned(),
         cancel: CancellationToken::new(),

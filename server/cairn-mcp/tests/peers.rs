@@ -31,6 +31,7 @@ fn config(name: &str, server: McpServerConfig) -> McpConfig {
 
 fn ctx() -> CallContext {
     CallContext {
+        session_id: String::new(),
         run_id: "r".to_owned(),
         call_id: "c".to_owned(),
         cancel: CancellationToken::new(),

@@ -62,6 +62,7 @@ fn options() -> HubOptions {
 
 fn ctx() -> CallContext {
     CallContext {
+        session_id: String::new(),
         run_id: "r".to_owned(),
         call_id: "c".to_owned(),
         cancel: CancellationToken::new(),

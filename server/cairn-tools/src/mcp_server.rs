@@ -1,7 +1,8 @@
 //! The built-in tools as an MCP server. The hub serves it in-process over an in-memory
 //! transport, so built-in and external tools share one path, one policy and one catalog.
 //!
-//! The run and call ids travel in the request's `_meta` (`cairn/runId`, `cairn/callId`), and a
+//! The session, run and call ids travel in the request's `_meta` (`cairn/sessionId`,
+//! `cairn/runId`, `cairn/callId`), and a
 //! `notifications/cancelled` from the hub cancels the call through the request's token.
 
 use cairn_agent::tools::{CallContext, ToolHost, ToolInfo};
@@ -14,6 +15,8 @@ use rmcp::{RoleServer, ServerHandler};
 
 /// `_meta` key carrying the agent's run id into a built-in call.
 pub const RUN_ID_META: &str = "cairn/runId";
+/// `_meta` key carrying the chat session id into a built-in call.
+pub const SESSION_ID_META: &str = "cairn/sessionId";
 /// `_meta` key carrying the agent's call id into a built-in call.
 pub const CALL_ID_META: &str = "cairn/callId";
 
@@ -68,6 +71,7 @@ impl<H: ToolHost + Send + Sync + 'static> ServerHandler for ToolServer<H> {
                 .to_string()
         };
         let ctx = CallContext {
+            session_id: meta_str(SESSION_ID_META),
             run_id: meta_str(RUN_ID_META),
             call_id: meta_str(CALL_ID_META),
             cancel: context.ct.clone(),

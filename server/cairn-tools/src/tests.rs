@@ -55,6 +55,7 @@ fn fixture(spec: &[&str]) -> Fixture {
 
 fn ctx() -> CallContext {
     CallContext {
+        session_id: String::new(),
         run_id: "run".to_owned(),
         call_id: "call".to_owned(),
         cancel: tokio_util::sync::CancellationToken::new(),

@@ -99,6 +99,7 @@ impl Fixture {
 
 fn ctx() -> CallContext {
     CallContext {
+        session_id: String::new(),
         run_id: "run".to_owned(),
         call_id: "call".to_owned(),
         cancel: tokio_util::sync::CancellationToken::new(),

@@ -178,6 +178,7 @@ async fn echo(hub: &Hub, name: &str, message: &str) -> anyhow::Result<()> {
     let mut arguments = Map::new();
     arguments.insert("message".into(), Value::String(message.into()));
     let ctx = CallContext {
+        session_id: String::new(),
         run_id: "bench".into(),
         call_id: "bench".into(),
         cancel: CancellationToken::new(),

@@ -65,6 +65,7 @@ async fn time_tool(
         return None;
     }
     let ctx = CallContext {
+        session_id: String::new(),
         run_id: "bench".into(),
         call_id: "bench".into(),
         cancel: CancellationToken::new(),

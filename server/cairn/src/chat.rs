@@ -108,6 +108,7 @@ pub async fn run(
     let approver = TerminalApprover { yes };
     let outcome = agent
         .run(RunInput {
+            session_id: session_id.clone(),
             run_id: run_id.clone(),
             mode,
             history,

@@ -94,6 +94,7 @@ async fn exercise(hub: &Hub, scenario: &str) -> anyhow::Result<()> {
         let name = info.tool.name.to_string();
         let arguments = arguments_for(&info.tool.input_schema);
         let ctx = CallContext {
+            session_id: String::new(),
             run_id: "conformance".into(),
             call_id: name.clone(),
             cancel: CancellationToken::new(),

@@ -88,6 +88,7 @@ pub async fn call(
                 Err(refusal) => CallToolResult::error(vec![ContentBlock::text(refusal)]),
                 Ok(()) => {
                     let ctx = CallContext {
+                        session_id: String::new(),
                         run_id: "cli".into(),
                         call_id: "cli".into(),
                         cancel: CancellationToken::new(),

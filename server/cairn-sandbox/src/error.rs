@@ -1,0 +1,43 @@
+//! Why a sandbox could not run, in words the model and the user can act on.
+
+/// A sandbox that could not be set up or used. How a run *ended* (timeout, out of memory...) is
+/// not an error: it is [`crate::Ending`].
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SandboxError {
+    /// No engine answers; the rest of cairn keeps working.
+    #[error(
+        "no container engine answers at {host} ({reason}). Code tools need one: start Docker \
+         (`sudo systemctl start docker`, or `sudo dockerd &`), or point `sandbox.docker_host` \
+         (or DOCKER_HOST) at a running engine; for Podman run `systemctl --user start \
+         podman.socket` and use unix://$XDG_RUNTIME_DIR/podman/podman.sock"
+    )]
+    EngineUnavailable { host: String, reason: String },
+    /// The configured image is not on the engine.
+    #[error(
+        "the image `{image}` for {runtime} is not on the container engine ({reason}); pull it \
+         (`docker pull {image}`), build the offline images with `scripts/sandbox-images`, or \
+         set `sandbox.images.{runtime}`"
+    )]
+    ImageMissing {
+        runtime: String,
+        image: String,
+        reason: String,
+    },
+    #[error("no runtime `{runtime}` is configured; the runtimes are {known}")]
+    UnknownRuntime { runtime: String, known: String },
+    #[error("the code is {size} bytes, over the {limit}-byte limit (sandbox.code_max_bytes)")]
+    CodeTooLarge { size: usize, limit: usize },
+    #[error("refused: {0}")]
+    Refused(String),
+    #[error("no sandbox `{0}` of this cairn is running; `list_sandboxes` shows them")]
+    NoSuchSandbox(String),
+    #[error("the container engine failed: {0}")]
+    Engine(String),
+}
+
+impl From<bollard::errors::Error> for SandboxError {
+    fn from(e: bollard::errors::Error) -> Self {
+        SandboxError::Engine(e.to_string())
+    }
+}
