@@ -8,4 +8,5 @@ mod cli;
 mod lsp_robustness;
 mod lsp_runs;
 mod mcp;
+mod sandbox;
 mod support;

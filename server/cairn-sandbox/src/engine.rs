@@ -21,6 +21,8 @@ use crate::SandboxError;
 pub const LABEL: &str = "cairn.sandbox";
 /// The process that owns a container: `HOSTNAME:PID`.
 pub const OWNER_LABEL: &str = "cairn.owner";
+/// The sandbox service (one per configuration in a process) that made a container.
+pub const INSTANCE_LABEL: &str = "cairn.instance";
 /// What the container is for: `run`, `pool` or `session`.
 pub const KIND_LABEL: &str = "cairn.kind";
 /// The chat session a session container belongs to.
@@ -44,8 +46,10 @@ impl Limits {
     pub fn from_config(c: &SandboxConfig) -> Limits {
         let mib = |m: u64| m.saturating_mul(1024 * 1024);
         Limits {
+            // The engine refuses more CPUs than the machine has.
             cpus: if c.cpus.is_finite() && c.cpus > 0.0 {
                 c.cpus
+                    .min(std::thread::available_parallelism().map_or(1.0, |n| n.get() as f64))
             } else {
                 2.0
             },
@@ -70,6 +74,17 @@ pub struct WorkspaceMount {
     /// covered by an empty file, directories by an empty read-only tmpfs).
     pub masked_files: Vec<PathBuf>,
     pub masked_dirs: Vec<PathBuf>,
+    /// `uid:gid` to run as: the owner of the root, when that is not root.
+    pub run_as: Option<String>,
+}
+
+impl WorkspaceMount {
+    /// The owner of `root` as `uid:gid`, unless it is root (a sandbox never runs as root).
+    pub fn owner_of(root: &Path) -> Option<String> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(root).ok()?;
+        (meta.uid() != 0).then(|| format!("{}:{}", meta.uid(), meta.gid()))
+    }
 }
 
 /// Where the workspace appears inside a container.
@@ -96,6 +111,7 @@ pub struct Engine {
     docker: Docker,
     host: String,
     owner: String,
+    instance: String,
 }
 
 impl Engine {
@@ -142,6 +158,7 @@ impl Engine {
             docker,
             host,
             owner: format!("{hostname}:{}", std::process::id()),
+            instance: uuid::Uuid::new_v4().simple().to_string(),
         })
     }
 
@@ -156,6 +173,23 @@ impl Engine {
     /// This process's owner label value.
     pub fn owner(&self) -> &str {
         &self.owner
+    }
+
+    /// Agree on the API version with the engine: older engines (Debian's Docker speaks 1.41)
+    /// refuse requests of a newer version than theirs.
+    pub async fn negotiated(self) -> Result<Engine, SandboxError> {
+        let negotiate = self.docker.clone().negotiate_version();
+        match tokio::time::timeout(Duration::from_secs(5), negotiate).await {
+            Ok(Ok(docker)) => Ok(Engine { docker, ..self }),
+            Ok(Err(e)) => Err(SandboxError::EngineUnavailable {
+                host: self.host.clone(),
+                reason: e.to_string(),
+            }),
+            Err(_) => Err(SandboxError::EngineUnavailable {
+                host: self.host.clone(),
+                reason: "no answer within 5 s".to_owned(),
+            }),
+        }
     }
 
     /// Fails with [`SandboxError::EngineUnavailable`] unless the engine answers.
@@ -188,8 +222,12 @@ impl Engine {
 
     /// Create and start a container that idles (`sleep infinity` under an init process) until
     /// code is run in it with `exec`.
-    pub async fn start(&self, spec: &ContainerSpec, limits: &Limits) -> Result<String, SandboxError> {
-        let body = container_body(spec, limits, &self.owner);
+    pub async fn start(
+        &self,
+        spec: &ContainerSpec,
+        limits: &Limits,
+    ) -> Result<String, SandboxError> {
+        let body = container_body(spec, limits, &self.owner, &self.instance);
         let name = format!("cairn-{}-{}", spec.kind, uuid::Uuid::new_v4().simple());
         let options = CreateContainerOptionsBuilder::default().name(&name).build();
         let created = self.docker.create_container(Some(options), body).await?;
@@ -200,12 +238,10 @@ impl Engine {
         if spec.volume.is_some() {
             // A new volume belongs to root; open it to the sandbox user. Run as uid 0 but with
             // every capability dropped, so this can change only what root owns there.
-            let root = Limits {
-                user: "0:0".to_owned(),
-                ..limits.clone()
-            };
+            let root = limits.clone();
             let command = crate::exec::Command {
                 argv: vec!["chmod".into(), "1777".into(), SITE_DIR.into()],
+                user: Some("0:0".to_owned()),
                 ..Default::default()
             };
             let cancel = tokio_util::sync::CancellationToken::new();
@@ -225,7 +261,11 @@ impl Engine {
             .v(true)
             .build();
         for attempt in 0..3 {
-            match self.docker.remove_container(id, Some(options.clone())).await {
+            match self
+                .docker
+                .remove_container(id, Some(options.clone()))
+                .await
+            {
                 Ok(()) => return,
                 Err(bollard::errors::Error::DockerResponseServerError {
                     status_code: 404, ..
@@ -261,14 +301,14 @@ impl Engine {
         }
     }
 
-    /// Containers with cairn's label, optionally only those owned by this process.
+    /// Containers with cairn's label, optionally only those this engine connection made.
     pub async fn list(
         &self,
         only_ours: bool,
     ) -> Result<Vec<bollard::models::ContainerSummary>, SandboxError> {
         let mut filters: HashMap<String, Vec<String>> = HashMap::new();
         let label = if only_ours {
-            format!("{OWNER_LABEL}={}", self.owner)
+            format!("{INSTANCE_LABEL}={}", self.instance)
         } else {
             LABEL.to_owned()
         };
@@ -300,11 +340,13 @@ impl Engine {
                 .parse::<u32>()
                 .ok()
                 .is_some_and(|pid| Path::new(&format!("/proc/{pid}")).exists());
-            if host == hostname && !alive && owner != self.owner {
-                if let Some(id) = &c.id {
-                    self.remove(id).await;
-                    reaped += 1;
-                }
+            if host == hostname
+                && !alive
+                && owner != self.owner
+                && let Some(id) = &c.id
+            {
+                self.remove(id).await;
+                reaped += 1;
             }
         }
         Ok(reaped)
@@ -319,10 +361,16 @@ pub(crate) fn short_engine_error(e: &bollard::errors::Error) -> String {
     }
 }
 
-fn container_body(spec: &ContainerSpec, limits: &Limits, owner: &str) -> ContainerCreateBody {
+fn container_body(
+    spec: &ContainerSpec,
+    limits: &Limits,
+    owner: &str,
+    instance: &str,
+) -> ContainerCreateBody {
     let mut labels = HashMap::from([
         (LABEL.to_owned(), "1".to_owned()),
         (OWNER_LABEL.to_owned(), owner.to_owned()),
+        (INSTANCE_LABEL.to_owned(), instance.to_owned()),
         (KIND_LABEL.to_owned(), spec.kind.to_owned()),
     ]);
     if let Some(session) = &spec.session {
@@ -330,10 +378,7 @@ fn container_body(spec: &ContainerSpec, limits: &Limits, owner: &str) -> Contain
     }
     let mut tmpfs = HashMap::from([(
         "/tmp".to_owned(),
-        format!(
-            "rw,exec,nosuid,nodev,size={},mode=1777",
-            limits.tmpfs_bytes
-        ),
+        format!("rw,exec,nosuid,nodev,size={},mode=1777", limits.tmpfs_bytes),
     )]);
     let mut binds = Vec::new();
     if let Some(volume) = &spec.volume {
@@ -382,7 +427,14 @@ fn container_body(spec: &ContainerSpec, limits: &Limits, owner: &str) -> Contain
     ContainerCreateBody {
         image: Some(spec.image.clone()),
         cmd: Some(vec!["sleep".to_owned(), "infinity".to_owned()]),
-        user: Some(limits.user.clone()),
+        // The workspace's owner when it is mounted and not root's, so its files can be read
+        // (and, when writable, written) as its owner would; otherwise `nobody`.
+        user: Some(
+            spec.workspace
+                .as_ref()
+                .and_then(|w| w.run_as.clone())
+                .unwrap_or_else(|| limits.user.clone()),
+        ),
         working_dir: Some(working_dir.to_owned()),
         env: Some(vec![
             "HOME=/tmp".to_owned(),

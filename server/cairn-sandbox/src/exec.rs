@@ -3,9 +3,9 @@
 
 use std::time::{Duration, Instant};
 
+use bollard::container::LogOutput;
 use bollard::exec::{StartExecOptions, StartExecResults};
 use bollard::models::ExecConfig;
-use bollard::container::LogOutput;
 use futures::StreamExt;
 use tokio::io::AsyncWriteExt;
 use tokio_util::sync::CancellationToken;
@@ -99,6 +99,8 @@ pub struct Command {
     pub working_dir: Option<String>,
     /// Bytes written to the command's stdin, which is then closed.
     pub stdin: Option<Vec<u8>>,
+    /// `uid:gid` to run as instead of the container's user.
+    pub user: Option<String>,
 }
 
 /// Runs `command` in container `id` and waits for it, the time limit, or `cancel`.
@@ -117,7 +119,8 @@ pub async fn exec(
         cmd: Some(command.argv.clone()),
         env: Some(command.env.clone()),
         working_dir: command.working_dir.clone(),
-        user: Some(limits.user.clone()),
+        // The container's own user unless this command names one (the volume setup).
+        user: command.user.clone(),
         ..Default::default()
     };
     let docker = engine.docker();
@@ -128,10 +131,14 @@ pub async fn exec(
         // Frames are cut at this size, so a line of 10 MB never sits whole in memory.
         output_capacity: Some(64 * 1024),
     };
-    let StartExecResults::Attached { mut output, mut input } =
-        docker.start_exec(&exec_id, Some(options)).await?
+    let StartExecResults::Attached {
+        mut output,
+        mut input,
+    } = docker.start_exec(&exec_id, Some(options)).await?
     else {
-        return Err(SandboxError::Engine("the engine did not attach to the run".into()));
+        return Err(SandboxError::Engine(
+            "the engine did not attach to the run".into(),
+        ));
     };
     if let Some(bytes) = &command.stdin {
         // A program that never reads its stdin must not stall the run: write in the background.
@@ -146,20 +153,55 @@ pub async fn exec(
     let mut capture = Capture::new(limits.output_max_bytes);
     let deadline = tokio::time::sleep(limits.timeout);
     tokio::pin!(deadline);
+    // The program's own end is judged by the engine, not by its output closing: a background
+    // child can hold the output open after the program exited, and a program can close its
+    // output and keep running.
+    let mut poll = tokio::time::interval(std::time::Duration::from_millis(100));
+    let mut stream_open = true;
     let ending = loop {
         tokio::select! {
             _ = cancel.cancelled() => break Some(Ending::Cancelled),
             _ = &mut deadline => break Some(Ending::Timeout),
-            frame = output.next() => match frame {
+            frame = output.next(), if stream_open => match frame {
                 Some(Ok(LogOutput::StdOut { message })) => capture.push(false, &message),
-                Some(Ok(LogOutput::StdErr { message })) => capture.push(true, &message),
+                Some(Ok(LogOutput::StdErr { message })) => {
+                    capture.push(true, &message);
+                    // A fork bomb never ends by itself: stop it at the first fork refused.
+                    if capture.saw_fork_failure() {
+                        break Some(Ending::ProcessLimit);
+                    }
+                }
                 Some(Ok(_)) => {}
                 Some(Err(e)) => {
                     tracing::debug!("sandbox output stream ended with an error: {e}");
+                    stream_open = false;
+                }
+                None => {
+                    stream_open = false;
+                    // Usually the program has just exited: look now rather than at the tick.
+                    poll.reset_immediately();
+                }
+            },
+            _ = poll.tick() => {
+                let running = docker.inspect_exec(&exec_id).await.map(|i| i.running.unwrap_or(false));
+                if matches!(running, Ok(false)) {
+                    // Output written just before the end may still be in flight.
+                    let drain = tokio::time::sleep(std::time::Duration::from_millis(50));
+                    tokio::pin!(drain);
+                    while stream_open {
+                        tokio::select! {
+                            _ = &mut drain => break,
+                            frame = output.next() => match frame {
+                                Some(Ok(LogOutput::StdOut { message })) => capture.push(false, &message),
+                                Some(Ok(LogOutput::StdErr { message })) => capture.push(true, &message),
+                                Some(Ok(_)) => {}
+                                _ => stream_open = false,
+                            },
+                        }
+                    }
                     break None;
                 }
-                None => break None,
-            },
+            }
         }
     };
     let ending = match ending {
@@ -181,30 +223,58 @@ pub async fn exec(
     })
 }
 
-/// An exit code tells how the program ended; 137 (SIGKILL) with the container's OOM flag, or
-/// a fork failure at the process limit, is a limit, not the program's own exit.
-async fn classify(engine: &Engine, id: &str, code: i64, capture: &Capture, limits: &Limits) -> Ending {
-    if code == 137 {
-        if let Ok(info) = engine.docker().inspect_container(id, None).await {
-            if info.state.and_then(|s| s.oom_killed) == Some(true) {
-                return Ending::OutOfMemory;
-            }
-        }
-        // The OOM killer may pick the program while the container itself lives on: the
-        // memory cgroup's counters tell.
-        if memory_was_exhausted(capture) {
-            return Ending::OutOfMemory;
-        }
+/// An exit code tells how the program ended; 137 (SIGKILL) after the memory cgroup killed a
+/// process, or a fork failure at the process limit, is a limit, not the program's own exit.
+async fn classify(
+    engine: &Engine,
+    id: &str,
+    code: i64,
+    capture: &Capture,
+    limits: &Limits,
+) -> Ending {
+    if code == 137 && oom_killed(engine, id, limits).await {
+        return Ending::OutOfMemory;
     }
-    if code != 0 && capture.saw_fork_failure() {
+    // Hitting the limit is reported even when the first process exited 0: its children
+    // were refused, and the rest of the bomb dies with the container.
+    if capture.saw_fork_failure() {
         return Ending::ProcessLimit;
     }
-    let _ = limits;
     Ending::Exited(code)
 }
 
-fn memory_was_exhausted(capture: &Capture) -> bool {
-    capture.stderr_has("MemoryError") || capture.stderr_has("Cannot allocate memory")
+/// Whether the kernel's OOM killer acted in the container. The engine's `OOMKilled` flag is
+/// only set when the container's first process dies, so the memory cgroup's own counter (v2
+/// `memory.events`, v1 `memory.oom_control`) is read from inside; each run has a fresh
+/// container, so any kill counted there was this run's.
+async fn oom_killed(engine: &Engine, id: &str, limits: &Limits) -> bool {
+    if let Ok(info) = engine.docker().inspect_container(id, None).await
+        && info.state.and_then(|s| s.oom_killed) == Some(true)
+    {
+        return true;
+    }
+    let probe = Command {
+        argv: vec![
+            "sh".into(),
+            "-c".into(),
+            "cat /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control 2>/dev/null"
+                .into(),
+        ],
+        ..Default::default()
+    };
+    let quick = Limits {
+        timeout: std::time::Duration::from_secs(5),
+        ..limits.clone()
+    };
+    let cancel = CancellationToken::new();
+    match Box::pin(exec(engine, id, &probe, &quick, &cancel)).await {
+        Ok(report) => report.stdout.lines().any(|l| {
+            l.strip_prefix("oom_kill ")
+                .and_then(|n| n.trim().parse::<u64>().ok())
+                .is_some_and(|n| n > 0)
+        }),
+        Err(_) => false,
+    }
 }
 
 /// Output kept up to a cap shared by both streams; the rest is counted and dropped.
@@ -226,22 +296,29 @@ impl Capture {
     }
 
     fn push(&mut self, err: bool, bytes: &[u8]) {
-        let room = self.cap.saturating_sub(self.stdout.len() + self.stderr.len());
+        let room = self
+            .cap
+            .saturating_sub(self.stdout.len() + self.stderr.len());
         let take = room.min(bytes.len());
-        let target = if err { &mut self.stderr } else { &mut self.stdout };
+        let target = if err {
+            &mut self.stderr
+        } else {
+            &mut self.stdout
+        };
         target.extend_from_slice(&bytes[..take]);
         self.dropped += bytes.len() - take;
     }
 
-    fn stderr_has(&self, needle: &str) -> bool {
-        String::from_utf8_lossy(&self.stderr).contains(needle)
-    }
-
     fn saw_fork_failure(&self) -> bool {
         let err = String::from_utf8_lossy(&self.stderr);
-        ["Resource temporarily unavailable", "fork: retry", "can't fork", "Cannot fork"]
-            .iter()
-            .any(|n| err.contains(n))
+        [
+            "Resource temporarily unavailable",
+            "fork: retry",
+            "can't fork",
+            "Cannot fork",
+        ]
+        .iter()
+        .any(|n| err.contains(n))
     }
 
     fn finish(self) -> (String, String, bool, bool) {
@@ -280,7 +357,10 @@ mod tests {
         c.push(false, b"hello ");
         c.push(true, b"world!!!");
         let (out, err, truncated, binary) = c.finish();
-        assert_eq!((out.as_str(), err.as_str(), truncated, binary), ("hello ", "worl", true, false));
+        assert_eq!(
+            (out.as_str(), err.as_str(), truncated, binary),
+            ("hello ", "worl", true, false)
+        );
         let mut c = Capture::new(100);
         c.push(false, &[0xff, 0xfe, 0x00, 0x01, 0x02]);
         let (out, _, truncated, binary) = c.finish();

@@ -66,7 +66,9 @@ pub fn runtime(name: &str) -> Option<&'static Runtime> {
 
 pub fn runtime_for_extension(ext: &str) -> Option<&'static Runtime> {
     let ext = ext.to_ascii_lowercase();
-    RUNTIMES.iter().find(|r| r.extensions.contains(&ext.as_str()))
+    RUNTIMES
+        .iter()
+        .find(|r| r.extensions.contains(&ext.as_str()))
 }
 
 /// The argv that writes `$CAIRN_CODE` to the runtime's file and runs it, from `dir`.
@@ -90,13 +92,22 @@ pub fn shell_quote(s: &str) -> String {
 pub fn guess_test_command(root_files: &[String]) -> Option<(&'static str, String)> {
     let has = |n: &str| root_files.iter().any(|f| f == n);
     if has("Cargo.toml") {
-        Some(("rust", "CARGO_TARGET_DIR=/tmp/target CARGO_HOME=/tmp/.cargo cargo test --offline".to_owned()))
+        Some((
+            "rust",
+            "CARGO_TARGET_DIR=/tmp/target CARGO_HOME=/tmp/.cargo cargo test --offline".to_owned(),
+        ))
     } else if has("package.json") {
         Some(("node", "npm test --cache /tmp/.npm".to_owned()))
     } else if has("go.mod") {
-        Some(("go", "GOCACHE=/tmp/.gocache GOPATH=/tmp/.gopath go test ./...".to_owned()))
+        Some((
+            "go",
+            "GOCACHE=/tmp/.gocache GOPATH=/tmp/.gopath go test ./...".to_owned(),
+        ))
     } else if has("pyproject.toml") || has("setup.py") || has("pytest.ini") || has("tox.ini") {
-        Some(("python", "python3 -m pytest -q -p no:cacheprovider".to_owned()))
+        Some((
+            "python",
+            "python3 -m pytest -q -p no:cacheprovider".to_owned(),
+        ))
     } else if has("Gemfile") || has("Rakefile") {
         Some(("ruby", "rake test".to_owned()))
     } else if has("Makefile") {
@@ -116,8 +127,14 @@ mod tests {
     fn quoting_and_guessing() {
         assert_eq!(shell_quote("a'b"), "'a'\\''b'");
         let files = |names: &[&str]| names.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
-        assert_eq!(guess_test_command(&files(&["Cargo.toml", "src"])).map(|g| g.0), Some("rust"));
-        assert_eq!(guess_test_command(&files(&["pyproject.toml"])).map(|g| g.0), Some("python"));
+        assert_eq!(
+            guess_test_command(&files(&["Cargo.toml", "src"])).map(|g| g.0),
+            Some("rust")
+        );
+        assert_eq!(
+            guess_test_command(&files(&["pyproject.toml"])).map(|g| g.0),
+            Some("python")
+        );
         assert_eq!(guess_test_command(&files(&["README.md"])), None);
         assert_eq!(runtime_for_extension("PY").map(|r| r.name), Some("python"));
     }

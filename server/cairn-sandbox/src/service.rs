@@ -8,11 +8,11 @@ use cairn_config::SandboxConfig;
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
+use crate::SandboxError;
 use crate::engine::{ContainerSpec, Engine, Limits, WorkspaceMount};
 use crate::exec::{Command, RunReport, exec};
 use crate::runtimes::{Runtime, argv};
 use crate::session::Session;
-use crate::SandboxError;
 
 /// What a one-shot run needs beyond the code.
 #[derive(Debug, Clone, Default)]
@@ -27,7 +27,10 @@ pub struct RunOptions {
 pub struct Sandbox {
     config: SandboxConfig,
     limits: Limits,
-    engine: Result<Engine, SandboxError>,
+    /// Connected lazily (see [`Sandbox::engine`]).
+    engine: std::sync::Mutex<Option<Engine>>,
+    /// Held while connecting, so concurrent first uses share one connection.
+    connecting: Mutex<()>,
     /// Warm containers per (image, workspace root), each started with the default spec.
     pool: Arc<Mutex<HashMap<PoolKey, Vec<String>>>>,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
@@ -42,7 +45,9 @@ struct PoolKey {
 
 impl std::fmt::Debug for Sandbox {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Sandbox").field("limits", &self.limits).finish()
+        f.debug_struct("Sandbox")
+            .field("limits", &self.limits)
+            .finish()
     }
 }
 
@@ -50,15 +55,25 @@ impl Sandbox {
     /// A sandbox service over the configured engine. Nothing is contacted until first use.
     pub fn new(config: SandboxConfig) -> Arc<Sandbox> {
         let limits = Limits::from_config(&config);
-        let engine = Engine::connect(&config);
+        // Connected (and the API version agreed) at first use.
+        let engine = std::sync::Mutex::new(None);
+        let connecting = Mutex::new(());
         Arc::new(Sandbox {
             config,
             limits,
             engine,
+            connecting,
             pool: Arc::new(Mutex::new(HashMap::new())),
             sessions: Mutex::new(HashMap::new()),
             reaped: tokio::sync::OnceCell::new(),
         })
+    }
+
+    fn known_engine(&self) -> Option<Engine> {
+        self.engine
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     pub fn limits(&self) -> &Limits {
@@ -70,20 +85,33 @@ impl Sandbox {
     }
 
     /// The engine, answering; at first use, leftovers of crashed cairn processes are reaped.
-    pub async fn engine(&self) -> Result<&Engine, SandboxError> {
-        let engine = match &self.engine {
-            Ok(e) => e,
-            Err(e) => return Err(SandboxError::EngineUnavailable {
-                host: self.config.docker_host.clone().unwrap_or_else(|| "the default socket".into()),
-                reason: e.to_string(),
-            }),
+    /// Connecting is retried at each use, so an engine started after cairn is found.
+    pub async fn engine(&self) -> Result<Engine, SandboxError> {
+        // One connection per service: its instance label is how this service finds its own
+        // containers, so two callers must not each make one.
+        let engine = {
+            let _connecting = self.connecting.lock().await;
+            match self.known_engine() {
+                Some(e) => e,
+                None => {
+                    let e = Engine::connect(&self.config)?.negotiated().await?;
+                    *self
+                        .engine
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(e.clone());
+                    e
+                }
+            }
         };
         engine.ping().await?;
+        let reaper = engine.clone();
         self.reaped
-            .get_or_init(|| async {
-                match engine.reap_leftovers().await {
+            .get_or_init(|| async move {
+                match reaper.reap_leftovers().await {
                     Ok(0) => {}
-                    Ok(n) => tracing::info!("removed {n} sandbox containers left by a crashed cairn"),
+                    Ok(n) => {
+                        tracing::info!("removed {n} sandbox containers left by a crashed cairn")
+                    }
                     Err(e) => tracing::warn!("could not reap old sandboxes: {e}"),
                 }
             })
@@ -96,7 +124,13 @@ impl Sandbox {
         let image = self.config.images.get(runtime).cloned().ok_or_else(|| {
             SandboxError::UnknownRuntime {
                 runtime: runtime.to_owned(),
-                known: self.config.images.keys().cloned().collect::<Vec<_>>().join(", "),
+                known: self
+                    .config
+                    .images
+                    .keys()
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", "),
             }
         })?;
         self.engine().await?.check_image(runtime, &image).await?;
@@ -134,6 +168,7 @@ impl Sandbox {
             env: vec![format!("CAIRN_CODE={code}")],
             working_dir: None,
             stdin: None,
+            user: None,
         };
         self.run_command(&image, &command, options, cancel).await
     }
@@ -151,6 +186,7 @@ impl Sandbox {
             env: Vec::new(),
             working_dir: options.working_dir.clone(),
             stdin: None,
+            user: None,
         };
         self.run_command(image, &command, options, cancel).await
     }
@@ -180,7 +216,7 @@ impl Sandbox {
             engine: engine.clone(),
             id: Some(id.clone()),
         };
-        let report = exec(engine, &id, command, &self.limits, cancel).await;
+        let report = exec(&engine, &id, command, &self.limits, cancel).await;
         guard.remove_now().await;
         if !spec.network && spec.workspace.as_ref().is_none_or(|w| !w.writable) {
             self.refill(spec);
@@ -198,7 +234,11 @@ impl Sandbox {
         let mut pool = self.pool.lock().await;
         let warm = pool.get_mut(&key)?;
         // A masked set may differ between calls; warm containers are only for unmasked mounts.
-        if spec.workspace.as_ref().is_some_and(|w| !w.masked_files.is_empty() || !w.masked_dirs.is_empty()) {
+        if spec
+            .workspace
+            .as_ref()
+            .is_some_and(|w| !w.masked_files.is_empty() || !w.masked_dirs.is_empty())
+        {
             return None;
         }
         warm.pop()
@@ -213,8 +253,9 @@ impl Sandbox {
         if self.config.pool_size == 0 || masked {
             return;
         }
-        let Ok(engine) = &self.engine else { return };
-        let engine = engine.clone();
+        let Some(engine) = self.known_engine() else {
+            return;
+        };
         let limits = self.limits.clone();
         let want = self.config.pool_size;
         let pool = self.pool.clone();
@@ -239,7 +280,11 @@ impl Sandbox {
 
     /// Start warm containers of `runtime`'s image now (for `cairn bench sandbox`), waiting
     /// until they are up.
-    pub async fn warm(&self, runtime: &str, workspace: Option<WorkspaceMount>) -> Result<(), SandboxError> {
+    pub async fn warm(
+        &self,
+        runtime: &str,
+        workspace: Option<WorkspaceMount>,
+    ) -> Result<(), SandboxError> {
         let image = self.image_for(runtime).await?;
         let engine = self.engine().await?;
         let spec = ContainerSpec {
@@ -254,7 +299,12 @@ impl Sandbox {
         let have = self.pool.lock().await.get(&key).map_or(0, Vec::len);
         for _ in have..self.config.pool_size.max(1) {
             let id = engine.start(&spec, &self.limits).await?;
-            self.pool.lock().await.entry(key.clone()).or_default().push(id);
+            self.pool
+                .lock()
+                .await
+                .entry(key.clone())
+                .or_default()
+                .push(id);
         }
         Ok(())
     }
@@ -304,7 +354,7 @@ impl Sandbox {
             volume: Some(volume),
         };
         let id = engine.start(&spec, &self.limits).await?;
-        match Session::start(engine, id.clone(), image, &self.limits).await {
+        match Session::start(&engine, id.clone(), image, &self.limits).await {
             Ok(session) => {
                 let session = Arc::new(session);
                 self.sessions
@@ -332,7 +382,8 @@ impl Sandbox {
         for p in packages {
             let ok = !p.is_empty()
                 && !p.starts_with('-')
-                && p.chars().all(|c| c.is_ascii_alphanumeric() || "._-[]=<>!~,".contains(c));
+                && p.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "._-[]=<>!~,".contains(c));
             if !ok {
                 return Err(SandboxError::Refused(format!(
                     "`{p}` is not a package requirement (letters, digits and ._-[]=<>!~, only, not starting with `-`)"
@@ -357,8 +408,16 @@ impl Sandbox {
             id: Some(id.clone()),
         };
         let mut argv: Vec<String> = [
-            "python3", "-m", "pip", "install", "--no-input", "--disable-pip-version-check",
-            "--no-cache-dir", "--target", crate::engine::SITE_DIR, "--",
+            "python3",
+            "-m",
+            "pip",
+            "install",
+            "--no-input",
+            "--disable-pip-version-check",
+            "--no-cache-dir",
+            "--target",
+            crate::engine::SITE_DIR,
+            "--",
         ]
         .iter()
         .map(|s| (*s).to_owned())
@@ -369,8 +428,9 @@ impl Sandbox {
             env: Vec::new(),
             working_dir: Some("/tmp".into()),
             stdin: None,
+            user: None,
         };
-        let report = exec(engine, &id, &command, &self.limits, cancel).await;
+        let report = exec(&engine, &id, &command, &self.limits, cancel).await;
         guard.remove_now().await;
         report
     }
@@ -378,7 +438,9 @@ impl Sandbox {
     /// Stop and remove a chat session's Python session and its packages; `false` when there was none.
     pub async fn stop_session(&self, session_id: &str) -> bool {
         let session = self.sessions.lock().await.remove(session_id);
-        let Ok(engine) = &self.engine else { return false };
+        let Some(engine) = self.known_engine() else {
+            return false;
+        };
         engine.remove_volume(&site_volume(session_id)).await;
         match session {
             Some(s) => {
@@ -395,7 +457,14 @@ impl Sandbox {
             .lock()
             .await
             .iter()
-            .map(|(k, s)| (k.clone(), s.container().to_owned(), s.image.clone(), s.started.elapsed()))
+            .map(|(k, s)| {
+                (
+                    k.clone(),
+                    s.container().to_owned(),
+                    s.image.clone(),
+                    s.started.elapsed(),
+                )
+            })
             .collect()
     }
 
@@ -421,8 +490,9 @@ impl Sandbox {
             env: Vec::new(),
             working_dir: Some("/tmp".into()),
             stdin: Some(bytes),
+            user: None,
         };
-        exec(engine, session.container(), &command, &self.limits, cancel).await
+        exec(&engine, session.container(), &command, &self.limits, cancel).await
     }
 
     /// Read a file of the session's container (under `/tmp`), up to the output cap.
@@ -434,7 +504,9 @@ impl Sandbox {
     ) -> Result<RunReport, SandboxError> {
         let source = scratch_path(path)?;
         let Some(session) = self.sessions.lock().await.get(session_id).cloned() else {
-            return Err(SandboxError::NoSuchSandbox(format!("python session of chat {session_id}")));
+            return Err(SandboxError::NoSuchSandbox(format!(
+                "python session of chat {session_id}"
+            )));
         };
         let engine = self.engine().await?;
         let command = Command {
@@ -442,18 +514,28 @@ impl Sandbox {
             env: Vec::new(),
             working_dir: Some("/tmp".into()),
             stdin: None,
+            user: None,
         };
-        exec(engine, session.container(), &command, &self.limits, cancel).await
+        exec(&engine, session.container(), &command, &self.limits, cancel).await
     }
 
     /// Remove every container this service started: warm ones and sessions.
     pub async fn shutdown(&self) {
-        let Ok(engine) = &self.engine else { return };
-        let warm: Vec<String> = self.pool.lock().await.drain().flat_map(|(_, ids)| ids).collect();
+        let Some(engine) = self.known_engine() else {
+            return;
+        };
+        let warm: Vec<String> = self
+            .pool
+            .lock()
+            .await
+            .drain()
+            .flat_map(|(_, ids)| ids)
+            .collect();
         for id in warm {
             engine.remove(&id).await;
         }
-        let sessions: Vec<Arc<Session>> = self.sessions.lock().await.drain().map(|(_, s)| s).collect();
+        let sessions: Vec<Arc<Session>> =
+            self.sessions.lock().await.drain().map(|(_, s)| s).collect();
         for s in sessions {
             engine.remove(s.container()).await;
         }
@@ -464,7 +546,13 @@ impl Sandbox {
 fn site_volume(session_id: &str) -> String {
     let safe: String = session_id
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
         .take(64)
         .collect();
     format!("cairn-site-{safe}")
@@ -476,7 +564,9 @@ fn scratch_path(path: &str) -> Result<String, SandboxError> {
     let rel = p.strip_prefix("/tmp").unwrap_or(p);
     if rel.as_os_str().is_empty()
         || rel.is_absolute()
-        || rel.components().any(|c| !matches!(c, std::path::Component::Normal(_)))
+        || rel
+            .components()
+            .any(|c| !matches!(c, std::path::Component::Normal(_)))
         || path.contains('\0')
     {
         return Err(SandboxError::Refused(format!(

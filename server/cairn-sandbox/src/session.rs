@@ -80,7 +80,6 @@ impl Session {
                 DRIVER.into(),
                 limits.output_max_bytes.to_string(),
             ]),
-            user: Some(limits.user.clone()),
             working_dir: Some("/tmp".into()),
             ..Default::default()
         };
@@ -94,7 +93,9 @@ impl Session {
         let StartExecResults::Attached { output, input } =
             docker.start_exec(&exec_id, Some(options)).await?
         else {
-            return Err(SandboxError::Engine("the engine did not attach to the session".into()));
+            return Err(SandboxError::Engine(
+                "the engine did not attach to the session".into(),
+            ));
         };
         Ok(Session {
             container,
@@ -123,7 +124,9 @@ impl Session {
         let mut pipe = self.pipe.lock().await;
         let request = serde_json::json!({ "code": code }).to_string() + "\n";
         if let Err(e) = pipe.input.write_all(request.as_bytes()).await {
-            return Err(SandboxError::Engine(format!("the session's Python process is gone ({e})")));
+            return Err(SandboxError::Engine(format!(
+                "the session's Python process is gone ({e})"
+            )));
         }
         let _ = pipe.input.flush().await;
         let mut direct_out: Vec<u8> = Vec::new();
@@ -202,7 +205,9 @@ mod tests {
 
     #[test]
     fn the_answer_line_is_found_after_direct_output() {
-        let mut buf = b"from a subprocess\n\x1e{\"stdout\":\"1\\n\",\"stderr\":\"\",\"cut\":false}\n".to_vec();
+        let mut buf =
+            b"from a subprocess\n\x1e{\"stdout\":\"1\\n\",\"stderr\":\"\",\"cut\":false}\n"
+                .to_vec();
         let answer = take_answer(&mut buf).unwrap_or_default();
         assert_eq!(answer["stdout"], "1\n");
         assert_eq!(buf, b"from a subprocess\n");

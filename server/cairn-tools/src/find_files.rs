@@ -2,13 +2,13 @@
 
 use std::sync::Arc;
 
-use cairn_workspace::{WalkOptions, Workspace};
+use cairn_workspace::Workspace;
 use globset::GlobBuilder;
 use rmcp::model::{CallToolResult, Tool};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::glob::{MAX_RESULTS, list};
+use crate::glob::{MAX_RESULTS, list, walk_options, with_walk_switches};
 use crate::util::{blocking, error_result, object_schema, parse_args, text_result, tool};
 
 #[derive(Debug, Deserialize)]
@@ -16,14 +16,16 @@ use crate::util::{blocking, error_result, object_schema, parse_args, text_result
 struct Args {
     name: String,
     path: Option<String>,
+    include_hidden: Option<bool>,
+    include_ignored: Option<bool>,
 }
 
 pub(crate) fn definition() -> Tool {
     let schema = object_schema(
-        json!({
+        with_walk_switches(json!({
             "name": {"type": "string", "description": "Part of the file name (case-insensitive), or a glob on the name when it has `*`, `?`, `[` or `{` (`*_test.go`)."},
             "path": {"type": "string", "description": "Directory to search, relative to the workspace root. Default: the root."}
-        }),
+        })),
         &["name"],
     );
     tool(
@@ -54,16 +56,16 @@ pub(crate) async fn call(ws: Arc<Workspace>, arguments: Map<String, Value>) -> C
     let needle = args.name.to_lowercase();
     blocking(ws, move |ws| {
         let requested = args.path.as_deref().unwrap_or(".");
-        let (start, walk) = match ws
-            .resolve(requested)
-            .and_then(|p| ws.walk(&p, &WalkOptions::default()).map(|w| (p, w)))
-        {
+        let (start, walked) = match ws.resolve(requested).and_then(|p| {
+            let options = walk_options(None, args.include_hidden, args.include_ignored);
+            ws.walk_sorted(&p, &options, &|| false).map(|w| (p, w))
+        }) {
             Ok(r) => r,
             Err(e) => return error_result(e.to_string()),
         };
         let mut found = Vec::new();
         let mut total = 0;
-        for file in walk.flatten() {
+        for file in walked.files {
             let name = file
                 .as_path()
                 .file_name()

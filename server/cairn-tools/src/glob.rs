@@ -2,7 +2,8 @@
 //!
 //! Patterns are `globset` globs matched against the path relative to `path` (default the
 //! root); `*` stays within one directory, `**` crosses any number. Files come from
-//! [`Workspace::walk`], so ignored and hidden files, `.git` and symlinks are left out.
+//! [`Workspace::walk_sorted`], so ignored and hidden files, `.git` and symlinks are left out,
+//! and they are listed in path order.
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -22,14 +23,16 @@ pub(crate) const MAX_RESULTS: usize = 500;
 struct Args {
     pattern: String,
     path: Option<String>,
+    include_hidden: Option<bool>,
+    include_ignored: Option<bool>,
 }
 
 pub(crate) fn definition() -> Tool {
     let schema = object_schema(
-        json!({
+        with_walk_switches(json!({
             "pattern": {"type": "string", "description": "Glob matched against paths relative to `path`: `*` within a directory, `**` across directories, `{a,b}` alternatives (`src/**/*.rs`, `**/*.{ts,tsx}`)."},
             "path": {"type": "string", "description": "Directory to search, relative to the workspace root. Default: the root."}
-        }),
+        })),
         &["pattern"],
     );
     tool(
@@ -39,6 +42,34 @@ pub(crate) fn definition() -> Tool {
         schema,
         true,
     )
+}
+
+/// `properties` with the walk switches `grep`, `glob`, `tree` and `find_files` share.
+pub(crate) fn with_walk_switches(mut properties: Value) -> Value {
+    if let Some(map) = properties.as_object_mut() {
+        map.insert(
+            "include_hidden".to_owned(),
+            json!({"type": "boolean", "description": "Also include hidden files and directories (names starting with `.`; `.git` never). Default false."}),
+        );
+        map.insert(
+            "include_ignored".to_owned(),
+            json!({"type": "boolean", "description": "Also include files that .gitignore or .ignore rules leave out. Default false."}),
+        );
+    }
+    properties
+}
+
+/// The walk asked for by the switches of [`with_walk_switches`].
+pub(crate) fn walk_options(
+    glob: Option<String>,
+    include_hidden: Option<bool>,
+    include_ignored: Option<bool>,
+) -> WalkOptions {
+    WalkOptions {
+        glob,
+        include_hidden: include_hidden.unwrap_or(false),
+        include_ignored: include_ignored.unwrap_or(false),
+    }
 }
 
 /// Paths under a walk, listed; shared with `find_files`.
@@ -71,16 +102,16 @@ pub(crate) async fn call(ws: Arc<Workspace>, arguments: Map<String, Value>) -> C
     };
     blocking(ws, move |ws| {
         let requested = args.path.as_deref().unwrap_or(".");
-        let (start, walk) = match ws
-            .resolve(requested)
-            .and_then(|p| ws.walk(&p, &WalkOptions::default()).map(|w| (p, w)))
-        {
+        let (start, walked) = match ws.resolve(requested).and_then(|p| {
+            let options = walk_options(None, args.include_hidden, args.include_ignored);
+            ws.walk_sorted(&p, &options, &|| false).map(|w| (p, w))
+        }) {
             Ok(r) => r,
             Err(e) => return error_result(e.to_string()),
         };
         let mut found = Vec::new();
         let mut total = 0;
-        for file in walk.flatten() {
+        for file in walked.files {
             let rel = file
                 .as_path()
                 .strip_prefix(start.as_path())

@@ -871,3 +871,4 @@ async fn edit_file_goes_through_the_editor_when_open() {
 }
 
 mod files;
+mod search;

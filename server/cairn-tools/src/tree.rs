@@ -1,17 +1,20 @@
 //! `tree`: the files under a directory as an indented tree, ignore-aware, to a depth.
 //!
-//! Built from [`Workspace::walk`], so ignored and hidden files, `.git` and symlinks are left
-//! out, and so are directories that hold no file shown.
+//! Built from [`Workspace::walk_sorted`], so ignored and hidden files, `.git` and symlinks are
+//! left out, and so are directories that hold no file shown.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::ffi::OsStr;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use cairn_workspace::{WalkOptions, Workspace};
+use cairn_workspace::Workspace;
 use rmcp::model::{CallToolResult, Tool};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use crate::glob::{walk_options, with_walk_switches};
 use crate::util::{
     MAX_OUTPUT_BYTES, blocking, error_result, object_schema, parse_args, text_result, tool,
 };
@@ -25,14 +28,16 @@ const MAX_ENTRIES: usize = 500;
 struct Args {
     path: Option<String>,
     depth: Option<usize>,
+    include_hidden: Option<bool>,
+    include_ignored: Option<bool>,
 }
 
 pub(crate) fn definition() -> Tool {
     let schema = object_schema(
-        json!({
+        with_walk_switches(json!({
             "path": {"type": "string", "description": "Directory to show, relative to the workspace root. Default: the root."},
             "depth": {"type": "integer", "minimum": 1, "maximum": MAX_DEPTH, "description": format!("Levels shown; deeper directories show a file count. Default {DEFAULT_DEPTH}.")}
-        }),
+        })),
         &[],
     );
     tool(
@@ -52,11 +57,20 @@ struct Node {
 }
 
 impl Node {
-    fn add(&mut self, parts: &[String]) {
+    /// Count a file under `parts` (its path below this node); names are copied only into new
+    /// nodes, as most files land in directories already seen.
+    fn add(&mut self, parts: &[Cow<'_, str>]) {
         self.total += 1;
         match parts {
-            [file] => self.files.push(file.clone()),
-            [dir, rest @ ..] => self.dirs.entry(dir.clone()).or_default().add(rest),
+            [file] => self.files.push(file.clone().into_owned()),
+            [dir, rest @ ..] => {
+                if !self.dirs.contains_key(dir.as_ref()) {
+                    self.dirs.insert(dir.clone().into_owned(), Node::default());
+                }
+                if let Some(node) = self.dirs.get_mut(dir.as_ref()) {
+                    node.add(rest);
+                }
+            }
             [] => {}
         }
     }
@@ -97,23 +111,25 @@ pub(crate) async fn call(ws: Arc<Workspace>, arguments: Map<String, Value>) -> C
     }
     blocking(ws, move |ws| {
         let requested = args.path.as_deref().unwrap_or(".");
-        let (start, walk) = match ws
-            .resolve(requested)
-            .and_then(|p| ws.walk(&p, &WalkOptions::default()).map(|w| (p, w)))
-        {
+        let (start, walked) = match ws.resolve(requested).and_then(|p| {
+            let options = walk_options(None, args.include_hidden, args.include_ignored);
+            ws.walk_sorted(&p, &options, &|| false).map(|w| (p, w))
+        }) {
             Ok(r) => r,
             Err(e) => return error_result(e.to_string()),
         };
         let mut root = Node::default();
-        for file in walk.flatten() {
-            let rel = file
-                .as_path()
-                .strip_prefix(start.as_path())
-                .unwrap_or(file.as_path());
-            let parts: Vec<String> = rel
-                .iter()
-                .map(|c| c.to_string_lossy().into_owned())
-                .collect();
+        // Every file lies below `start`: its components after `start`'s own are its parts.
+        let skip = start.relative().components().count();
+        let mut parts = Vec::new();
+        for file in &walked.files {
+            parts.clear();
+            parts.extend(
+                file.relative()
+                    .iter()
+                    .skip(skip)
+                    .map(OsStr::to_string_lossy),
+            );
             root.add(&parts);
         }
         let mut out = format!("{}/ ({} files)\n", start.display_path(), root.total);

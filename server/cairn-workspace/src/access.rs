@@ -310,3 +310,61 @@ groups = ["docs"]
         );
     }
 }
+
+/// What a container that mounts a root must not see: files the user may not read (protected,
+/// or outside their read grants) and `.git` directories (hooks, config, history).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Masks {
+    pub files: Vec<PathBuf>,
+    pub dirs: Vec<PathBuf>,
+    /// The walk stopped at its cap: entries past it were not checked.
+    pub incomplete: bool,
+}
+
+/// Most entries [`Workspace::masks`] looks at.
+const MASK_WALK_CAP: usize = 100_000;
+
+impl Workspace {
+    /// The paths under `root` to hide from a container that mounts it. Ignore files do not
+    /// apply (secrets are usually ignored); symlinks are not followed (they resolve inside the
+    /// container); bulky dependency directories are not entered.
+    pub fn masks(&self, root: &WorkspacePath) -> Masks {
+        let mut masks = Masks::default();
+        let walk = ignore::WalkBuilder::new(root.as_path())
+            .standard_filters(false)
+            .follow_links(false)
+            .filter_entry(|e| {
+                let name = e.file_name().to_string_lossy();
+                !(e.file_type().is_some_and(|t| t.is_dir())
+                    && matches!(name.as_ref(), "node_modules" | "target" | ".venv" | "__pycache__"))
+            })
+            .build();
+        for (seen, entry) in walk.enumerate() {
+            if seen >= MASK_WALK_CAP {
+                masks.incomplete = true;
+                break;
+            }
+            let Ok(entry) = entry else { continue };
+            let Some(kind) = entry.file_type() else { continue };
+            let path = entry.into_path();
+            if kind.is_dir() {
+                if path.file_name().is_some_and(|n| n == ".git") {
+                    masks.dirs.push(path);
+                }
+                continue;
+            }
+            if !kind.is_file() {
+                continue;
+            }
+            let Ok(rel) = path.strip_prefix(root.as_path()) else { continue };
+            let wp = WorkspacePath::new(root.root(), root.as_path().join(rel), true);
+            if !matches!(self.access_of(&wp, Operation::Read), Access::Allow) {
+                masks.files.push(path);
+            }
+        }
+        // A file inside a masked directory is hidden with it.
+        let dirs = masks.dirs.clone();
+        masks.files.retain(|f| !dirs.iter().any(|d| f.starts_with(d)));
+        masks
+    }
+}

@@ -27,18 +27,20 @@ mod fs;
 mod open;
 pub mod overlay;
 mod path;
+mod search;
 mod walk;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-pub use access::ExactApprovals;
+pub use access::{ExactApprovals, Masks};
 pub use cairn_config::access::{Access, AccessPolicy, AccessRules, Operation};
 pub use error::ScopeError;
 pub use fs::{DirEntry, EntryKind, FileStat};
 pub use overlay::{ByteEdit, DocumentOverlay, OpenDocument, OverlayError};
 pub use path::WorkspacePath;
-pub use walk::{WalkOptions, Walker};
+pub use search::SearchBuf;
+pub use walk::{WalkOptions, WalkedFiles, Walker};
 
 /// Default cap on the size of a file [`Workspace::read_text`] will read: 8 MiB.
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 8 * 1024 * 1024;

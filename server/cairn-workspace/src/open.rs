@@ -122,17 +122,38 @@ pub(crate) fn open_regular(path: &WorkspacePath, limit: u64) -> Result<(File, St
         });
     }
     let parent = Parent::open(path, false)?;
-    let before = parent.lstat()?.ok_or_else(|| ScopeError::NotFound {
-        path: abs.to_owned(),
-    })?;
+    open_regular_in(parent.dir.as_fd(), path, limit)
+}
+
+/// The directory holding `path` (not a root), opened beneath the root as [`Parent`] does, so
+/// that a search reading many files of one directory resolves it once ([`open_regular_in`]).
+pub(crate) fn open_parent(path: &WorkspacePath) -> Result<OwnedFd, ScopeError> {
+    Parent::open(path, false).map(|parent| parent.dir)
+}
+
+/// [`open_regular`] of `path` from `dir`, the handle of its parent directory.
+pub(crate) fn open_regular_in(
+    dir: BorrowedFd<'_>,
+    path: &WorkspacePath,
+    limit: u64,
+) -> Result<(File, Stat), ScopeError> {
+    let abs = path.as_path();
+    let name = match path.relative().file_name() {
+        Some(name) if !path.is_root() => name,
+        _ => {
+            return Err(ScopeError::IsADirectory {
+                path: abs.to_owned(),
+            });
+        }
+    };
+    let before = lstat_at(dir, name)
+        .map_err(|e| ScopeError::io(abs, e.into()))?
+        .ok_or_else(|| ScopeError::NotFound {
+            path: abs.to_owned(),
+        })?;
     check_regular(abs, file_type(&before))?;
-    let fd = open_component(
-        parent.dir.as_fd(),
-        parent.name,
-        READ | OFlags::NOFOLLOW,
-        Mode::empty(),
-    )
-    .map_err(|e| open_failed(path, abs, e))?;
+    let fd = open_component(dir, name, READ | OFlags::NOFOLLOW, Mode::empty())
+        .map_err(|e| open_failed(path, abs, e))?;
     let st = rustix::fs::fstat(&fd).map_err(|e| ScopeError::io(abs, e.into()))?;
     check_regular(abs, file_type(&st))?;
     if size(&st) > limit {

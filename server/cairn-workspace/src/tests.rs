@@ -398,6 +398,15 @@ fn check_walk(f: &Fixture, start: &str, options: WalkOptions, expected: &[&str])
             .unwrap()
             .map(|r| r.unwrap().relative().display().to_string())
             .collect();
+    // The parallel walk yields the same files, in the same order.
+    let parallel: Vec<String> =
+        f.ws.walk_sorted(&p, &options, &|| false)
+            .unwrap()
+            .files
+            .iter()
+            .map(|p| p.relative().display().to_string())
+            .collect();
+    assert_eq!(parallel, got, "walk_sorted {start} {options:?}");
     got.sort();
     assert_eq!(got, expected, "walk {start} {options:?}");
 }

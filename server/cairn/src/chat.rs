@@ -138,6 +138,7 @@ pub async fn run(
     });
     store.append(&session_id, &records)?;
     mcp.hub.shutdown().await;
+    compose::shutdown_sandbox().await;
     if !json {
         eprintln!("session {session_id} (continue with --session {session_id})");
     }

@@ -10,7 +10,7 @@ use cairn_agent::policy::{Decision, Policy};
 use cairn_agent::tools::{Chain, Effect, ToolHost};
 use cairn_agent::{Agent, Limits};
 use cairn_config::access::{AccessPolicy, AccessRules};
-use cairn_config::{AccessConfig, Config, Layers, McpConfig, ProviderKind, trust};
+use cairn_config::{AccessConfig, Config, Layers, McpConfig, ProviderKind, SandboxConfig, trust};
 use cairn_llm::{ApiKey, ProviderSettings};
 use cairn_lsp::McpHandle;
 use cairn_mcp::pinning::PinStore;
@@ -190,7 +190,15 @@ pub async fn terminal_hub(
     root: &Path,
 ) -> Result<McpHandle, String> {
     let plan = runnable_servers(config, layers, env, Some(root));
-    let handle = start_hub(None, plan, env, &config.access, &[root.to_path_buf()], None)?;
+    let handle = start_hub(
+        None,
+        plan,
+        env,
+        &config.access,
+        &config.sandbox,
+        &[root.to_path_buf()],
+        None,
+    )?;
     handle
         .hub
         .settled(Duration::from_secs(config.mcp.handshake_timeout_secs))
@@ -238,6 +246,7 @@ impl cairn_lsp::AgentFactory for Factory {
             plan,
             &self.env,
             &config.access,
+            &config.sandbox,
             roots,
             Some(overlay),
         )?;
@@ -344,6 +353,7 @@ pub fn start_hub(
     plan: McpPlan,
     env: &Env,
     access: &AccessConfig,
+    sandbox: &SandboxConfig,
     roots: &[PathBuf],
     overlay: Option<Arc<dyn DocumentOverlay>>,
 ) -> Result<McpHandle, String> {
@@ -373,8 +383,9 @@ pub fn start_hub(
         .collect();
     // What the built-in tools are built from: they restart only when it changes.
     let access_key = format!(
-        "{user}\n{}\n{}",
+        "{user}\n{}\n{}\n{}",
         serde_json::to_string(access).unwrap_or_default(),
+        serde_json::to_string(sandbox).unwrap_or_default(),
         rules
             .iter()
             .map(|(_, _, t)| t.as_str())
@@ -382,6 +393,13 @@ pub fn start_hub(
             .join("\n")
     );
     let unchanged = existing.is_some_and(|h| h.roots == roots && h.access_key == access_key);
+    if !unchanged && roots.is_empty() {
+        add_builtin(
+            &hub,
+            "cairn-code",
+            cairn_sandbox::tools::SandboxTools::new(sandbox_service(sandbox), None),
+        );
+    }
     if !roots.is_empty() && !unchanged {
         let mut workspace = Workspace::new(roots.to_vec()).map_err(|e| e.to_string())?;
         if let Some(overlay) = overlay {
@@ -407,7 +425,16 @@ pub fn start_hub(
             "cairn-files",
             cairn_tools::BuiltinTools::new(workspace.clone()),
         );
-        add_builtin(&hub, "cairn-git", cairn_tools::GitTools::new(workspace));
+        add_builtin(
+            &hub,
+            "cairn-git",
+            cairn_tools::GitTools::new(workspace.clone()),
+        );
+        add_builtin(
+            &hub,
+            "cairn-code",
+            cairn_sandbox::tools::SandboxTools::new(sandbox_service(sandbox), Some(workspace)),
+        );
     }
     Ok(McpHandle {
         hub,
@@ -418,6 +445,40 @@ pub fn start_hub(
         access_key,
         path_approvals,
     })
+}
+
+/// The process's sandbox service; see [`sandbox_service`].
+static SANDBOX: std::sync::Mutex<Option<Arc<cairn_sandbox::Sandbox>>> = std::sync::Mutex::new(None);
+
+/// The process's sandbox service for this configuration: kept while the configuration stays
+/// the same (its warm containers and Python sessions with it), replaced when it changes.
+pub fn sandbox_service(config: &SandboxConfig) -> Arc<cairn_sandbox::Sandbox> {
+    let mut current = SANDBOX
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(s) = current.as_ref()
+        && s.config() == config
+    {
+        return s.clone();
+    }
+    let service = cairn_sandbox::Sandbox::new(config.clone());
+    if let Some(old) = current.replace(service.clone())
+        && let Ok(handle) = tokio::runtime::Handle::try_current()
+    {
+        handle.spawn(async move { old.shutdown().await });
+    }
+    service
+}
+
+/// Removes the containers the sandbox service keeps (warm ones, Python sessions); run at exit.
+pub async fn shutdown_sandbox() {
+    let current = SANDBOX
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take();
+    if let Some(service) = current {
+        service.shutdown().await;
+    }
 }
 
 /// Who the user is to access policies: `access.user`, else git's `user.email` (the global git

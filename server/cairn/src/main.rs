@@ -4,6 +4,7 @@
 //! stderr or the configured file. The terminal commands print their results to stdout.
 
 mod bench;
+mod bench_sandbox;
 mod bench_search;
 mod chat;
 mod compose;
@@ -93,6 +94,16 @@ enum BenchCommand {
         /// Files in the generated tree.
         #[arg(long, default_value_t = 100_000)]
         files: usize,
+    },
+    /// Time to run `print(1)` in a Python sandbox, cold (a new container) and warm (from the
+    /// pool), next to plain `docker run --rm` of the same image; needs a Docker engine.
+    Sandbox {
+        /// Runs per way of starting.
+        #[arg(long, default_value_t = 50)]
+        runs: usize,
+        /// The image (default: `sandbox.images.python` of the configuration).
+        #[arg(long)]
+        image: Option<String>,
     },
 }
 
@@ -222,6 +233,12 @@ fn main() -> ExitCode {
                     test_faults,
                 })
                 .await;
+                // Python sessions and warm containers end with the server.
+                let _ = tokio::time::timeout(
+                    std::time::Duration::from_secs(10),
+                    compose::shutdown_sandbox(),
+                )
+                .await;
                 Ok(ExitCode::SUCCESS)
             }
             Command::Chat {
@@ -263,6 +280,9 @@ fn main() -> ExitCode {
             Command::Bench {
                 command: BenchCommand::Search { files },
             } => bench_search::search(files).await,
+            Command::Bench {
+                command: BenchCommand::Sandbox { runs, image },
+            } => bench_sandbox::sandbox(&env, runs, image).await,
             Command::Tools {
                 command:
                     ToolsCommand::Call {

@@ -49,6 +49,7 @@ pub async fn list(env: &Env, root: PathBuf, as_json: bool) -> anyhow::Result<Exi
         }
     }
     mcp.hub.shutdown().await;
+    compose::shutdown_sandbox().await;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -115,6 +116,7 @@ pub async fn call(
         println!("{}", cairn_agent::run::result_text(&result));
     }
     mcp.hub.shutdown().await;
+    compose::shutdown_sandbox().await;
     Ok(if result.is_error == Some(true) {
         ExitCode::FAILURE
     } else {
