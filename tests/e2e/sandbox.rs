@@ -221,3 +221,51 @@ fn a9_a_killed_cairn_leaves_nothing_after_the_next_start() {
         "reaped at the next start"
     );
 }
+
+/// Without an engine, code tools say how to start one, and the rest of cairn keeps working.
+/// Not gated: it needs no engine.
+#[test]
+fn without_an_engine_the_code_tools_say_how_to_start_one() {
+    let sb = Sandbox::new(Format::OpenAi, vec![]);
+    sb.user_config(
+        "[sandbox]\ndocker_host = \"unix:///nonexistent/docker.sock\"\ncode_max_bytes = 1000\n",
+    );
+    sb.write("a.txt", "hello\n");
+    let ws = sb.ws();
+    let call = |tool: &str, args: Value| {
+        let out = sb
+            .command()
+            .args([
+                "tools",
+                "call",
+                "-w",
+                ws.to_str().unwrap(),
+                tool,
+                "--yes",
+                "--args",
+            ])
+            .arg(args.to_string())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (ok, text) = call("run_python", json!({"code": "print(1)"}));
+    assert!(!ok);
+    assert!(
+        text.contains("no container engine answers at unix:///nonexistent/docker.sock"),
+        "{text}"
+    );
+    assert!(text.contains("start Docker"), "{text}");
+    let (ok, text) = call("run_python", json!({"code": "x".repeat(2000)}));
+    assert!(!ok);
+    assert!(
+        text.contains("the code is 2000 bytes, over the 1000-byte limit (sandbox.code_max_bytes)"),
+        "{text}"
+    );
+    let (ok, text) = call("read_file", json!({"path": "a.txt"}));
+    assert!(ok && text.contains("hello"), "{text}");
+}

@@ -570,3 +570,92 @@ async fn an_external_server_cannot_ask_for_protected_paths() {
     assert_eq!(*tools.calls.lock().unwrap(), 1);
     assert!(holds.log.lock().unwrap().is_empty());
 }
+
+/// `network: true` is its own power: a session grant of the tool without it does not cover
+/// it, and the question names it.
+#[tokio::test]
+async fn the_network_power_is_asked_for_by_its_own_effect() {
+    #[derive(Default)]
+    struct Code(Mutex<u32>);
+    impl ToolHost for Code {
+        fn list(&self) -> Vec<ToolInfo> {
+            vec![ToolInfo {
+                tool: Tool::new("run_python", "runs code", serde_json::Map::new()),
+                effect: Effect::Execute,
+                category: "code".into(),
+                agent_only: false,
+            }]
+        }
+        fn call(
+            &self,
+            _name: &str,
+            _arguments: serde_json::Map<String, serde_json::Value>,
+            _ctx: CallContext,
+        ) -> BoxFuture<'_, CallToolResult> {
+            *self.0.lock().unwrap() += 1;
+            Box::pin(async { CallToolResult::success(vec![ContentBlock::text("ran")]) })
+        }
+    }
+    let turn = |args: &str, id: &str| {
+        vec![
+            ModelEvent::ToolCall(ToolCallRequest {
+                id: id.into(),
+                name: "run_python".into(),
+                arguments: args.into(),
+            }),
+            ModelEvent::Finished {
+                stop_reason: Some("tool_calls".into()),
+            },
+        ]
+    };
+    let model = Arc::new(ScriptModel {
+        turns: Mutex::new(
+            vec![
+                turn(r#"{"code":"1"}"#, "a"),
+                turn(r#"{"code":"2","network":true}"#, "b"),
+                turn(r#"{"code":"3"}"#, "c"),
+                text("done"),
+            ]
+            .into(),
+        ),
+        requests: Mutex::new(Vec::new()),
+    });
+    let tools = Arc::new(Code::default());
+    let agent = Agent {
+        model,
+        tools: tools.clone(),
+        policy: Policy::default(),
+        limits: Limits {
+            max_tool_calls: 25,
+            tool_result_max_bytes: 1000,
+        },
+        system_prompt: "sys".into(),
+        path_approvals: None,
+    };
+    let approver = Answer(ApprovalAnswer::AllowSession, Mutex::new(Vec::new()));
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    agent
+        .run(RunInput {
+            session_id: "s1".into(),
+            run_id: "r1".into(),
+            mode: Mode::Chat,
+            history: vec![],
+            message: "go".into(),
+            approver: &approver,
+            grants: SessionGrants::default(),
+            events: tx,
+            cancel: CancellationToken::new(),
+        })
+        .await;
+    let asked = approver.1.lock().unwrap().clone();
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    assert_eq!(
+        asked[0].reason,
+        "`run_python` runs code (policy.effects.execute)"
+    );
+    assert_eq!(
+        asked[1].reason,
+        "`run_python` runs code with network access (policy.effects.network)"
+    );
+    assert_eq!(*tools.0.lock().unwrap(), 3);
+}
