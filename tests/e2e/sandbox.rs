@@ -269,3 +269,107 @@ fn without_an_engine_the_code_tools_say_how_to_start_one() {
     let (ok, text) = call("read_file", json!({"path": "a.txt"}));
     assert!(ok && text.contains("hello"), "{text}");
 }
+
+/// Every code tool, called by the model through the agent (`cairn chat`), in one turn.
+#[test]
+fn every_code_tool_through_the_agent() {
+    if !enabled() {
+        return;
+    }
+    let calls: Vec<(&str, Value, &str)> = vec![
+        ("run_python", json!({"code": "print(6 * 7)"}), "42"),
+        ("run_node", json!({"code": "console.log(6 * 7)"}), "42"),
+        ("run_bash", json!({"code": "echo $((6 * 7))"}), "42"),
+        ("run_ruby", json!({"code": "puts 6 * 7"}), "42"),
+        (
+            "run_go",
+            json!({"code": "package main\nimport \"fmt\"\nfunc main() { fmt.Println(6 * 7) }\n"}),
+            "42",
+        ),
+        (
+            "run_rust",
+            json!({"code": "fn main() { println!(\"{}\", 6 * 7); }"}),
+            "42",
+        ),
+        ("run_perl", json!({"code": "print 6 * 7, \"\\n\";"}), "42"),
+        ("run_file", json!({"path": "tool.py"}), "from a file"),
+        ("run_tests", json!({}), "OK"),
+        (
+            "python_session",
+            json!({"code": "total = 40"}),
+            "new Python session",
+        ),
+        (
+            "copy_into_sandbox",
+            json!({"path": "numbers.txt"}),
+            "copied",
+        ),
+        (
+            "python_session",
+            json!({"code": "total + int(open('/tmp/numbers.txt').read())"}),
+            "42",
+        ),
+        (
+            "python_session",
+            json!({"code": "open('/tmp/answer.txt', 'w').write('42\\n')"}),
+            "exit code 0",
+        ),
+        (
+            "copy_out_of_sandbox",
+            json!({"from": "/tmp/answer.txt", "path": "answer.txt"}),
+            "copied",
+        ),
+        ("list_sandboxes", json!({}), "python session (this chat"),
+        (
+            "install_packages",
+            json!({"packages": ["left-pad-cairn-test"]}),
+            "exit code",
+        ),
+        ("stop_sandbox", json!({}), "stopped and removed"),
+    ];
+    let mut replies: Vec<Reply> = calls
+        .iter()
+        .map(|(name, args, _)| Reply::tool_call(*name, args.clone()))
+        .collect();
+    replies.push(Reply::text("All done."));
+    let sb = Sandbox::new(Format::OpenAi, replies);
+    configure(&sb);
+    sb.write("tool.py", "print('hello from a file')\n");
+    sb.write("numbers.txt", "2\n");
+    sb.write(
+        "tests/test_math.py",
+        "import unittest\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(2 + 2, 4)\n",
+    );
+    let ws = sb.ws();
+    let out = sb
+        .command()
+        .args([
+            "chat",
+            "-w",
+            ws.to_str().unwrap(),
+            "--agent",
+            "--yes",
+            "use every code tool",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "All done.");
+    // The model's last request holds every tool result, in order.
+    let requests = sb.model.requests();
+    let last = &requests.last().unwrap().body["messages"];
+    let results: Vec<String> = last
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(results.len(), calls.len(), "{results:#?}");
+    for ((name, _, expect), result) in calls.iter().zip(&results) {
+        assert!(result.contains(expect), "{name}: {result}");
+    }
+    assert_eq!(sb.read("answer.txt"), "42\n");
+}

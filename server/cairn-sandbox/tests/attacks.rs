@@ -133,7 +133,12 @@ async fn a3_runaways_are_killed_at_the_limit_and_output_is_capped() {
     let _serial = SERIAL.lock().await;
     let sb = service();
     let before = rss_kib();
-    for code in ["while :; do :; done", "sleep 1000000000"] {
+    for code in [
+        "while :; do :; done",
+        "sleep 1000000000",
+        // Closes its output and keeps running.
+        "exec >&- 2>&-; sleep 1000000000",
+    ] {
         let started = Instant::now();
         let report = run(&sb, "bash", code).await;
         assert_eq!(report.ending, Ending::Timeout, "{code}: {report:?}");
