@@ -55,6 +55,40 @@ pub async fn run(env: &Env, root: Option<PathBuf>) -> anyhow::Result<ExitCode> {
         Ok(()) => line(true, "session store", dir.display().to_string()),
         Err(e) => line(false, "session store", format!("{}: {e}", dir.display())),
     }
+    // Code tools are optional: a missing engine or image is a note, not a failure.
+    let sandbox = cairn_sandbox::Sandbox::new(config.sandbox.clone());
+    match sandbox.engine().await {
+        Ok(engine) => {
+            let mut present = Vec::new();
+            let mut missing = Vec::new();
+            for (runtime, image) in &config.sandbox.images {
+                match engine.check_image(runtime, image).await {
+                    Ok(()) => present.push(runtime.as_str()),
+                    Err(_) => missing.push(format!("{runtime} ({image})")),
+                }
+            }
+            line(
+                true,
+                "sandbox engine",
+                format!(
+                    "{} answers; images present for: {}",
+                    engine.host(),
+                    if present.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        present.join(", ")
+                    }
+                ),
+            );
+            if !missing.is_empty() {
+                println!(
+                    "note sandbox images: not on the engine: {}; `docker pull` them, or build one offline with scripts/sandbox-images and set sandbox.images",
+                    missing.join(", ")
+                );
+            }
+        }
+        Err(e) => println!("note sandbox engine: {e}"),
+    }
     if let Some(root) = root {
         let layers = compose::load_layers(env, Some(&root))?;
         match compose::terminal_hub(&config, &layers, env, &root).await {
