@@ -1,8 +1,10 @@
 //! `find_files`: files whose name contains a substring (case-insensitive) or matches a glob.
 
+use std::ffi::OsStr;
+use std::path::Path;
 use std::sync::Arc;
 
-use cairn_workspace::Workspace;
+use cairn_workspace::{Workspace, WorkspacePath};
 use globset::GlobBuilder;
 use rmcp::model::{CallToolResult, Tool};
 use serde::Deserialize;
@@ -56,32 +58,35 @@ pub(crate) async fn call(ws: Arc<Workspace>, arguments: Map<String, Value>) -> C
     let needle = args.name.to_lowercase();
     blocking(ws, move |ws| {
         let requested = args.path.as_deref().unwrap_or(".");
-        let (start, walked) = match ws.resolve(requested).and_then(|p| {
-            let options = walk_options(None, args.include_hidden, args.include_ignored);
-            ws.walk_sorted(&p, &options, &|| false).map(|w| (p, w))
-        }) {
-            Ok(r) => r,
+        let start = match ws.resolve(requested) {
+            Ok(start) => start,
             Err(e) => return error_result(e.to_string()),
         };
-        let mut found = Vec::new();
-        let mut total = 0;
-        for file in walked.files {
-            let name = file
-                .as_path()
+        // Matched on the walk's threads, so only matching files are kept and sorted.
+        let keep = |rel: &Path| {
+            // Empty when `path` names the file itself.
+            let name = rel
                 .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
+                .or_else(|| start.as_path().file_name())
+                .map(OsStr::to_string_lossy)
                 .unwrap_or_default();
-            let hit = match &glob {
-                Some(glob) => glob.is_match(&name),
+            match &glob {
+                Some(glob) => glob.is_match(name.as_ref()),
                 None => name.to_lowercase().contains(&needle),
-            };
-            if hit {
-                total += 1;
-                if found.len() < MAX_RESULTS {
-                    found.push(file.display_path());
-                }
             }
-        }
+        };
+        let options = walk_options(None, args.include_hidden, args.include_ignored);
+        let walked = match ws.walk_sorted_where(&start, &options, &|| false, &keep) {
+            Ok(walked) => walked,
+            Err(e) => return error_result(e.to_string()),
+        };
+        let total = walked.files.len();
+        let found: Vec<String> = walked
+            .files
+            .iter()
+            .take(MAX_RESULTS)
+            .map(WorkspacePath::display_path)
+            .collect();
         text_result(list(
             &found,
             total,

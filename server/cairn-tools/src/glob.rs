@@ -6,9 +6,10 @@
 //! and they are listed in path order.
 
 use std::fmt::Write as _;
+use std::path::Path;
 use std::sync::Arc;
 
-use cairn_workspace::{WalkOptions, Workspace};
+use cairn_workspace::{WalkOptions, Workspace, WorkspacePath};
 use globset::GlobBuilder;
 use rmcp::model::{CallToolResult, Tool};
 use serde::Deserialize;
@@ -102,27 +103,23 @@ pub(crate) async fn call(ws: Arc<Workspace>, arguments: Map<String, Value>) -> C
     };
     blocking(ws, move |ws| {
         let requested = args.path.as_deref().unwrap_or(".");
+        // Matched on the walk's threads, so only matching files are kept and sorted.
+        let keep = |rel: &Path| matcher.is_match(rel);
         let (start, walked) = match ws.resolve(requested).and_then(|p| {
             let options = walk_options(None, args.include_hidden, args.include_ignored);
-            ws.walk_sorted(&p, &options, &|| false).map(|w| (p, w))
+            ws.walk_sorted_where(&p, &options, &|| false, &keep)
+                .map(|w| (p, w))
         }) {
             Ok(r) => r,
             Err(e) => return error_result(e.to_string()),
         };
-        let mut found = Vec::new();
-        let mut total = 0;
-        for file in walked.files {
-            let rel = file
-                .as_path()
-                .strip_prefix(start.as_path())
-                .unwrap_or(file.as_path());
-            if matcher.is_match(rel) {
-                total += 1;
-                if found.len() < MAX_RESULTS {
-                    found.push(file.display_path());
-                }
-            }
-        }
+        let total = walked.files.len();
+        let found: Vec<String> = walked
+            .files
+            .iter()
+            .take(MAX_RESULTS)
+            .map(WorkspacePath::display_path)
+            .collect();
         text_result(list(
             &found,
             total,

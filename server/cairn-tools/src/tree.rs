@@ -63,14 +63,14 @@ impl Node {
         self.total += 1;
         match parts {
             [file] => self.files.push(file.clone().into_owned()),
-            [dir, rest @ ..] => {
-                if !self.dirs.contains_key(dir.as_ref()) {
-                    self.dirs.insert(dir.clone().into_owned(), Node::default());
-                }
-                if let Some(node) = self.dirs.get_mut(dir.as_ref()) {
+            [dir, rest @ ..] => match self.dirs.get_mut(dir.as_ref()) {
+                Some(node) => node.add(rest),
+                None => {
+                    let mut node = Node::default();
                     node.add(rest);
+                    self.dirs.insert(dir.clone().into_owned(), node);
                 }
-            }
+            },
             [] => {}
         }
     }

@@ -22,6 +22,7 @@
 //! of its walk, and readers judge the size anyway when they open a file
 //! ([`Workspace::read_for_search`] refuses it as too large).
 
+use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -150,13 +151,28 @@ impl Workspace {
         options: &WalkOptions,
         stop: &(dyn Fn() -> bool + Sync),
     ) -> Result<WalkedFiles, ScopeError> {
+        self.walk_sorted_where(start, options, stop, &|_| true)
+    }
+
+    /// [`Workspace::walk_sorted`], keeping only the files `keep` says true of, given their path
+    /// relative to `start` (empty when `start` is the file). It runs on the walk's threads, so
+    /// a caller that wants few of many files does not pay for the rest.
+    pub fn walk_sorted_where(
+        &self,
+        start: &WorkspacePath,
+        options: &WalkOptions,
+        stop: &(dyn Fn() -> bool + Sync),
+        keep: &(dyn Fn(&Path) -> bool + Sync),
+    ) -> Result<WalkedFiles, ScopeError> {
         let (plan, scope) = self.plan(start, options)?;
         let mut builder = match plan {
             Plan::Single(file) => {
-                return Ok(WalkedFiles {
-                    files: vec![file],
-                    errors: 0,
-                });
+                let files = if keep(Path::new("")) {
+                    vec![file]
+                } else {
+                    Vec::new()
+                };
+                return Ok(WalkedFiles { files, errors: 0 });
             }
             Plan::Walk(builder) => builder,
         };
@@ -164,7 +180,9 @@ impl Workspace {
         let errors = AtomicUsize::new(0);
         let mut collect = Collect {
             scope: &scope,
+            start: start.as_path().as_os_str().as_bytes(),
             stop,
+            keep,
             found: &found,
             errors: &errors,
         };
@@ -178,7 +196,9 @@ impl Workspace {
             .into_iter()
             .flatten()
             .collect();
-        files.sort_unstable_by(|a, b| walk_order(a.as_path(), b.as_path()));
+        // Each thread sorted its share as it finished: a stable sort finds those runs and
+        // only merges them.
+        files.sort_by(|a, b| walk_order(a.as_path(), b.as_path()));
         Ok(WalkedFiles {
             files,
             errors: errors.into_inner(),
@@ -315,7 +335,10 @@ impl Iterator for Walker {
 /// when it is done.
 struct Collect<'a> {
     scope: &'a Scope,
+    /// The walked directory, whose bytes begin every path found.
+    start: &'a [u8],
     stop: &'a (dyn Fn() -> bool + Sync),
+    keep: &'a (dyn Fn(&Path) -> bool + Sync),
     found: &'a Mutex<Vec<Vec<WorkspacePath>>>,
     errors: &'a AtomicUsize,
 }
@@ -324,7 +347,9 @@ impl<'s> ParallelVisitorBuilder<'s> for Collect<'s> {
     fn build(&mut self) -> Box<dyn ParallelVisitor + 's> {
         Box::new(Gather {
             scope: self.scope,
+            start: self.start,
             stop: self.stop,
+            keep: self.keep,
             found: self.found,
             errors: self.errors,
             paths: Vec::new(),
@@ -334,7 +359,9 @@ impl<'s> ParallelVisitorBuilder<'s> for Collect<'s> {
 
 struct Gather<'a> {
     scope: &'a Scope,
+    start: &'a [u8],
     stop: &'a (dyn Fn() -> bool + Sync),
+    keep: &'a (dyn Fn(&Path) -> bool + Sync),
     found: &'a Mutex<Vec<Vec<WorkspacePath>>>,
     errors: &'a AtomicUsize,
     /// Built here rather than after the walk, so that the threads share that work too.
@@ -349,7 +376,16 @@ impl ParallelVisitor for Gather<'_> {
         match entry {
             Ok(entry) => {
                 if let Some(path) = self.scope.accept(entry) {
-                    self.paths.push(self.scope.path(path));
+                    // The walk's paths extend the walked directory's bytes with `/` and a name.
+                    let below = path
+                        .as_os_str()
+                        .as_bytes()
+                        .get(self.start.len()..)
+                        .map(|rest| rest.strip_prefix(b"/").unwrap_or(rest))
+                        .unwrap_or_default();
+                    if (self.keep)(Path::new(OsStr::from_bytes(below))) {
+                        self.paths.push(self.scope.path(path));
+                    }
                 }
             }
             Err(e) => {
@@ -363,7 +399,9 @@ impl ParallelVisitor for Gather<'_> {
 
 impl Drop for Gather<'_> {
     fn drop(&mut self) {
-        let paths = std::mem::take(&mut self.paths);
+        let mut paths = std::mem::take(&mut self.paths);
+        // Sorted here, on the walk's threads, so the caller is left with a merge.
+        paths.sort_unstable_by(|a, b| walk_order(a.as_path(), b.as_path()));
         // A poisoned lock only means another visitor panicked; its paths are lost, not these.
         self.found
             .lock()

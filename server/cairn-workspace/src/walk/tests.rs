@@ -184,3 +184,37 @@ fn walk_order_is_path_order() {
         }
     }
 }
+
+#[test]
+fn walk_sorted_where_keeps_what_the_filter_says() {
+    let (_tmp, root) = tree();
+    let ws = Workspace::new(vec![root]).unwrap();
+    let options = WalkOptions::default();
+    for (start, keep_names) in [(".", "a b/f0"), ("a", "b/f1"), ("a/b", "f2")] {
+        let start = ws.resolve(start).unwrap();
+        let all = ws.walk_sorted(&start, &options, &|| false).unwrap();
+        let keep = |rel: &Path| rel.to_str().is_some_and(|r| r.starts_with(keep_names));
+        let kept = ws
+            .walk_sorted_where(&start, &options, &|| false, &keep)
+            .unwrap();
+        let expected: Vec<WorkspacePath> = all
+            .files
+            .into_iter()
+            .filter(|f| keep(f.as_path().strip_prefix(start.as_path()).unwrap()))
+            .collect();
+        assert!(!expected.is_empty(), "{keep_names}");
+        assert_eq!(kept.files, expected, "{keep_names}");
+    }
+    // A named file is judged by an empty relative path.
+    let file = ws.resolve("a/f00.txt").unwrap();
+    let seen = Mutex::new(Vec::new());
+    let keep = |rel: &Path| {
+        seen.lock().unwrap().push(rel.to_path_buf());
+        false
+    };
+    let kept = ws
+        .walk_sorted_where(&file, &options, &|| false, &keep)
+        .unwrap();
+    assert!(kept.files.is_empty());
+    assert_eq!(seen.into_inner().unwrap(), vec![PathBuf::new()]);
+}
