@@ -1,7 +1,16 @@
-//! Tool selection for cairn.
+//! Tool selection for cairn: choosing, for a request, the few tools of a large catalog worth
+//! showing the model.
 //!
-//! For now this holds only its first piece, the local sentence embedder ([`embed`]): it turns tool
-//! descriptions and requests into vectors on the CPU, without sending them anywhere.
-//! The index, the retrieval and the LLM filter over the catalog come later.
+//! - [`embed`]: the local sentence embedder, which turns tool descriptions and requests into
+//!   vectors on the CPU, without sending them anywhere;
+//! - [`catalog`]: catalogs and labelled queries in the benchmark format, and the capped text a
+//!   tool is retrieved by;
+//! - [`bm25`]: a lexical index, for requests that name things literally;
+//! - [`rank`]: dense, lexical and hybrid (reciprocal rank fusion) ranking;
+//! - [`bench`]: the measurements behind `cairn bench select`.
 
+pub mod bench;
+pub mod bm25;
+pub mod catalog;
 pub mod embed;
+pub mod rank;

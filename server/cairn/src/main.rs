@@ -6,6 +6,7 @@
 mod bench;
 mod bench_sandbox;
 mod bench_search;
+mod bench_select;
 mod chat;
 mod compose;
 mod conformance;
@@ -105,6 +106,10 @@ enum BenchCommand {
         #[arg(long)]
         image: Option<String>,
     },
+    /// Tool selection on a benchmark catalog (`../shared/bench/tools` format): recall@k,
+    /// complete@k, nDCG@10, tokens of the selected definitions and time per query, for dense,
+    /// lexical (BM25) and hybrid ranking; needs the embedding model (`scripts/embedding-model`).
+    Select(bench_select::SelectArgs),
 }
 
 #[derive(Subcommand)]
@@ -283,6 +288,9 @@ fn main() -> ExitCode {
             Command::Bench {
                 command: BenchCommand::Sandbox { runs, image },
             } => bench_sandbox::sandbox(&env, runs, image).await,
+            Command::Bench {
+                command: BenchCommand::Select(args),
+            } => bench_select::select(args).await,
             Command::Tools {
                 command:
                     ToolsCommand::Call {

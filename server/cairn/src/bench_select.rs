@@ -1,0 +1,80 @@
+//! `cairn bench select`: tool selection over a benchmark catalog (and optional distractor
+//! catalogs) with the local embedder, BM25 and their fusion. Figures are printed, never asserted;
+//! the work is in `cairn_select::bench`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use cairn_select::bench::{self, BenchConfig, MatchBy};
+use cairn_select::rank::Strategy;
+use clap::{Args, ValueEnum};
+
+/// The arguments of `cairn bench select`.
+#[derive(Debug, Args)]
+pub struct SelectArgs {
+    /// A catalog (JSON Lines); the first is scored, each further one adds distractors.
+    #[arg(long = "catalog", required = true)]
+    catalogs: Vec<PathBuf>,
+    /// Labelled queries (JSON Lines: qid, query, relevant).
+    #[arg(long)]
+    queries: PathBuf,
+    /// The k of recall@k, complete@k and the top-k token counts.
+    #[arg(long = "k", value_delimiter = ',', default_value = "5,10,20")]
+    ks: Vec<usize>,
+    /// What counts as finding a relevant tool: its id, or any tool with its name (BFCL).
+    #[arg(long = "match", value_enum, default_value_t = MatchArg::Id)]
+    match_by: MatchArg,
+    /// Which ranking to measure.
+    #[arg(long, value_enum, default_value_t = StrategyArg::All)]
+    strategy: StrategyArg,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Use only the first N queries (for quick runs).
+    #[arg(long)]
+    limit: Option<usize>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum MatchArg {
+    Id,
+    Name,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum StrategyArg {
+    Dense,
+    Lexical,
+    Hybrid,
+    All,
+}
+
+/// Runs the benchmark and prints the report.
+#[allow(clippy::print_stdout)]
+pub async fn select(args: SelectArgs) -> anyhow::Result<ExitCode> {
+    let strategies = match args.strategy {
+        StrategyArg::Dense => vec![Strategy::Dense],
+        StrategyArg::Lexical => vec![Strategy::Lexical],
+        StrategyArg::Hybrid => vec![Strategy::Hybrid],
+        StrategyArg::All => Strategy::ALL.to_vec(),
+    };
+    let config = BenchConfig {
+        catalogs: args.catalogs,
+        queries: args.queries,
+        ks: args.ks,
+        match_by: match args.match_by {
+            MatchArg::Id => MatchBy::Id,
+            MatchArg::Name => MatchBy::Name,
+        },
+        strategies,
+        limit: args.limit,
+    };
+    // Embedding the catalog is seconds to minutes of CPU work: keep it off the async workers.
+    let report = tokio::task::spawn_blocking(move || bench::run(&config)).await??;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", bench::markdown(&report));
+    }
+    Ok(ExitCode::SUCCESS)
+}
