@@ -336,7 +336,10 @@ impl Workspace {
             .filter_entry(|e| {
                 let name = e.file_name().to_string_lossy();
                 !(e.file_type().is_some_and(|t| t.is_dir())
-                    && matches!(name.as_ref(), "node_modules" | "target" | ".venv" | "__pycache__"))
+                    && matches!(
+                        name.as_ref(),
+                        "node_modules" | "target" | ".venv" | "__pycache__"
+                    ))
             })
             .build();
         for (seen, entry) in walk.enumerate() {
@@ -345,7 +348,9 @@ impl Workspace {
                 break;
             }
             let Ok(entry) = entry else { continue };
-            let Some(kind) = entry.file_type() else { continue };
+            let Some(kind) = entry.file_type() else {
+                continue;
+            };
             let path = entry.into_path();
             if kind.is_dir() {
                 if path.file_name().is_some_and(|n| n == ".git") {
@@ -356,7 +361,9 @@ impl Workspace {
             if !kind.is_file() {
                 continue;
             }
-            let Ok(rel) = path.strip_prefix(root.as_path()) else { continue };
+            let Ok(rel) = path.strip_prefix(root.as_path()) else {
+                continue;
+            };
             let wp = WorkspacePath::new(root.root(), root.as_path().join(rel), true);
             if !matches!(self.access_of(&wp, Operation::Read), Access::Allow) {
                 masks.files.push(path);
@@ -364,7 +371,9 @@ impl Workspace {
         }
         // A file inside a masked directory is hidden with it.
         let dirs = masks.dirs.clone();
-        masks.files.retain(|f| !dirs.iter().any(|d| f.starts_with(d)));
+        masks
+            .files
+            .retain(|f| !dirs.iter().any(|d| f.starts_with(d)));
         masks
     }
 }
