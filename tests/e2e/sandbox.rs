@@ -9,6 +9,10 @@ use serde_json::{Value, json};
 
 use crate::support::{Answer, Editor, Sandbox};
 
+/// The Docker tests run one at a time: each loads both cores (compilers in containers), and the
+/// other end-to-end tests run beside them.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn enabled() -> bool {
     let on = std::env::var("CAIRN_DOCKER_TESTS").as_deref() == Ok("1");
     if !on {
@@ -57,6 +61,9 @@ fn chat_runs_code_in_a_sandbox() {
     if !enabled() {
         return;
     }
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let sb = Sandbox::new(
         Format::OpenAi,
         vec![
@@ -103,6 +110,9 @@ fn the_network_is_asked_for_in_the_editor() {
     if !enabled() {
         return;
     }
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let sb = Sandbox::new(
         Format::OpenAi,
         vec![
@@ -164,6 +174,9 @@ fn a9_a_killed_cairn_leaves_nothing_after_the_next_start() {
     if !enabled() {
         return;
     }
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let sb = Sandbox::new(Format::OpenAi, vec![]);
     configure(&sb);
     let ws = sb.ws();
@@ -276,6 +289,9 @@ fn every_code_tool_through_the_agent() {
     if !enabled() {
         return;
     }
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let calls: Vec<(&str, Value, &str)> = vec![
         ("run_python", json!({"code": "print(6 * 7)"}), "42"),
         ("run_node", json!({"code": "console.log(6 * 7)"}), "42"),

@@ -1423,23 +1423,39 @@ async fn supervise(shared: Arc<Shared>, name: String, generation: u64, stop: Can
 }
 
 impl Hub {
-    /// Waits until no server is still in its first start, at most `limit`, so a command run
-    /// right after start sees the tools of the servers that came up. Restarting servers are not
-    /// waited for.
+    /// Waits until no server is still in its first start, at most `limit` for external servers
+    /// (at least 60 s for built-in ones), so a command run right after start sees the tools of
+    /// the servers that came up. Restarting servers are not waited for.
     pub async fn settled(&self, limit: std::time::Duration) {
         let mut events = self.subscribe();
-        let deadline = tokio::time::Instant::now() + limit;
+        let start = tokio::time::Instant::now();
+        // Built-in servers are this process's own code and cannot hang on a peer; on a loaded
+        // machine they may still take longer than an external server's limit, and a turn
+        // without the built-in tools is a broken turn. They get a longer bound.
+        let external_deadline = start + limit;
+        let builtin_deadline = start + limit.max(std::time::Duration::from_secs(60));
         loop {
-            if !self
-                .status()
-                .iter()
-                .any(|s| matches!(s.state, ServerState::Starting))
-            {
+            let status = self.status();
+            let starting = |in_process: bool| {
+                status.iter().any(|s| {
+                    matches!(s.state, ServerState::Starting)
+                        && matches!(s.transport, TransportKind::InProcess) == in_process
+                })
+            };
+            let now = tokio::time::Instant::now();
+            let wait_builtin = starting(true) && now < builtin_deadline;
+            let wait_external = starting(false) && now < external_deadline;
+            if !wait_builtin && !wait_external {
                 return;
             }
-            if tokio::time::timeout_at(deadline, events.recv())
-                .await
-                .is_err()
+            let deadline = if wait_external {
+                external_deadline.min(builtin_deadline)
+            } else {
+                builtin_deadline
+            };
+            // Waking at the external deadline re-evaluates what is still worth waiting for.
+            if let Ok(Err(tokio::sync::broadcast::error::RecvError::Closed)) =
+                tokio::time::timeout_at(deadline, events.recv()).await
             {
                 return;
             }
