@@ -35,6 +35,8 @@ pub struct Sandbox {
     pool: Arc<Mutex<HashMap<PoolKey, Vec<String>>>>,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
     reaped: tokio::sync::OnceCell<()>,
+    /// Set by [`Sandbox::shutdown`]: warm containers still starting are removed, not pooled.
+    closing: Arc<std::sync::atomic::AtomicBool>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -66,6 +68,7 @@ impl Sandbox {
             pool: Arc::new(Mutex::new(HashMap::new())),
             sessions: Mutex::new(HashMap::new()),
             reaped: tokio::sync::OnceCell::new(),
+            closing: Arc::new(std::sync::atomic::AtomicBool::new(false)),
         })
     }
 
@@ -259,6 +262,7 @@ impl Sandbox {
         let limits = self.limits.clone();
         let want = self.config.pool_size;
         let pool = self.pool.clone();
+        let closing = self.closing.clone();
         tokio::spawn(async move {
             let key = pool_key(&spec);
             let have = pool.lock().await.get(&key).map_or(0, Vec::len);
@@ -268,7 +272,15 @@ impl Sandbox {
                     ..spec.clone()
                 };
                 match engine.start(&spec, &limits).await {
-                    Ok(id) => pool.lock().await.entry(key.clone()).or_default().push(id),
+                    Ok(id) => {
+                        // A container finished warming after shutdown began: nobody will take
+                        // it, so it goes now rather than at the next start's reaping.
+                        if closing.load(std::sync::atomic::Ordering::SeqCst) {
+                            engine.remove(&id).await;
+                            return;
+                        }
+                        pool.lock().await.entry(key.clone()).or_default().push(id);
+                    }
                     Err(e) => {
                         tracing::debug!("warming a sandbox failed: {e}");
                         return;
@@ -521,6 +533,8 @@ impl Sandbox {
 
     /// Remove every container this service started: warm ones and sessions.
     pub async fn shutdown(&self) {
+        self.closing
+            .store(true, std::sync::atomic::Ordering::SeqCst);
         let Some(engine) = self.known_engine() else {
             return;
         };
