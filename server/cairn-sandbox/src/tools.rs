@@ -14,7 +14,6 @@ use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotation
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
-use tokio_util::sync::CancellationToken;
 
 use crate::engine::{WORKSPACE_DIR, WorkspaceMount};
 use crate::runtimes::{RUNTIMES, guess_test_command, runtime, runtime_for_extension, shell_quote};
@@ -533,9 +532,4 @@ impl SandboxTools {
             working_dir: dir,
         })
     }
-}
-
-/// Used by tests and the benchmark: a token that never fires.
-pub fn no_cancel() -> CancellationToken {
-    CancellationToken::new()
 }
