@@ -7,10 +7,12 @@
 //!   tool is retrieved by;
 //! - [`bm25`]: a lexical index, for requests that name things literally;
 //! - [`rank`]: dense, lexical and hybrid (reciprocal rank fusion) ranking;
+//! - [`cache`]: the on-disk cache of tool embeddings, one append-only file per model;
 //! - [`bench`]: the measurements behind `cairn bench select`.
 
 pub mod bench;
 pub mod bm25;
+pub mod cache;
 pub mod catalog;
 pub mod embed;
 pub mod rank;
