@@ -8,6 +8,7 @@
 //! - [`bm25`]: a lexical index, for requests that name things literally;
 //! - [`rank`]: dense, lexical and hybrid (reciprocal rank fusion) ranking;
 //! - [`cache`]: the on-disk cache of tool embeddings, one append-only file per model;
+//! - [`selector`]: the long-lived engine that ranks a changing catalog on every agent step;
 //! - [`bench`]: the measurements behind `cairn bench select`.
 
 pub mod bench;
@@ -16,3 +17,4 @@ pub mod cache;
 pub mod catalog;
 pub mod embed;
 pub mod rank;
+pub mod selector;

@@ -1,0 +1,720 @@
+//! The long-lived selection engine the agent asks on every step: which tools of the current
+//! catalog suit the request.
+//!
+//! It never makes a step wait for the embedding model. The model loads in a background thread
+//! ([`Selector::warm_up`]); until it is ready, and for good if it cannot load, ranking is lexical
+//! (BM25) and [`Ranked::lexical_only`] says why. Tool descriptions are embedded by one background
+//! worker as they appear, through the on-disk [`EmbeddingCache`], so a restart or a second
+//! process re-embeds nothing; a tool whose vector is not ready yet still takes part through BM25.
+//! Requests themselves are embedded inline once the model is ready (a short text takes a few
+//! milliseconds), and are never written to disk.
+//!
+//! The score of a ranked tool is its reciprocal rank fusion score: for each query, the sum over
+//! its ranked lists (dense and lexical) of `1 / (RRF_K + rank)`, ranks from 1; with sub-queries,
+//! the best of those per-query scores (see `fuse`). It only orders tools within one call and is
+//! not comparable across calls.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::PathBuf;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+
+use crate::bm25::Bm25Index;
+use crate::cache::{EmbeddingCache, TextKey, chain, text_key};
+use crate::catalog::Tool;
+use crate::embed::{EmbedError, Embedder, ModelSpec};
+use crate::rank::{RRF_K, Strategy};
+
+/// Texts the background worker embeds per step: small, so vectors arrive steadily and a
+/// changed catalog is picked up soon.
+const WORKER_BATCH: usize = 8;
+
+/// Request vectors kept in memory: an agent asks again with the same request on every step of
+/// a turn.
+const QUERY_CACHE: usize = 64;
+
+/// One tool of the catalog, as the agent knows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolEntry {
+    pub name: String,
+    pub server: String,
+    pub description: String,
+    pub input_schema: serde_json::Value,
+}
+
+impl ToolEntry {
+    /// The text the tool is retrieved by, built (and capped) exactly as
+    /// [`Tool::retrieval_text`] builds it.
+    pub fn retrieval_text(&self) -> String {
+        Tool {
+            id: self.name.clone(),
+            server: self.server.clone(),
+            name: self.name.clone(),
+            description: self.description.clone(),
+            input_schema: self.input_schema.clone(),
+        }
+        .retrieval_text()
+    }
+}
+
+/// How a [`Selector`] ranks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SelectorOptions {
+    /// The embedding model.
+    pub model: ModelSpec,
+    /// Where embeddings are cached; `None` means [`EmbeddingCache::default_dir`], and without
+    /// that, memory only.
+    pub cache_dir: Option<PathBuf>,
+    /// Default [`Strategy::Hybrid`]; [`Strategy::Lexical`] never loads the model.
+    pub strategy: Strategy,
+    /// `false`: lexical only, the model is never touched.
+    pub load_model: bool,
+}
+
+impl Default for SelectorOptions {
+    fn default() -> Self {
+        Self {
+            model: ModelSpec::default(),
+            cache_dir: None,
+            strategy: Strategy::Hybrid,
+            load_model: true,
+        }
+    }
+}
+
+/// Where the embedding model is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelStatus {
+    NotStarted,
+    Loading,
+    Ready,
+    /// It could not load; `message` says why and how to fix it.
+    Unavailable {
+        message: String,
+    },
+}
+
+/// The outcome of [`Selector::rank`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Ranked {
+    /// Index into the tools slice and fused score, best first, at most `k`.
+    pub order: Vec<(usize, f32)>,
+    /// Why dense ranking was not used, for the user; `None` when it was.
+    pub lexical_only: Option<String>,
+    /// Tools without a vector yet, which took part through BM25 only (0 when dense ranking is
+    /// off or unavailable, as they will never have one).
+    pub pending: usize,
+}
+
+type StatusCallback = Arc<dyn Fn(&ModelStatus) + Send + Sync>;
+
+/// Ranks tools for requests; see the module docs. Share it as `Arc<Selector>`.
+pub struct Selector {
+    options: SelectorOptions,
+    model: Mutex<ModelState>,
+    /// Signalled on every status change, for [`Selector::prepare`].
+    model_changed: Condvar,
+    callbacks: Mutex<Vec<StatusCallback>>,
+    catalog: Mutex<CatalogIndex>,
+    work: Arc<WorkQueue>,
+    /// Recent request vectors, oldest first.
+    queries: Mutex<VecDeque<(String, Arc<Vec<f32>>)>>,
+}
+
+impl std::fmt::Debug for Selector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Selector")
+            .field("options", &self.options)
+            .field("status", &self.status())
+            .finish_non_exhaustive()
+    }
+}
+
+struct ModelState {
+    status: ModelStatus,
+    embedder: Option<Arc<Embedder>>,
+    cache: Option<Arc<EmbeddingCache>>,
+}
+
+/// The catalog as last ranked: rebuilt only when its texts change.
+#[derive(Default)]
+struct CatalogIndex {
+    texts: Vec<String>,
+    keys: Vec<TextKey>,
+    bm25: Bm25Index,
+    vectors: Vec<Option<Arc<Vec<f32>>>>,
+}
+
+impl CatalogIndex {
+    fn new(texts: Vec<String>) -> Self {
+        Self {
+            keys: texts.iter().map(|t| text_key(t)).collect(),
+            bm25: Bm25Index::new(&texts),
+            vectors: vec![None; texts.len()],
+            texts,
+        }
+    }
+
+    /// Takes the vectors that arrived in the cache since the last call.
+    fn fill(&mut self, cache: &EmbeddingCache, dim: usize) {
+        for (slot, key) in self.vectors.iter_mut().zip(&self.keys) {
+            if slot.is_none() {
+                *slot = cache.get_key(key).filter(|v| v.len() == dim).map(Arc::new);
+            }
+        }
+    }
+}
+
+/// The background worker's queue of texts to embed.
+struct WorkQueue {
+    state: Mutex<Work>,
+    wake: Condvar,
+}
+
+#[derive(Default)]
+struct Work {
+    queue: VecDeque<(TextKey, String)>,
+    /// Queued or being embedded, so a text is never queued twice.
+    queued: HashSet<TextKey>,
+    /// Texts the model failed on; not retried until they change.
+    failed: HashSet<TextKey>,
+    closed: bool,
+}
+
+impl WorkQueue {
+    fn push(&self, items: Vec<(TextKey, String)>) {
+        let mut work = lock(&self.state);
+        let mut added = false;
+        for (key, text) in items {
+            if !work.failed.contains(&key) && work.queued.insert(key) {
+                work.queue.push_back((key, text));
+                added = true;
+            }
+        }
+        if added {
+            self.wake.notify_one();
+        }
+    }
+
+    /// Drops queued texts no tool has any more.
+    fn retain(&self, keys: &HashSet<TextKey>) {
+        let mut work = lock(&self.state);
+        let Work { queue, queued, .. } = &mut *work;
+        queue.retain(|(key, _)| {
+            let keep = keys.contains(key);
+            if !keep {
+                queued.remove(key);
+            }
+            keep
+        });
+    }
+
+    fn close(&self) {
+        lock(&self.state).closed = true;
+        self.wake.notify_all();
+    }
+
+    /// The worker: embeds queued texts in small batches until the selector is dropped.
+    fn run(&self, embedder: &Embedder, cache: &EmbeddingCache) {
+        loop {
+            let batch: Vec<(TextKey, String)> = {
+                let mut work = lock(&self.state);
+                while work.queue.is_empty() && !work.closed {
+                    work = self.wake.wait(work).unwrap_or_else(PoisonError::into_inner);
+                }
+                if work.closed {
+                    return;
+                }
+                let n = work.queue.len().min(WORKER_BATCH);
+                work.queue.drain(..n).collect()
+            };
+            let texts: Vec<&str> = batch.iter().map(|(_, t)| t.as_str()).collect();
+            let result = catch_unwind(AssertUnwindSafe(|| cache.embed_all(embedder, &texts)));
+            let mut work = lock(&self.state);
+            for (key, _) in &batch {
+                work.queued.remove(key);
+            }
+            let failure = match result {
+                Ok(Ok(_)) => None,
+                Ok(Err(err)) => Some(chain(&err)),
+                Err(_) => Some("the embedder panicked".to_owned()),
+            };
+            if let Some(error) = failure {
+                tracing::warn!(
+                    %error,
+                    tools = batch.len(),
+                    "cannot embed tool descriptions; they are ranked by keywords"
+                );
+                work.failed.extend(batch.iter().map(|(key, _)| *key));
+            }
+        }
+    }
+}
+
+impl Selector {
+    /// A selector that has loaded nothing yet: [`Selector::warm_up`] or the first
+    /// [`Selector::rank`] starts the model.
+    pub fn new(options: SelectorOptions) -> Arc<Selector> {
+        Arc::new(Selector {
+            options,
+            model: Mutex::new(ModelState {
+                status: ModelStatus::NotStarted,
+                embedder: None,
+                cache: None,
+            }),
+            model_changed: Condvar::new(),
+            callbacks: Mutex::new(Vec::new()),
+            catalog: Mutex::new(CatalogIndex::default()),
+            work: Arc::new(WorkQueue {
+                state: Mutex::new(Work::default()),
+                wake: Condvar::new(),
+            }),
+            queries: Mutex::new(VecDeque::new()),
+        })
+    }
+
+    /// The options the selector was made with.
+    pub fn options(&self) -> &SelectorOptions {
+        &self.options
+    }
+
+    /// Whether this selector ever uses the model.
+    fn dense_enabled(&self) -> bool {
+        self.options.load_model && self.options.strategy != Strategy::Lexical
+    }
+
+    /// Starts loading the model in a background thread if not started (idempotent, never
+    /// blocks). Does nothing when dense ranking is off.
+    pub fn warm_up(self: &Arc<Self>) {
+        if !self.dense_enabled() {
+            return;
+        }
+        {
+            let mut model = lock(&self.model);
+            if model.status != ModelStatus::NotStarted {
+                return;
+            }
+            model.status = ModelStatus::Loading;
+        }
+        self.status_changed(&ModelStatus::Loading);
+        let this = Arc::clone(self);
+        let spawned = std::thread::Builder::new()
+            .name("cairn-select-load".to_owned())
+            .spawn(move || this.load());
+        if let Err(err) = spawned {
+            self.set_status(
+                ModelStatus::Unavailable {
+                    message: format!("cannot start a thread to load the embedding model: {err}"),
+                },
+                None,
+            );
+        }
+    }
+
+    /// The loading thread's body.
+    fn load(&self) {
+        match load_embedder(&self.options.model) {
+            Ok(embedder) => {
+                if let Err(message) = self.install(embedder) {
+                    self.set_status(ModelStatus::Unavailable { message }, None);
+                }
+            }
+            Err(err) => self.set_status(
+                ModelStatus::Unavailable {
+                    message: chain(&err),
+                },
+                None,
+            ),
+        }
+    }
+
+    /// Opens the cache, starts the worker, and makes the model ready.
+    fn install(&self, embedder: Embedder) -> Result<(), String> {
+        let embedder = Arc::new(embedder);
+        let cache = Arc::new(self.open_cache());
+        // Embedding nothing makes the cache drop vectors of another dimension than the model's.
+        let _ = cache.embed_all(&embedder, &[]);
+        let (work, worker_embedder, worker_cache) = (
+            Arc::clone(&self.work),
+            Arc::clone(&embedder),
+            Arc::clone(&cache),
+        );
+        std::thread::Builder::new()
+            .name("cairn-select-embed".to_owned())
+            .spawn(move || work.run(&worker_embedder, &worker_cache))
+            .map_err(|err| format!("cannot start the tool embedding thread: {err}"))?;
+        self.set_status(ModelStatus::Ready, Some((embedder, cache)));
+        Ok(())
+    }
+
+    fn open_cache(&self) -> EmbeddingCache {
+        let spec = &self.options.model;
+        let Some(dir) = self
+            .options
+            .cache_dir
+            .clone()
+            .or_else(EmbeddingCache::default_dir)
+        else {
+            tracing::warn!(
+                "no cache directory (HOME is not set); tool embeddings are kept in memory only"
+            );
+            return EmbeddingCache::in_memory(spec);
+        };
+        match EmbeddingCache::open(&dir, spec) {
+            Ok(cache) => cache,
+            Err(err) => {
+                tracing::warn!(
+                    error = %chain(&err),
+                    "cannot open the embedding cache; tool embeddings are kept in memory only"
+                );
+                EmbeddingCache::in_memory(spec)
+            }
+        }
+    }
+
+    fn set_status(&self, status: ModelStatus, ready: Option<(Arc<Embedder>, Arc<EmbeddingCache>)>) {
+        {
+            let mut model = lock(&self.model);
+            if model.status == status {
+                return;
+            }
+            model.status = status.clone();
+            if let Some((embedder, cache)) = ready {
+                model.embedder = Some(embedder);
+                model.cache = Some(cache);
+            }
+        }
+        self.model_changed.notify_all();
+        self.status_changed(&status);
+    }
+
+    /// Calls the callbacks outside every lock, so one may call back into the selector.
+    fn status_changed(&self, status: &ModelStatus) {
+        let callbacks: Vec<StatusCallback> = lock(&self.callbacks).clone();
+        for callback in callbacks {
+            callback(status);
+        }
+    }
+
+    /// Where the embedding model is now.
+    pub fn status(&self) -> ModelStatus {
+        lock(&self.model).status.clone()
+    }
+
+    /// Registers a callback called on every status change (the LSP layer shows progress / a
+    /// warning with it). It runs on whichever thread changed the status.
+    pub fn on_status(&self, f: Box<dyn Fn(&ModelStatus) + Send + Sync>) {
+        lock(&self.callbacks).push(Arc::from(f));
+    }
+
+    /// How many tool texts this selector ran through the model; texts whose vectors came from
+    /// the disk cache, and requests, are not counted.
+    pub fn embedded_count(&self) -> usize {
+        lock(&self.model)
+            .cache
+            .as_ref()
+            .map_or(0, |cache| cache.embedded_count())
+    }
+
+    /// Ranks `tools` for the queries (several queries = sub-queries, fused by RRF with the
+    /// per-query dense and lexical lists), best first, at most k.
+    ///
+    /// Never blocks on model loading or catalog embedding: tools whose vectors are not ready
+    /// yet take part through BM25 only; while the model is loading or unavailable the ranking
+    /// is lexical only and `lexical_only` says why. Starts loading the model if no one did.
+    pub fn rank(self: &Arc<Self>, queries: &[String], tools: &[ToolEntry], k: usize) -> Ranked {
+        self.warm_up();
+        let queries: Vec<&str> = queries
+            .iter()
+            .map(|q| q.trim())
+            .filter(|q| !q.is_empty())
+            .collect();
+        let texts: Vec<String> = tools.iter().map(ToolEntry::retrieval_text).collect();
+        let (status, embedder, cache) = {
+            let model = lock(&self.model);
+            (
+                model.status.clone(),
+                model.embedder.clone(),
+                model.cache.clone(),
+            )
+        };
+
+        let mut lexical_only = match (&status, &embedder) {
+            _ if !self.dense_enabled() => {
+                Some("semantic tool ranking is off; tools are ranked by keywords".to_owned())
+            }
+            (ModelStatus::Ready, Some(_)) => None,
+            (ModelStatus::Unavailable { message }, _) => Some(format!(
+                "the embedding model is unavailable, so tools are ranked by keywords: {message}"
+            )),
+            _ => Some(
+                "the embedding model is still loading; tools are ranked by keywords for now"
+                    .to_owned(),
+            ),
+        };
+        // Requests are embedded before the catalog is locked, so concurrent calls wait less.
+        let mut query_vectors = Vec::new();
+        if let (None, Some(embedder)) = (&lexical_only, &embedder) {
+            match self.query_vectors(embedder, &queries) {
+                Ok(vectors) => query_vectors = vectors,
+                Err(err) => {
+                    lexical_only = Some(format!(
+                        "embedding the request failed, so tools are ranked by keywords: {}",
+                        chain(&err)
+                    ))
+                }
+            }
+        }
+
+        let mut catalog = lock(&self.catalog);
+        if catalog.texts != texts {
+            *catalog = CatalogIndex::new(texts);
+            self.work.retain(&catalog.keys.iter().copied().collect());
+        }
+        if let (Some(cache), Some(embedder)) = (&cache, &embedder) {
+            catalog.fill(cache, embedder.dim());
+            let missing: Vec<(TextKey, String)> = (0..catalog.texts.len())
+                .filter(|&i| catalog.vectors[i].is_none())
+                .map(|i| (catalog.keys[i], catalog.texts[i].clone()))
+                .collect();
+            if !missing.is_empty() {
+                self.work.push(missing);
+            }
+        }
+        let n = catalog.texts.len();
+        let ready = catalog.vectors.iter().filter(|v| v.is_some()).count();
+        let dense_possible = self.dense_enabled()
+            && matches!(
+                status,
+                ModelStatus::NotStarted | ModelStatus::Loading | ModelStatus::Ready
+            );
+        let pending = if dense_possible { n - ready } else { 0 };
+        if lexical_only.is_none() && ready == 0 && n > 0 {
+            lexical_only = Some(
+                "the tool descriptions are still being embedded; tools are ranked by keywords for now"
+                    .to_owned(),
+            );
+        }
+        let dense = lexical_only.is_none() && query_vectors.len() == queries.len();
+
+        let mut per_query: Vec<Vec<Vec<usize>>> = Vec::new();
+        for (qi, query) in queries.iter().enumerate() {
+            let mut lists = Vec::new();
+            let lexical = catalog.bm25.rank(query);
+            if !dense {
+                lists.push(lexical);
+                per_query.push(lists);
+                continue;
+            }
+            let embedded: Vec<usize> = (0..n).filter(|&i| catalog.vectors[i].is_some()).collect();
+            let query_vector = &query_vectors[qi];
+            let scores: Vec<f32> = embedded
+                .iter()
+                .map(|&i| {
+                    catalog.vectors[i]
+                        .as_deref()
+                        .map_or(f32::MIN, |v| dot(query_vector, v))
+                })
+                .collect();
+            let mut dense_list: Vec<usize> = (0..embedded.len()).collect();
+            dense_list.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
+            lists.push(dense_list.into_iter().map(|j| embedded[j]).collect());
+            match self.options.strategy {
+                Strategy::Dense => {
+                    // Tools not embedded yet still need a way in.
+                    let pending_only: Vec<usize> = lexical
+                        .into_iter()
+                        .filter(|&i| catalog.vectors[i].is_none())
+                        .collect();
+                    if !pending_only.is_empty() {
+                        lists.push(pending_only);
+                    }
+                }
+                _ => lists.push(lexical),
+            }
+            per_query.push(lists);
+        }
+        let mut order = fuse(&per_query, n);
+        order.truncate(k);
+        Ranked {
+            order,
+            lexical_only,
+            pending,
+        }
+    }
+
+    /// The vectors of `queries`, from the recent-request cache or embedded now.
+    fn query_vectors(
+        &self,
+        embedder: &Embedder,
+        queries: &[&str],
+    ) -> Result<Vec<Arc<Vec<f32>>>, EmbedError> {
+        let mut found: Vec<Option<Arc<Vec<f32>>>> = {
+            let recent = lock(&self.queries);
+            queries
+                .iter()
+                .map(|q| {
+                    recent
+                        .iter()
+                        .find(|(text, _)| text == q)
+                        .map(|(_, v)| Arc::clone(v))
+                })
+                .collect()
+        };
+        let missing: Vec<&str> = queries
+            .iter()
+            .zip(&found)
+            .filter(|(_, v)| v.is_none())
+            .map(|(q, _)| *q)
+            .collect();
+        if !missing.is_empty() {
+            // Embedded without holding the lock: other calls still read their cached requests.
+            let fresh: HashMap<&str, Arc<Vec<f32>>> = missing
+                .iter()
+                .copied()
+                .zip(embedder.embed(&missing)?.into_iter().map(Arc::new))
+                .collect();
+            let mut recent = lock(&self.queries);
+            for (text, vector) in &fresh {
+                if !recent.iter().any(|(t, _)| t == text) {
+                    recent.push_back(((*text).to_owned(), Arc::clone(vector)));
+                }
+            }
+            while recent.len() > QUERY_CACHE {
+                recent.pop_front();
+            }
+            for (slot, q) in found.iter_mut().zip(queries) {
+                if slot.is_none() {
+                    *slot = fresh.get(q).cloned();
+                }
+            }
+        }
+        Ok(found.into_iter().flatten().collect())
+    }
+
+    /// Blocks until the model is loaded (or failed) and every tool of `tools` is embedded: for
+    /// the CLI and benchmarks. If the background load failed, loading is tried once more here,
+    /// so the caller gets the error itself. With dense ranking off it does nothing.
+    pub fn prepare(self: &Arc<Self>, tools: &[ToolEntry]) -> Result<(), EmbedError> {
+        if !self.dense_enabled() {
+            return Ok(());
+        }
+        self.warm_up();
+        let ready = {
+            let mut model = lock(&self.model);
+            while matches!(model.status, ModelStatus::NotStarted | ModelStatus::Loading) {
+                model = self
+                    .model_changed
+                    .wait(model)
+                    .unwrap_or_else(PoisonError::into_inner);
+            }
+            model.embedder.clone().zip(model.cache.clone())
+        };
+        let (embedder, cache) = match ready {
+            Some(ready) => ready,
+            None => {
+                let embedder = load_embedder(&self.options.model)?;
+                self.install(embedder).map_err(EmbedError::Unsupported)?;
+                let model = lock(&self.model);
+                match model.embedder.clone().zip(model.cache.clone()) {
+                    Some(ready) => ready,
+                    None => {
+                        return Err(EmbedError::Unsupported(
+                            "the embedding model did not become ready".to_owned(),
+                        ));
+                    }
+                }
+            }
+        };
+        let texts: Vec<String> = tools.iter().map(ToolEntry::retrieval_text).collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        cache.embed_all(&embedder, &refs)?;
+        Ok(())
+    }
+}
+
+impl Drop for Selector {
+    fn drop(&mut self) {
+        // The worker holds only the queue, the embedder and the cache; closing ends it.
+        self.work.close();
+    }
+}
+
+/// Loads the model, turning a panic in the model code into an error.
+fn load_embedder(spec: &ModelSpec) -> Result<Embedder, EmbedError> {
+    let spec = spec.clone();
+    catch_unwind(move || Embedder::load(spec)).unwrap_or_else(|_| {
+        Err(EmbedError::Unsupported(
+            "loading the embedding model panicked".to_owned(),
+        ))
+    })
+}
+
+/// The cosine of two unit vectors.
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Reciprocal rank fusion with the scores. Within one query, each of its lists gives an item
+/// `1 / (RRF_K + rank)` (rank from 1) and the item's score is the sum; across queries an item
+/// keeps its best score, ties going to the larger sum, then to the lower index.
+///
+/// Sub-queries are the steps of one request, so each step's best tools must make the cut: summed
+/// across steps, a tool that matches every step weakly (through a word like "the") would beat
+/// the best tool of each.
+fn fuse(per_query: &[Vec<Vec<usize>>], n: usize) -> Vec<(usize, f32)> {
+    let mut best = vec![0.0f32; n];
+    let mut total = vec![0.0f32; n];
+    let mut seen = vec![false; n];
+    for lists in per_query {
+        let mut score = vec![0.0f32; n];
+        for list in lists {
+            for (r, &i) in list.iter().enumerate() {
+                if i < n {
+                    score[i] += 1.0 / (RRF_K + r as f32 + 1.0);
+                    seen[i] = true;
+                }
+            }
+        }
+        for i in 0..n {
+            best[i] = best[i].max(score[i]);
+            total[i] += score[i];
+        }
+    }
+    let mut order: Vec<usize> = (0..n).filter(|&i| seen[i]).collect();
+    order.sort_by(|&a, &b| {
+        best[b]
+            .total_cmp(&best[a])
+            .then(total[b].total_cmp(&total[a]))
+            .then(a.cmp(&b))
+    });
+    order.into_iter().map(|i| (i, best[i])).collect()
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Every value behind these locks stays consistent between statements, so a panic elsewhere
+    // leaves nothing half done that matters.
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fusion_sums_the_lists_of_a_query() {
+        let fused = fuse(&[vec![vec![0, 2, 1], vec![3, 2]]], 5);
+        let order: Vec<usize> = fused.iter().map(|&(i, _)| i).collect();
+        assert_eq!(order, [2, 0, 3, 1]);
+        let expected = 1.0 / (RRF_K + 2.0) * 2.0;
+        assert!((fused[0].1 - expected).abs() < 1e-6);
+    }
+
+    #[test]
+    fn fusion_keeps_each_sub_querys_best() {
+        // 9 is the weak second of both sub-queries; 0 and 5 are each one's best.
+        let fused = fuse(&[vec![vec![0, 9]], vec![vec![5, 9]]], 10);
+        let order: Vec<usize> = fused.iter().map(|&(i, _)| i).collect();
+        assert_eq!(order, [0, 5, 9]);
+    }
+}
