@@ -9,4 +9,5 @@ mod lsp_robustness;
 mod lsp_runs;
 mod mcp;
 mod sandbox;
+mod selection;
 mod support;

@@ -75,7 +75,12 @@ impl Sandbox {
             .env("CAIRN_LOG", "cairn=debug,warn")
             .env("CAIRN_PROVIDER__RETRY_BASE_DELAY_MS", "10")
             .env("CAIRN_PROVIDER__MAX_RETRIES", "1")
-            .env("CAIRN_MODEL", "scripted");
+            .env("CAIRN_MODEL", "scripted")
+            // The tool filter is one more model request per step; tests of other features
+            // script only the conversation, and the selection tests turn it back on.
+            .env("CAIRN_SELECTION__FILTER", "false")
+            // The Hub is unreachable here; the embedding model is found in the cache or not.
+            .env("HF_HUB_OFFLINE", "1");
         match self.model_format() {
             Format::OpenAi => cmd.env("OPENAI_BASE_URL", self.model.base_url()),
             Format::Anthropic => cmd

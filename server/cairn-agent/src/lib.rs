@@ -9,6 +9,7 @@ pub mod events;
 pub mod model;
 pub mod policy;
 pub mod run;
+pub mod select;
 pub mod sessions;
 pub mod tools;
 

@@ -15,6 +15,7 @@ use crate::model::{
 use crate::policy::{
     ApprovalAnswer, ApprovalRequest, Approver, Decision, Policy, SessionGrants, args_hash,
 };
+use crate::select::{RunSelection, Selection, TOOL_SEARCH};
 use crate::tools::{
     CallContext, EDITS_META_KEY, EditReport, Effect, PROTECTED_META_KEY, PathApprovals,
     ProtectedPath, ToolHost, ToolInfo,
@@ -71,6 +72,15 @@ pub struct Agent {
     /// Where approvals of protected paths are held while a call runs again; `None` when no
     /// built-in file tools are served (then nothing is protected either).
     pub path_approvals: Option<Arc<dyn PathApprovals>>,
+    /// How each step's tools are chosen from the catalog; `None` offers every allowed tool.
+    pub selection: Option<Selection>,
+}
+
+/// What a tool call needs to run `tool_search` (when selection is on).
+struct SearchContext<'a> {
+    selection: &'a Selection,
+    allowed: &'a [&'a ToolInfo],
+    state: &'a std::sync::Mutex<RunSelection>,
 }
 
 /// One run's inputs.
@@ -129,6 +139,7 @@ impl Agent {
             let _ = input.events.send(e);
         };
 
+        let selection_state = std::sync::Mutex::new(RunSelection::default());
         let result = loop {
             let catalog: Vec<ToolInfo> = self
                 .tools
@@ -137,20 +148,62 @@ impl Agent {
                 .filter(|t| input.mode == Mode::Agent || !t.agent_only)
                 .collect();
             let budget_left = self.limits.max_tool_calls.saturating_sub(calls_made);
+            let allowed: Vec<&ToolInfo> = catalog
+                .iter()
+                .filter(|t| self.policy.decide(t).decision != Decision::Deny)
+                .collect();
+            // Selection runs when the allowed tools are more than it would offer anyway.
+            let selection = self
+                .selection
+                .as_ref()
+                .filter(|s| allowed.len() > s.config.max_tools + s.config.core_tools.len());
             // With the budget used up the model is asked to answer without tools.
-            let offered: Vec<&ToolInfo> = if budget_left == 0 {
+            let mut tools: Vec<ToolSpec> = if budget_left == 0 {
                 Vec::new()
-            } else {
-                catalog
+            } else if let Some(selection) = selection {
+                let mut state = std::mem::take(
+                    &mut *selection_state
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner),
+                );
+                let chosen = crate::select::choose(
+                    selection,
+                    self.model.as_ref(),
+                    &allowed,
+                    &messages,
+                    &input.message,
+                    &mut state,
+                )
+                .await;
+                *selection_state
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = state;
+                usage += chosen.usage;
+                tracing::debug!(
+                    offered = ?chosen.names,
+                    candidates = chosen.candidates.len(),
+                    catalog = allowed.len(),
+                    degraded = ?chosen.degraded,
+                    filter = ?chosen.filter,
+                    "tools selected"
+                );
+                chosen
+                    .names
                     .iter()
-                    .filter(|t| self.policy.decide(t).decision != Decision::Deny)
+                    .filter_map(|n| allowed.iter().find(|t| t.tool.name == n.as_str()))
+                    .map(|t| tool_spec(t))
                     .collect()
+            } else {
+                allowed.iter().map(|t| tool_spec(t)).collect()
             };
-            offered_names.extend(offered.iter().map(|t| t.tool.name.to_string()));
+            if budget_left > 0 && selection.is_some() {
+                tools.push(crate::select::tool_search_spec());
+            }
+            offered_names.extend(tools.iter().map(|t| t.name.clone()));
             let request = ModelRequest {
                 system: self.system_prompt.clone(),
                 messages: messages.clone(),
-                tools: offered.iter().map(|t| tool_spec(t)).collect(),
+                tools,
             };
 
             let turn = tokio::select! {
@@ -172,11 +225,14 @@ impl Agent {
 
             let runnable = calls.len().min(budget_left as usize);
             let (run_now, refused) = calls.split_at(runnable);
-            let results = futures::future::join_all(
-                run_now
-                    .iter()
-                    .map(|call| self.tool_call(call, &catalog, &input, &emit)),
-            )
+            let results = futures::future::join_all(run_now.iter().map(|call| {
+                let search = selection.map(|selection| SearchContext {
+                    selection,
+                    allowed: &allowed,
+                    state: &selection_state,
+                });
+                self.tool_call(call, &catalog, search, &input, &emit)
+            }))
             .await;
             calls_made += runnable as u32;
             messages.extend(results);
@@ -276,10 +332,13 @@ impl Agent {
         &self,
         call: &ToolCallRequest,
         catalog: &[ToolInfo],
+        search: Option<SearchContext<'_>>,
         input: &RunInput<'_>,
         emit: &impl Fn(RunEvent),
     ) -> Message {
-        let (is_error, content) = self.tool_call_inner(call, catalog, input, emit).await;
+        let (is_error, content) = self
+            .tool_call_inner(call, catalog, search, input, emit)
+            .await;
         let content = truncate(content, self.limits.tool_result_max_bytes);
         emit(RunEvent::ToolResult {
             call_id: call.id.clone(),
@@ -298,6 +357,7 @@ impl Agent {
         &self,
         call: &ToolCallRequest,
         catalog: &[ToolInfo],
+        search: Option<SearchContext<'_>>,
         input: &RunInput<'_>,
         emit: &impl Fn(RunEvent),
     ) -> (bool, String) {
@@ -325,6 +385,21 @@ impl Agent {
                 );
             }
         };
+        if let Some(search) = &search {
+            if call.name == TOOL_SEARCH {
+                return crate::select::tool_search(
+                    search.selection,
+                    search.allowed,
+                    &arguments,
+                    search.state,
+                )
+                .await;
+            }
+            // A tool the model has called stays on offer for the rest of the run.
+            if let Ok(mut state) = search.state.lock() {
+                state.keep(&call.name);
+            }
+        }
         let Some(info) = catalog.iter().find(|t| t.tool.name == call.name) else {
             return (true, format!("unknown tool `{}`", call.name));
         };

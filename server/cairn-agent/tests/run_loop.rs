@@ -143,6 +143,7 @@ fn setup(turns: Vec<Turn>, max_tool_calls: u32) -> Setup {
         },
         system_prompt: "sys".into(),
         path_approvals: None,
+        selection: None,
     };
     Setup {
         model,
@@ -470,6 +471,7 @@ async fn guarded_run(
         },
         system_prompt: "sys".into(),
         path_approvals: Some(holds.clone()),
+        selection: None,
     };
     let approver = Answer(answer, Mutex::new(Vec::new()));
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
@@ -631,6 +633,7 @@ async fn the_network_power_is_asked_for_by_its_own_effect() {
         },
         system_prompt: "sys".into(),
         path_approvals: None,
+        selection: None,
     };
     let approver = Answer(ApprovalAnswer::AllowSession, Mutex::new(Vec::new()));
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
@@ -658,4 +661,343 @@ async fn the_network_power_is_asked_for_by_its_own_effect() {
         "`run_python` runs code with network access (policy.effects.network)"
     );
     assert_eq!(*tools.0.lock().unwrap(), 3);
+}
+
+// ---- Tool selection ----
+
+use cairn_agent::select::{
+    FILTER_MARKER, RankTool, Ranking, Selection, SelectionConfig, TOOL_SEARCH, ToolRanker,
+};
+
+/// Many tools: two core ones and a crowd of others, two of them the ones requests ask for.
+#[derive(Default)]
+struct Crowd {
+    called: Mutex<Vec<String>>,
+}
+
+const CROWD_SPECIAL: [(&str, &str); 3] = [
+    ("weather_forecast", "Get the weather forecast for a city"),
+    ("send_email", "Send an email message to a recipient"),
+    ("run_tests", "Run the project's test suite"),
+];
+
+impl ToolHost for Crowd {
+    fn list(&self) -> Vec<ToolInfo> {
+        let t = |name: String, description: String, category: &str| ToolInfo {
+            tool: Tool::new(name, description, serde_json::Map::new()),
+            effect: Effect::Read,
+            category: category.into(),
+            agent_only: false,
+        };
+        let mut tools = vec![
+            t("read_file".into(), "Read a file".into(), "file"),
+            t("grep".into(), "Search files for a pattern".into(), "file"),
+        ];
+        for (name, description) in CROWD_SPECIAL {
+            tools.push(t(name.into(), description.into(), "mcp:misc"));
+        }
+        for i in 0..40 {
+            tools.push(t(
+                format!("filler_{i}"),
+                format!("Filler number {i}"),
+                "mcp:filler",
+            ));
+        }
+        tools
+    }
+    fn call(
+        &self,
+        name: &str,
+        _arguments: serde_json::Map<String, serde_json::Value>,
+        _ctx: CallContext,
+    ) -> BoxFuture<'_, CallToolResult> {
+        self.called.lock().unwrap().push(name.to_owned());
+        let body = if name == "run_tests" {
+            "FAILED test_db.py: could not send email notification".to_owned()
+        } else {
+            format!("{name} ok")
+        };
+        Box::pin(async move { CallToolResult::success(vec![ContentBlock::text(body)]) })
+    }
+}
+
+/// Stage 1 stand-in: scores a tool by the words it shares with the queries, and records the
+/// queries it was asked.
+#[derive(Default)]
+struct WordRanker {
+    queries: Mutex<Vec<Vec<String>>>,
+}
+
+impl ToolRanker for WordRanker {
+    fn rank(
+        &self,
+        queries: Vec<String>,
+        tools: Arc<Vec<RankTool>>,
+        k: usize,
+    ) -> BoxFuture<'static, Ranking> {
+        self.queries.lock().unwrap().push(queries.clone());
+        let words: Vec<String> = queries
+            .iter()
+            .flat_map(|q| q.split(|c: char| !c.is_alphanumeric()))
+            .filter(|w| w.len() > 3)
+            .map(str::to_lowercase)
+            .collect();
+        let mut order: Vec<(usize, f32)> = tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let text = format!("{} {}", t.name, t.description).to_lowercase();
+                (
+                    i,
+                    words.iter().filter(|w| text.contains(w.as_str())).count() as f32,
+                )
+            })
+            .filter(|(_, score)| *score > 0.0)
+            .collect();
+        order.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        order.truncate(k);
+        Box::pin(async move {
+            Ranking {
+                order,
+                degraded: None,
+            }
+        })
+    }
+}
+
+struct Selecting {
+    model: Arc<ScriptModel>,
+    tools: Arc<Crowd>,
+    ranker: Arc<WordRanker>,
+    agent: Agent,
+}
+
+fn selecting(turns: Vec<Turn>, filter: bool) -> Selecting {
+    let model = Arc::new(ScriptModel {
+        turns: Mutex::new(turns.into()),
+        requests: Mutex::new(Vec::new()),
+    });
+    let tools = Arc::new(Crowd::default());
+    let ranker = Arc::new(WordRanker::default());
+    let agent = Agent {
+        model: model.clone(),
+        tools: tools.clone(),
+        policy: Policy::default(),
+        limits: Limits::default(),
+        system_prompt: "sys".into(),
+        path_approvals: None,
+        selection: Some(Selection {
+            config: SelectionConfig {
+                top_k: 5,
+                max_tools: 2,
+                core_tools: vec!["read_file".into(), "grep".into(), "not_served".into()],
+                filter,
+                filter_timeout: std::time::Duration::from_secs(5),
+                context_messages: 4,
+            },
+            ranker: ranker.clone(),
+        }),
+    };
+    Selecting {
+        model,
+        tools,
+        ranker,
+        agent,
+    }
+}
+
+async fn run_message(agent: &Agent, message: &str) -> (cairn_agent::RunOutcome, Vec<RunEvent>) {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let approver = allow();
+    let outcome = agent
+        .run(RunInput {
+            session_id: "s1".into(),
+            run_id: "r1".into(),
+            mode: Mode::Agent,
+            history: vec![],
+            message: message.into(),
+            approver: &approver,
+            grants: SessionGrants::default(),
+            events: tx,
+            cancel: CancellationToken::new(),
+        })
+        .await;
+    let mut events = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        events.push(e);
+    }
+    (outcome, events)
+}
+
+fn offered(request: &ModelRequest) -> Vec<String> {
+    request.tools.iter().map(|t| t.name.clone()).collect()
+}
+
+fn call_turn(name: &str, args: &str) -> Turn {
+    let mut turn = calls(1, name, args);
+    if let ModelEvent::ToolCall(c) = &mut turn[0] {
+        c.id = format!("call-{name}");
+    }
+    turn
+}
+
+#[tokio::test]
+async fn selection_offers_the_core_tools_the_best_few_and_tool_search() {
+    let s = selecting(vec![text("Sunny.")], false);
+    let (outcome, _) = run_message(&s.agent, "what is the weather forecast for Paris").await;
+    assert_eq!(outcome.result, Ok(None));
+    let requests = s.model.requests.lock().unwrap();
+    let tools = offered(&requests[0]);
+    // Core tools first (the one not served is skipped), then what stage 1 found, then
+    // tool_search: 4 definitions of the 45 tools. The filter is off, and stage 1 found one.
+    assert_eq!(
+        tools,
+        ["read_file", "grep", "weather_forecast", TOOL_SEARCH]
+    );
+}
+
+/// Matches three tools (weather_forecast, send_email, run_tests), more than the two selection
+/// may add, so the filter runs.
+const THREE_NEEDS: &str = "check the weather forecast, send an email about the test run";
+
+#[tokio::test]
+async fn the_filter_narrows_stage_one_and_its_request_carries_no_tools() {
+    let filter_answer = text("[\"weather_forecast\", \"not_a_candidate\"]");
+    let s = selecting(vec![filter_answer, text("Sunny.")], true);
+    let (outcome, _) = run_message(&s.agent, THREE_NEEDS).await;
+    assert_eq!(outcome.result, Ok(None));
+    let requests = s.model.requests.lock().unwrap();
+    assert_eq!(requests.len(), 2);
+    let Message::User { text: prompt } = &requests[0].messages[0] else {
+        panic!("the filter request starts with a user message");
+    };
+    assert!(prompt.starts_with(FILTER_MARKER), "{prompt}");
+    assert!(
+        prompt.contains("weather_forecast: Get the weather forecast"),
+        "{prompt}"
+    );
+    assert!(prompt.contains("send_email: Send an email"), "{prompt}");
+    assert!(!prompt.contains("filler_"), "{prompt}");
+    assert!(requests[0].tools.is_empty());
+    // A name the model made up is dropped; core tools and tool_search stay.
+    assert_eq!(
+        offered(&requests[1]),
+        ["read_file", "grep", "weather_forecast", TOOL_SEARCH]
+    );
+    // The filter's tokens count toward the run.
+    assert_eq!(outcome.usage.input_tokens, 20);
+}
+
+#[tokio::test]
+async fn an_unreadable_filter_answer_falls_back_to_stage_one() {
+    let s = selecting(
+        vec![text("I think the weather tool."), text("Sunny.")],
+        true,
+    );
+    let (outcome, _) = run_message(&s.agent, THREE_NEEDS).await;
+    assert_eq!(outcome.result, Ok(None));
+    let requests = s.model.requests.lock().unwrap();
+    assert_eq!(requests.len(), 2);
+    // Stage 1's best two.
+    assert_eq!(
+        offered(&requests[1]),
+        [
+            "read_file",
+            "grep",
+            "weather_forecast",
+            "send_email",
+            TOOL_SEARCH
+        ]
+    );
+}
+
+/// A model whose first answer never comes: the filter must give up, not hold the turn.
+struct SilentFirst(ScriptModel, std::sync::atomic::AtomicBool);
+
+impl ModelClient for SilentFirst {
+    fn describe(&self) -> String {
+        "silent".into()
+    }
+    fn stream(&self, request: ModelRequest) -> BoxFuture<'_, Result<ModelStream, ModelError>> {
+        if !self.1.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            return Box::pin(futures::future::pending());
+        }
+        self.0.stream(request)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_filter_that_does_not_answer_times_out_to_stage_one() {
+    let mut s = selecting(vec![], true);
+    let model = Arc::new(SilentFirst(
+        ScriptModel {
+            turns: Mutex::new(vec![text("Sunny.")].into()),
+            requests: Mutex::new(Vec::new()),
+        },
+        Default::default(),
+    ));
+    s.agent.model = model.clone();
+    let (outcome, _) = run_message(&s.agent, THREE_NEEDS).await;
+    assert_eq!(outcome.result, Ok(None));
+    let requests = model.0.requests.lock().unwrap();
+    assert_eq!(requests.len(), 1, "only the turn itself reached the model");
+    assert_eq!(
+        offered(&requests[0]),
+        [
+            "read_file",
+            "grep",
+            "weather_forecast",
+            "send_email",
+            TOOL_SEARCH
+        ]
+    );
+}
+
+#[tokio::test]
+async fn tool_search_brings_a_tool_in_for_the_rest_of_the_run() {
+    let s = selecting(
+        vec![
+            call_turn(TOOL_SEARCH, r#"{"query":"send an email","limit":2}"#),
+            call_turn("send_email", r#"{"to":"a@b.c"}"#),
+            text("Sent."),
+        ],
+        false,
+    );
+    let (outcome, events) = run_message(&s.agent, "tell the team the build is green").await;
+    assert_eq!(outcome.result, Ok(None));
+    let requests = s.model.requests.lock().unwrap();
+    assert!(!offered(&requests[0]).contains(&"send_email".to_owned()));
+    assert!(offered(&requests[1]).contains(&"send_email".to_owned()));
+    assert!(offered(&requests[2]).contains(&"send_email".to_owned()));
+    let found = tool_results(&events);
+    assert!(
+        !found[0].0 && found[0].1.contains("send_email: Send an email"),
+        "{found:?}"
+    );
+    assert_eq!(*s.tools.called.lock().unwrap(), ["send_email"]);
+    // tool_search is not a tool of any host and counts as a call like any other.
+    assert_eq!(outcome.tool_calls, 2);
+}
+
+#[tokio::test]
+async fn each_step_ranks_again_with_what_the_last_step_found() {
+    let s = selecting(
+        vec![call_turn("run_tests", "{}"), text("The email step fails.")],
+        false,
+    );
+    let (outcome, _) = run_message(&s.agent, "run the tests").await;
+    assert_eq!(outcome.result, Ok(None));
+    let queries = s.ranker.queries.lock().unwrap();
+    assert_eq!(queries.len(), 2);
+    assert_eq!(queries[0], ["run the tests"]);
+    // The second step's context names the tool result, which mentions email: send_email is
+    // now a candidate, and run_tests stays because the run called it.
+    assert!(
+        queries[1][1].contains("could not send email"),
+        "{queries:?}"
+    );
+    let requests = s.model.requests.lock().unwrap();
+    let second = offered(&requests[1]);
+    assert!(second.contains(&"send_email".to_owned()), "{second:?}");
+    assert!(second.contains(&"run_tests".to_owned()), "{second:?}");
 }

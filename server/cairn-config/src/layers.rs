@@ -93,6 +93,18 @@ const WORKSPACE_FORBIDDEN: &[(&str, &str)] = &[
         "the sandbox's engine, images and limits are yours to set, not the repository's",
     ),
     (
+        "selection.model",
+        "the embedding model is yours to choose, not the repository's",
+    ),
+    (
+        "selection.revision",
+        "the embedding model is yours to choose, not the repository's",
+    ),
+    (
+        "selection.cache_dir",
+        "it could write cache files elsewhere",
+    ),
+    (
         "access",
         "a repository cannot grant itself access; the team's grants go in .cairn/policy.toml",
     ),

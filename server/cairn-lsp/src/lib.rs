@@ -12,6 +12,7 @@ mod mcp;
 mod panic;
 pub mod protocol;
 mod runs;
+mod selection;
 mod server;
 mod transport;
 
@@ -65,6 +66,13 @@ pub trait AgentFactory: Send + Sync {
     ) -> Result<Vec<String>, String>;
     /// Where transcripts are kept under this configuration.
     fn sessions_dir(&self, config: &Config) -> PathBuf;
+    /// Calls `listener` whenever the tool-selection model's state changes, and once with the
+    /// state it has now (when it has one).
+    fn watch_selection(
+        &self,
+        _listener: Arc<dyn Fn(cairn_agent::select::RankerStatus) + Send + Sync>,
+    ) {
+    }
 }
 
 /// What the server starts with: configuration layers read before the editor connects.

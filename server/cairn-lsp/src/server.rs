@@ -481,6 +481,7 @@ impl LanguageServer for Backend {
             handle.hub.set_delegate(Arc::new(delegate));
         }
         crate::mcp::watch(self.state.clone());
+        crate::selection::watch(self.state.clone());
     }
 
     async fn shutdown(&self) -> Result<()> {

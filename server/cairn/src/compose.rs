@@ -170,6 +170,7 @@ pub fn agent(config: &Config, env: &Env, mcp: &McpHandle) -> Agent {
         path_approvals: Some(Arc::new(cairn_tools::WorkspacePathApprovals(
             mcp.path_approvals.clone(),
         ))),
+        selection: crate::selection::agent_selection(config),
     }
 }
 
@@ -224,6 +225,17 @@ pub struct Factory {
 }
 
 impl cairn_lsp::AgentFactory for Factory {
+    fn watch_selection(
+        &self,
+        listener: Arc<dyn Fn(cairn_agent::select::RankerStatus) + Send + Sync>,
+    ) {
+        crate::selection::on_status(Arc::new(move |status| {
+            if let Some(status) = crate::selection::ranker_status(status) {
+                listener(status);
+            }
+        }));
+    }
+
     fn build(
         &self,
         config: &Config,

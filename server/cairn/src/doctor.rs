@@ -89,6 +89,40 @@ pub async fn run(env: &Env, root: Option<PathBuf>) -> anyhow::Result<ExitCode> {
         }
         Err(e) => println!("note sandbox engine: {e}"),
     }
+    // Tool selection without its model still works on keywords: a note, not a failure.
+    let selection = &config.selection;
+    if selection.enabled {
+        let spec = cairn_select::embed::ModelSpec {
+            repo: selection.model.clone(),
+            revision: selection.revision.clone(),
+        };
+        let loaded =
+            tokio::task::spawn_blocking(move || cairn_select::embed::Embedder::load(spec)).await?;
+        match loaded {
+            Ok(embedder) => line(
+                true,
+                "tool selection",
+                format!(
+                    "model {} at {} loads ({} dimensions); embeddings cached in {}",
+                    selection.model,
+                    selection.revision,
+                    embedder.dim(),
+                    selection
+                        .cache_dir
+                        .clone()
+                        .or_else(cairn_select::cache::EmbeddingCache::default_dir)
+                        .map_or_else(|| "memory only".to_owned(), |d| d.display().to_string())
+                ),
+            ),
+            Err(e) => println!(
+                "note tool selection: {e}; until then tools are chosen by keywords, and chat works"
+            ),
+        }
+    } else {
+        println!(
+            "note tool selection: off (selection.enabled = false); every allowed tool is offered"
+        );
+    }
     if let Some(root) = root {
         let layers = compose::load_layers(env, Some(&root))?;
         match compose::terminal_hub(&config, &layers, env, &root).await {

@@ -12,6 +12,8 @@ mod compose;
 mod conformance;
 mod doctor;
 mod mcp_cmd;
+mod select_cmd;
+mod selection;
 mod terminal;
 mod tools_cmd;
 
@@ -72,6 +74,23 @@ enum Command {
     Bench {
         #[command(subcommand)]
         command: BenchCommand,
+    },
+    /// Show which tools a request would be offered: core tools, stage 1's ranking over the
+    /// catalog, the model's filter, and the tokens of the chosen definitions.
+    Select {
+        /// Workspace folder (default: the current directory).
+        #[arg(short = 'w', long = "workspace")]
+        workspace: Option<PathBuf>,
+        /// Choose as agent mode does (editing tools included).
+        #[arg(long)]
+        agent: bool,
+        /// Skip the model's filter (stage 2).
+        #[arg(long)]
+        no_filter: bool,
+        /// Print the choice as JSON.
+        #[arg(long)]
+        json: bool,
+        query: String,
     },
     /// Check configuration, the model provider, and the session store.
     Doctor {
@@ -260,6 +279,22 @@ fn main() -> ExitCode {
             Command::Tools {
                 command: ToolsCommand::List { workspace, json },
             } => tools_cmd::list(&env, workspace_root(workspace)?, json).await,
+            Command::Select {
+                workspace,
+                agent,
+                no_filter,
+                json,
+                query,
+            } => {
+                let request = select_cmd::SelectRequest {
+                    root: workspace_root(workspace)?,
+                    query,
+                    agent_mode: agent,
+                    no_filter,
+                    json,
+                };
+                select_cmd::select(&env, request).await
+            }
             Command::Mcp { command } => match command {
                 McpCommand::Status { workspace, json } => {
                     mcp_cmd::status(&env, workspace_root(workspace)?, json).await
