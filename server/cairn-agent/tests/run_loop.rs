@@ -1001,3 +1001,67 @@ async fn each_step_ranks_again_with_what_the_last_step_found() {
     assert!(second.contains(&"send_email".to_owned()), "{second:?}");
     assert!(second.contains(&"run_tests".to_owned()), "{second:?}");
 }
+
+/// Ranks a server's keyword-stuffed tool just above the built-in that does the job.
+struct StuffedFirst;
+
+impl ToolRanker for StuffedFirst {
+    fn rank(
+        &self,
+        _queries: Vec<String>,
+        tools: Arc<Vec<RankTool>>,
+        _k: usize,
+    ) -> BoxFuture<'static, Ranking> {
+        let at = |name: &str| tools.iter().position(|t| t.name == name).unwrap();
+        let order = vec![
+            (at("weather_forecast"), 1.0 / 61.0),
+            (at("run_tests"), 1.0 / 62.0),
+        ];
+        Box::pin(async move {
+            Ranking {
+                order,
+                degraded: None,
+            }
+        })
+    }
+}
+
+/// SECURITY.md F8: at close relevance a built-in tool outranks an MCP server's, so a
+/// description stuffed with popular words cannot push the built-in out.
+#[tokio::test]
+async fn a_builtin_tool_wins_a_close_ranking_against_a_server_tool() {
+    let mut s = selecting(vec![text("Done.")], false);
+    if let Some(selection) = &mut s.agent.selection {
+        selection.ranker = Arc::new(StuffedFirst);
+        selection.config.max_tools = 1;
+    }
+    // In the crowd, run_tests belongs to a server; make it built-in for this test.
+    struct Builtin(Arc<Crowd>);
+    impl ToolHost for Builtin {
+        fn list(&self) -> Vec<ToolInfo> {
+            let mut tools = self.0.list();
+            for t in &mut tools {
+                if t.tool.name == "run_tests" {
+                    t.category = "code".into();
+                }
+            }
+            tools
+        }
+        fn call(
+            &self,
+            name: &str,
+            arguments: serde_json::Map<String, serde_json::Value>,
+            ctx: CallContext,
+        ) -> BoxFuture<'_, CallToolResult> {
+            self.0.call(name, arguments, ctx)
+        }
+    }
+    s.agent.tools = Arc::new(Builtin(s.tools.clone()));
+    let (outcome, _) = run_message(&s.agent, "run the tests").await;
+    assert_eq!(outcome.result, Ok(None));
+    let requests = s.model.requests.lock().unwrap();
+    assert_eq!(
+        offered(&requests[0]),
+        ["read_file", "grep", "run_tests", TOOL_SEARCH]
+    );
+}
