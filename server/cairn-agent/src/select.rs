@@ -72,7 +72,7 @@ impl Default for SelectionConfig {
     fn default() -> Self {
         Self {
             top_k: 20,
-            max_tools: 12,
+            max_tools: 10,
             core_tools: DEFAULT_CORE_TOOLS.iter().map(|s| s.to_string()).collect(),
             filter: true,
             filter_timeout: Duration::from_secs(10),

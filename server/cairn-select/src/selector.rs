@@ -156,6 +156,14 @@ impl CatalogIndex {
     }
 
     /// Takes the vectors that arrived in the cache since the last call.
+    /// The texts without a vector yet, for the embedding worker.
+    fn missing(&self) -> Vec<(TextKey, String)> {
+        (0..self.texts.len())
+            .filter(|&i| self.vectors[i].is_none())
+            .map(|i| (self.keys[i], self.texts[i].clone()))
+            .collect()
+    }
+
     fn fill(&mut self, cache: &EmbeddingCache, dim: usize) {
         for (slot, key) in self.vectors.iter_mut().zip(&self.keys) {
             if slot.is_none() {
@@ -343,6 +351,16 @@ impl Selector {
             .name("cairn-select-embed".to_owned())
             .spawn(move || work.run(&worker_embedder, &worker_cache))
             .map_err(|err| format!("cannot start the tool embedding thread: {err}"))?;
+        // The catalog the last request saw is embedded now, not at the next request, so the
+        // first turns after loading are not left to keywords.
+        {
+            let mut catalog = lock(&self.catalog);
+            catalog.fill(&cache, embedder.dim());
+            let missing = catalog.missing();
+            if !missing.is_empty() {
+                self.work.push(missing);
+            }
+        }
         self.set_status(ModelStatus::Ready, Some((embedder, cache)));
         Ok(())
     }
@@ -473,10 +491,7 @@ impl Selector {
         }
         if let (Some(cache), Some(embedder)) = (&cache, &embedder) {
             catalog.fill(cache, embedder.dim());
-            let missing: Vec<(TextKey, String)> = (0..catalog.texts.len())
-                .filter(|&i| catalog.vectors[i].is_none())
-                .map(|i| (catalog.keys[i], catalog.texts[i].clone()))
-                .collect();
+            let missing = catalog.missing();
             if !missing.is_empty() {
                 self.work.push(missing);
             }
