@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::catalog::{self, CatalogError, Tool};
+use crate::catalog::{self, CatalogError, Duplicates, Tool};
 use crate::embed::{EmbedError, Embedder, ModelSpec};
 use crate::rank::{Index, Strategy};
 
@@ -80,11 +80,21 @@ pub struct Report {
     pub skipped_queries: usize,
     /// Relevant ids that are not in the first catalog (they can never be found).
     pub unknown_relevant: usize,
+    /// Distractor tools left out because their id came earlier in the same file.
+    pub skipped_duplicates: Vec<SkippedTool>,
     pub match_by: String,
     pub ks: Vec<usize>,
     pub tokens_all: usize,
     pub index_secs: f64,
     pub strategies: Vec<StrategyReport>,
+}
+
+/// A distractor tool that was not loaded.
+#[derive(Debug, Clone, Serialize)]
+pub struct SkippedTool {
+    pub file: String,
+    pub line: usize,
+    pub id: String,
 }
 
 /// Scores of one ranked list.
@@ -155,8 +165,15 @@ pub fn run(config: &BenchConfig) -> Result<Report, BenchError> {
 
     let mut tools: Vec<Tool> = catalog::load_catalog(primary)?;
     let scored_tools = tools.len();
+    let mut skipped_duplicates = Vec::new();
     for path in distractors {
-        tools.extend(catalog::load_catalog(path)?);
+        let (more, skipped) = catalog::load_catalog_with(path, Duplicates::KeepFirst)?;
+        tools.extend(more);
+        skipped_duplicates.extend(skipped.into_iter().map(|s| SkippedTool {
+            file: path.display().to_string(),
+            line: s.line,
+            id: s.id,
+        }));
     }
     let mut queries = catalog::load_queries(&config.queries)?;
     if let Some(limit) = config.limit {
@@ -266,6 +283,7 @@ pub fn run(config: &BenchConfig) -> Result<Report, BenchError> {
         queries: labelled.len(),
         skipped_queries,
         unknown_relevant,
+        skipped_duplicates,
         match_by: match config.match_by {
             MatchBy::Id => "id",
             MatchBy::Name => "name",
@@ -369,6 +387,7 @@ mod tests {
             queries: 1,
             skipped_queries: 0,
             unknown_relevant: 0,
+            skipped_duplicates: Vec::new(),
             match_by: "id".into(),
             ks: vec![5, 10],
             tokens_all: 100,

@@ -96,19 +96,58 @@ fn read(path: &Path) -> Result<String, CatalogError> {
 
 /// Parses a catalog from text; ids must be unique, since queries name tools by id.
 pub fn parse_catalog(path: &Path, text: &str) -> Result<Vec<Tool>, CatalogError> {
+    // Refuse never skips, so the list of skipped lines is empty.
+    let (tools, _) = parse_catalog_with(path, text, Duplicates::Refuse)?;
+    Ok(tools)
+}
+
+/// What to do with a second tool under an id already seen in the same catalog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Duplicates {
+    /// Fail, naming the file and line: a scored catalog with two tools under one id would make
+    /// the labels ambiguous.
+    Refuse,
+    /// Keep the first and skip the rest: a distractor pool only has to be large and realistic,
+    /// and the public registries it is built from do repeat themselves.
+    KeepFirst,
+}
+
+/// A tool left out of a catalog because its id came earlier in the same file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedDuplicate {
+    pub line: usize,
+    pub id: String,
+}
+
+/// Parses a catalog from text, handling repeated ids as `duplicates` says; returns the tools and
+/// the lines skipped (always empty with [`Duplicates::Refuse`]).
+pub fn parse_catalog_with(
+    path: &Path,
+    text: &str,
+    duplicates: Duplicates,
+) -> Result<(Vec<Tool>, Vec<SkippedDuplicate>), CatalogError> {
     let mut seen = std::collections::HashSet::new();
     let mut tools = Vec::new();
+    let mut skipped = Vec::new();
     for (line, tool) in parse_lines::<Tool>(path, text)? {
         if !seen.insert(tool.id.clone()) {
-            return Err(CatalogError::DuplicateId {
-                path: path.to_owned(),
-                line,
-                id: tool.id,
-            });
+            match duplicates {
+                Duplicates::Refuse => {
+                    return Err(CatalogError::DuplicateId {
+                        path: path.to_owned(),
+                        line,
+                        id: tool.id,
+                    });
+                }
+                Duplicates::KeepFirst => {
+                    skipped.push(SkippedDuplicate { line, id: tool.id });
+                    continue;
+                }
+            }
         }
         tools.push(tool);
     }
-    Ok(tools)
+    Ok((tools, skipped))
 }
 
 /// Parses labelled queries from text.
@@ -122,6 +161,14 @@ pub fn parse_queries(path: &Path, text: &str) -> Result<Vec<Query>, CatalogError
 /// Loads a catalog file.
 pub fn load_catalog(path: &Path) -> Result<Vec<Tool>, CatalogError> {
     parse_catalog(path, &read(path)?)
+}
+
+/// Loads a catalog file, handling repeated ids as `duplicates` says (see [`parse_catalog_with`]).
+pub fn load_catalog_with(
+    path: &Path,
+    duplicates: Duplicates,
+) -> Result<(Vec<Tool>, Vec<SkippedDuplicate>), CatalogError> {
+    parse_catalog_with(path, &read(path)?, duplicates)
 }
 
 /// Loads a query file.
@@ -226,6 +273,31 @@ mod tests {
         let err = parse_catalog(Path::new("c"), &format!("{line}\n{line}\n")).unwrap_err();
         assert!(
             err.to_string().contains("c:2: duplicate tool id `a`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_distractor_catalog_keeps_the_first_of_repeated_ids() {
+        let a1 = r#"{"id":"a","server":"s","name":"a","description":"first","inputSchema":{}}"#;
+        let b = r#"{"id":"b","server":"s","name":"b","description":"d","inputSchema":{}}"#;
+        let a2 = r#"{"id":"a","server":"s","name":"a","description":"second","inputSchema":{}}"#;
+        let text = format!("{a1}\n{b}\n\n{a2}\n");
+        let (tools, skipped) =
+            parse_catalog_with(Path::new("d"), &text, Duplicates::KeepFirst).unwrap();
+        assert_eq!(tools.len(), 2);
+        assert_eq!(tools[0].description, "first");
+        assert_eq!(
+            skipped,
+            [SkippedDuplicate {
+                line: 4,
+                id: "a".into()
+            }]
+        );
+        // The same text as a scored catalog is refused at the repeated line.
+        let err = parse_catalog_with(Path::new("d"), &text, Duplicates::Refuse).unwrap_err();
+        assert!(
+            err.to_string().contains("d:4: duplicate tool id `a`"),
             "{err}"
         );
     }

@@ -71,6 +71,12 @@ pub async fn select(args: SelectArgs) -> anyhow::Result<ExitCode> {
     };
     // Embedding the catalog is seconds to minutes of CPU work: keep it off the async workers.
     let report = tokio::task::spawn_blocking(move || bench::run(&config)).await??;
+    for skipped in &report.skipped_duplicates {
+        eprintln!(
+            "{}:{}: skipped a second distractor tool with id `{}` (the first is kept)",
+            skipped.file, skipped.line, skipped.id
+        );
+    }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
