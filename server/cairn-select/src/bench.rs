@@ -5,14 +5,21 @@
 //! Relevance is judged only against the first catalog: distractors exist to make selection
 //! harder, and a distractor that happens to share an id or name with a labelled tool must not
 //! count as a hit.
+//!
+//! Catalog vectors go through the on-disk [`EmbeddingCache`], so only the first run over a
+//! catalog pays for embedding it (the 5,015 Docker-registry tools take minutes on two cores).
+//! Queries are always embedded afresh, one at a time, because their timing is one of the figures:
+//! a selection is measured as the query's embedding plus the ranking over the whole catalog.
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::catalog::{self, CatalogError, Duplicates, Tool};
+use crate::cache::{CacheError, EmbeddingCache};
+use crate::catalog::{self, CatalogError, Duplicates, Query, Tool};
 use crate::embed::{EmbedError, Embedder, ModelSpec};
 use crate::rank::{Index, Strategy};
 
@@ -39,7 +46,17 @@ pub struct BenchConfig {
     pub strategies: Vec<Strategy>,
     /// Use only the first this-many queries.
     pub limit: Option<usize>,
+    /// Use this many queries spread evenly over the file (every n-th), after `limit`: query
+    /// files are grouped by tool (MetaTool's first 500 name only 3 tools), so a prefix is no
+    /// sample.
+    pub sample: Option<usize>,
+    /// The embedding cache directory; `None` embeds the whole catalog on every run.
+    pub cache_dir: Option<PathBuf>,
 }
+
+/// Catalog texts embedded per model call when filling the cache: long enough for batches of
+/// similar length to form, short enough that an interrupted run keeps most of its work.
+const CACHE_CHUNK: usize = 512;
 
 /// Why the benchmark could not run.
 #[derive(Debug, thiserror::Error)]
@@ -50,6 +67,13 @@ pub enum BenchError {
     Embed(#[from] EmbedError),
     #[error("the token counter (o200k_base) could not load: {0}")]
     Tokenizer(String),
+    #[error(transparent)]
+    Cache(#[from] CacheError),
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{0}")]
     Usage(String),
 }
@@ -64,6 +88,7 @@ pub struct StrategyReport {
     pub ndcg10: f64,
     /// Mean tokens of the top-k definitions, per k.
     pub tokens_top: Vec<f64>,
+    /// A whole selection: embedding the query (lexical: none) and ranking the whole catalog.
     pub mean_ms: f64,
     pub p50_ms: f64,
 }
@@ -85,7 +110,15 @@ pub struct Report {
     pub match_by: String,
     pub ks: Vec<usize>,
     pub tokens_all: usize,
+    /// Building the index: reading cached vectors, embedding the rest, BM25.
     pub index_secs: f64,
+    /// Catalog texts run through the model in this run (the others came from the cache).
+    pub embedded_tools: usize,
+    /// Seconds spent embedding those texts.
+    pub embed_secs: f64,
+    /// Embedding one query, alone (as the live selector does).
+    pub query_embed_p50_ms: f64,
+    pub query_embed_mean_ms: f64,
     pub strategies: Vec<StrategyReport>,
 }
 
@@ -148,21 +181,23 @@ pub fn score(
     }
 }
 
-/// Runs the benchmark.
-pub fn run(config: &BenchConfig) -> Result<Report, BenchError> {
+/// The tools of every catalog (the scored one first) and the queries, as the benchmark loads
+/// them.
+#[derive(Debug)]
+pub struct Loaded {
+    pub tools: Vec<Tool>,
+    /// How many of `tools`, from the start, belong to the scored catalog.
+    pub scored_tools: usize,
+    pub skipped_duplicates: Vec<SkippedTool>,
+    pub queries: Vec<Query>,
+}
+
+/// Loads the catalogs and queries of `config` (distractor catalogs keep the first of repeated
+/// ids; the scored catalog refuses them).
+pub fn load(config: &BenchConfig) -> Result<Loaded, BenchError> {
     let Some((primary, distractors)) = config.catalogs.split_first() else {
         return Err(BenchError::Usage("at least one --catalog is needed".into()));
     };
-    let mut ks = config.ks.clone();
-    ks.sort_unstable();
-    ks.dedup();
-    ks.retain(|&k| k > 0);
-    if ks.is_empty() {
-        return Err(BenchError::Usage(
-            "--k needs at least one positive k".into(),
-        ));
-    }
-
     let mut tools: Vec<Tool> = catalog::load_catalog(primary)?;
     let scored_tools = tools.len();
     let mut skipped_duplicates = Vec::new();
@@ -179,6 +214,120 @@ pub fn run(config: &BenchConfig) -> Result<Report, BenchError> {
     if let Some(limit) = config.limit {
         queries.truncate(limit);
     }
+    if let Some(sample) = config.sample {
+        queries = spread(queries, sample);
+    }
+    Ok(Loaded {
+        tools,
+        scored_tools,
+        skipped_duplicates,
+        queries,
+    })
+}
+
+/// `n` items spread evenly over `items` (the first, then every `len / n`-th), in order.
+pub fn spread<T>(items: Vec<T>, n: usize) -> Vec<T> {
+    let len = items.len();
+    if n >= len {
+        return items;
+    }
+    // Items j · len / n for j in 0..n: strictly increasing because len > n.
+    let mut next = 0;
+    items
+        .into_iter()
+        .enumerate()
+        .filter(|&(i, _)| {
+            let keep = next < n && i == next * len / n;
+            if keep {
+                next += 1;
+            }
+            keep
+        })
+        .map(|(_, x)| x)
+        .collect()
+}
+
+/// Writes the exact texts the benchmark embeds, as JSON Lines: `{"kind":"tool","id","text"}` for
+/// every tool of every catalog, then `{"kind":"query","qid","text"}` for every query, so another
+/// implementation (`scripts/compare-embedder`) can embed the same inputs. Returns the counts.
+pub fn dump_texts(config: &BenchConfig, out: &Path) -> Result<(usize, usize), BenchError> {
+    let loaded = load(config)?;
+    let write_err = |source| BenchError::Write {
+        path: out.to_owned(),
+        source,
+    };
+    let file = std::fs::File::create(out).map_err(write_err)?;
+    let mut w = std::io::BufWriter::new(file);
+    for tool in &loaded.tools {
+        let line =
+            serde_json::json!({"kind": "tool", "id": tool.id, "text": tool.retrieval_text()});
+        writeln!(w, "{line}").map_err(write_err)?;
+    }
+    for q in &loaded.queries {
+        let line = serde_json::json!({"kind": "query", "qid": q.qid, "text": q.query});
+        writeln!(w, "{line}").map_err(write_err)?;
+    }
+    w.flush().map_err(write_err)?;
+    Ok((loaded.tools.len(), loaded.queries.len()))
+}
+
+/// Vectors for `texts`: from `cache` where it has them, the rest embedded longest first in
+/// large batches (and stored). Returns the vectors and how many texts were embedded.
+pub fn embed_catalog(
+    embedder: &Embedder,
+    cache: Option<&EmbeddingCache>,
+    texts: &[&str],
+) -> Result<(Vec<Vec<f32>>, usize), BenchError> {
+    let Some(cache) = cache else {
+        return Ok((embedder.embed(texts)?, texts.len()));
+    };
+    let mut out: Vec<Option<Vec<f32>>> = texts.iter().map(|t| cache.get(t)).collect();
+    let mut missing: Vec<usize> = (0..texts.len()).filter(|&i| out[i].is_none()).collect();
+    // Sorted by length across the whole catalog, so each chunk is one or two uniform batches;
+    // the embedder sorts within a call, but a chunk of mixed lengths would still pad.
+    let counts = embedder.token_counts(&missing.iter().map(|&i| texts[i]).collect::<Vec<_>>())?;
+    let count_of: HashMap<usize, usize> = missing.iter().copied().zip(counts).collect();
+    missing.sort_by_key(|i| (std::cmp::Reverse(count_of.get(i).copied().unwrap_or(0)), *i));
+    for chunk in missing.chunks(CACHE_CHUNK) {
+        let batch: Vec<&str> = chunk.iter().map(|&i| texts[i]).collect();
+        let vectors = embedder.embed(&batch)?;
+        let entries: Vec<(&str, &[f32])> = batch
+            .iter()
+            .copied()
+            .zip(vectors.iter().map(Vec::as_slice))
+            .collect();
+        // A cache that cannot be written costs the next run time, not this run its figures.
+        if let Err(err) = cache.insert(&entries) {
+            tracing::warn!("embedding cache not written: {err}");
+        }
+        for (&i, v) in chunk.iter().zip(vectors) {
+            out[i] = Some(v);
+        }
+    }
+    let embedded = missing.len();
+    Ok((
+        out.into_iter().map(Option::unwrap_or_default).collect(),
+        embedded,
+    ))
+}
+
+/// Runs the benchmark.
+pub fn run(config: &BenchConfig) -> Result<Report, BenchError> {
+    let mut ks = config.ks.clone();
+    ks.sort_unstable();
+    ks.dedup();
+    ks.retain(|&k| k > 0);
+    if ks.is_empty() {
+        return Err(BenchError::Usage(
+            "--k needs at least one positive k".into(),
+        ));
+    }
+    let Loaded {
+        tools,
+        scored_tools,
+        skipped_duplicates,
+        queries,
+    } = load(config)?;
 
     // Relevance units: a number per id (or per name) of the first catalog.
     let mut units: HashMap<String, u32> = HashMap::new();
@@ -227,11 +376,36 @@ pub fn run(config: &BenchConfig) -> Result<Report, BenchError> {
         .collect();
     let tokens_all = tokens.iter().sum();
 
-    let embedder = Embedder::load(ModelSpec::default())?;
+    let spec = ModelSpec::default();
+    let embedder = Embedder::load(spec.clone())?;
+    let cache = match &config.cache_dir {
+        Some(dir) => Some(EmbeddingCache::open(dir, &spec)?),
+        None => None,
+    };
     let texts: Vec<String> = tools.iter().map(Tool::retrieval_text).collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let start = Instant::now();
-    let index = Index::build(&embedder, &texts)?;
+    let (vectors, embedded_tools) = embed_catalog(&embedder, cache.as_ref(), &refs)?;
+    let embed_secs = start.elapsed().as_secs_f64();
+    let index = Index::from_vectors(vectors, &texts);
     let index_secs = start.elapsed().as_secs_f64();
+
+    // Each query once, alone, timed: the same vector then serves every strategy.
+    let needs_vectors = config.strategies.iter().any(|s| s.uses_embeddings());
+    let mut query_vectors = Vec::with_capacity(labelled.len());
+    let mut embed_ms = Vec::with_capacity(labelled.len());
+    if needs_vectors {
+        for (query, _) in &labelled {
+            let start = Instant::now();
+            let vector = embedder
+                .embed(&[query])?
+                .into_iter()
+                .next()
+                .unwrap_or_default();
+            embed_ms.push(start.elapsed().as_secs_f64() * 1000.0);
+            query_vectors.push(vector);
+        }
+    }
 
     let depth = ks
         .iter()
@@ -247,10 +421,18 @@ pub fn run(config: &BenchConfig) -> Result<Report, BenchError> {
         let mut tokens_top = vec![0.0; ks.len()];
         let mut ndcg = 0.0;
         let mut times = Vec::with_capacity(labelled.len());
-        for (query, rel) in &labelled {
+        for (qi, (query, rel)) in labelled.iter().enumerate() {
+            let vector = query_vectors.get(qi).map(Vec::as_slice).unwrap_or(&[]);
             let start = Instant::now();
-            let ranked = index.top_k(&embedder, query, strategy, depth)?;
-            times.push(start.elapsed().as_secs_f64() * 1000.0);
+            let mut ranked = index.rank(query, vector, strategy);
+            ranked.truncate(depth);
+            let rank_ms = start.elapsed().as_secs_f64() * 1000.0;
+            let embed = if strategy.uses_embeddings() {
+                embed_ms.get(qi).copied().unwrap_or(0.0)
+            } else {
+                0.0
+            };
+            times.push(embed + rank_ms);
             let s = score(&ranked, &unit_of, rel, &ks);
             for (j, &k) in ks.iter().enumerate() {
                 recall[j] += s.recall[j];
@@ -259,17 +441,18 @@ pub fn run(config: &BenchConfig) -> Result<Report, BenchError> {
             }
             ndcg += s.ndcg10;
         }
-        times.sort_by(f64::total_cmp);
+        let (mean_ms, p50_ms) = mean_p50(&mut times);
         strategies.push(StrategyReport {
             strategy: strategy.name().to_owned(),
             recall: recall.iter().map(|x| x / n).collect(),
             complete: complete.iter().map(|x| x / n).collect(),
             ndcg10: ndcg / n,
             tokens_top: tokens_top.iter().map(|x| x / n).collect(),
-            mean_ms: times.iter().sum::<f64>() / n,
-            p50_ms: times.get(times.len() / 2).copied().unwrap_or(0.0),
+            mean_ms,
+            p50_ms,
         });
     }
+    let (query_embed_mean_ms, query_embed_p50_ms) = mean_p50(&mut embed_ms);
 
     Ok(Report {
         catalogs: config
@@ -292,14 +475,28 @@ pub fn run(config: &BenchConfig) -> Result<Report, BenchError> {
         ks,
         tokens_all,
         index_secs,
+        embedded_tools,
+        embed_secs,
+        query_embed_p50_ms,
+        query_embed_mean_ms,
         strategies,
     })
+}
+
+/// Mean and median of `times` (sorted in place); zeros when empty.
+fn mean_p50(times: &mut [f64]) -> (f64, f64) {
+    if times.is_empty() {
+        return (0.0, 0.0);
+    }
+    times.sort_by(f64::total_cmp);
+    let mean = times.iter().sum::<f64>() / times.len() as f64;
+    (mean, times[times.len() / 2])
 }
 
 /// The report as a Markdown table, with a line of context above it.
 pub fn markdown(report: &Report) -> String {
     let mut out = format!(
-        "{} queries ({} skipped, {} unknown relevant ids) over {} tools ({} scored, {} distractors), match by {}; embedding the catalog took {:.1} s; all definitions: {} tokens (o200k_base)\n\n",
+        "{} queries ({} skipped, {} unknown relevant ids) over {} tools ({} scored, {} distractors), match by {}; all definitions: {} tokens (o200k_base)\n",
         report.queries,
         report.skipped_queries,
         report.unknown_relevant,
@@ -307,9 +504,22 @@ pub fn markdown(report: &Report) -> String {
         report.scored_tools,
         report.tools - report.scored_tools,
         report.match_by,
-        report.index_secs,
         report.tokens_all,
     );
+    let embedded = if report.embedded_tools == 0 {
+        "every tool vector from the cache".to_owned()
+    } else {
+        format!(
+            "embedded {} tools in {:.1} s ({:.1} ms per tool), the rest from the cache",
+            report.embedded_tools,
+            report.embed_secs,
+            report.embed_secs * 1000.0 / report.embedded_tools as f64
+        )
+    };
+    out.push_str(&format!(
+        "index: {embedded}; ready in {:.1} s\nembedding one query: p50 {:.1} ms, mean {:.1} ms; ms columns: a whole selection (query embedding + ranking of all {} tools)\n\n",
+        report.index_secs, report.query_embed_p50_ms, report.query_embed_mean_ms, report.tools,
+    ));
     let mut header = String::from("| strategy |");
     for k in &report.ks {
         header.push_str(&format!(" recall@{k} |"));
@@ -378,6 +588,17 @@ mod tests {
     }
 
     #[test]
+    fn spread_takes_an_even_sample() {
+        let picked = spread((0..10).collect(), 3);
+        assert_eq!(picked.len(), 3);
+        assert_eq!(picked[0], 0);
+        assert!(picked.windows(2).all(|w| w[1] - w[0] >= 3), "{picked:?}");
+        assert_eq!(spread((0..4).collect(), 10), [0, 1, 2, 3]);
+        assert_eq!(spread((0..100).collect::<Vec<_>>(), 7).len(), 7);
+        assert!(spread((0..5).collect::<Vec<i32>>(), 0).is_empty());
+    }
+
+    #[test]
     fn the_markdown_table_has_as_many_columns_in_every_row() {
         let report = Report {
             catalogs: vec!["c".into()],
@@ -392,6 +613,10 @@ mod tests {
             ks: vec![5, 10],
             tokens_all: 100,
             index_secs: 0.1,
+            embedded_tools: 2,
+            embed_secs: 0.1,
+            query_embed_p50_ms: 1.0,
+            query_embed_mean_ms: 1.0,
             strategies: vec![StrategyReport {
                 strategy: "dense".into(),
                 recall: vec![1.0, 1.0],

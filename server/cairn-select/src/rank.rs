@@ -22,6 +22,11 @@ pub enum Strategy {
 impl Strategy {
     pub const ALL: [Strategy; 3] = [Strategy::Dense, Strategy::Lexical, Strategy::Hybrid];
 
+    /// Whether ranking needs the query's embedding (everything but [`Strategy::Lexical`]).
+    pub fn uses_embeddings(self) -> bool {
+        self != Strategy::Lexical
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Strategy::Dense => "dense",
@@ -76,10 +81,29 @@ impl Index {
     /// Embeds and indexes `texts` (the embedder batches them itself).
     pub fn build(embedder: &Embedder, texts: &[String]) -> Result<Self, EmbedError> {
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        Ok(Self {
-            vectors: embedder.embed(&refs)?,
+        Ok(Self::from_vectors(embedder.embed(&refs)?, texts))
+    }
+
+    /// Indexes `texts` whose embeddings are already known (`vectors[i]` is `texts[i]`'s).
+    pub fn from_vectors(vectors: Vec<Vec<f32>>, texts: &[String]) -> Self {
+        Self {
+            vectors,
             bm25: Bm25Index::new(texts),
-        })
+        }
+    }
+
+    /// Every tool index, best first, for `query` whose embedding is `vector` (ignored, and may be
+    /// empty, for [`Strategy::Lexical`]).
+    pub fn rank(&self, query: &str, vector: &[f32], strategy: Strategy) -> Vec<usize> {
+        match strategy {
+            Strategy::Lexical => self.bm25.rank(query),
+            Strategy::Dense => dense_rank(vector, &self.vectors),
+            Strategy::Hybrid => {
+                let dense = dense_rank(vector, &self.vectors);
+                let lexical = self.bm25.rank(query);
+                rrf(&[&dense, &lexical], self.vectors.len())
+            }
+        }
     }
 
     /// The indices of the best `k` tools for `query` under `strategy`.
@@ -90,15 +114,12 @@ impl Index {
         strategy: Strategy,
         k: usize,
     ) -> Result<Vec<usize>, EmbedError> {
-        let mut order = match strategy {
-            Strategy::Lexical => self.bm25.rank(query),
-            Strategy::Dense => dense_rank(&embed_one(embedder, query)?, &self.vectors),
-            Strategy::Hybrid => {
-                let dense = dense_rank(&embed_one(embedder, query)?, &self.vectors);
-                let lexical = self.bm25.rank(query);
-                rrf(&[&dense, &lexical], self.vectors.len())
-            }
+        let vector = if strategy.uses_embeddings() {
+            embed_one(embedder, query)?
+        } else {
+            Vec::new()
         };
+        let mut order = self.rank(query, &vector, strategy);
         order.truncate(k);
         Ok(order)
     }

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use cairn_select::bench::{self, BenchConfig, MatchBy};
+use cairn_select::cache::EmbeddingCache;
 use cairn_select::rank::Strategy;
 use clap::{Args, ValueEnum};
 
@@ -33,6 +34,17 @@ pub struct SelectArgs {
     /// Use only the first N queries (for quick runs).
     #[arg(long)]
     limit: Option<usize>,
+    /// Use N queries spread evenly over the file (every len/N-th; applied after --limit).
+    /// Query files are grouped by tool, so a sample says more than a prefix.
+    #[arg(long, value_name = "N")]
+    sample: Option<usize>,
+    /// Embed the whole catalog, without reading or writing the embedding cache.
+    #[arg(long)]
+    no_cache: bool,
+    /// Only write the texts that would be embedded (every tool's retrieval text, then every
+    /// query) to FILE as JSON Lines, for `scripts/compare-embedder`, and exit.
+    #[arg(long, value_name = "FILE")]
+    dump_texts: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -68,7 +80,21 @@ pub async fn select(args: SelectArgs) -> anyhow::Result<ExitCode> {
         },
         strategies,
         limit: args.limit,
+        sample: args.sample,
+        cache_dir: if args.no_cache {
+            None
+        } else {
+            EmbeddingCache::default_dir()
+        },
     };
+    if let Some(out) = args.dump_texts {
+        let (tools, queries) = bench::dump_texts(&config, &out)?;
+        eprintln!(
+            "wrote {tools} tool texts and {queries} queries to {}",
+            out.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     // Embedding the catalog is seconds to minutes of CPU work: keep it off the async workers.
     let report = tokio::task::spawn_blocking(move || bench::run(&config)).await??;
     for skipped in &report.skipped_duplicates {
