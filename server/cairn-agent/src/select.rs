@@ -94,7 +94,8 @@ pub const DEFAULT_CORE_TOOLS: [&str; 5] = [
 /// warning when selection falls back to keywords.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RankerStatus {
-    Loading,
+    /// Loading, with what is happening when there is more to say (a download's progress).
+    Loading(Option<String>),
     Ready,
     /// Ranking is lexical only; the message says what is missing and how to get it.
     Unavailable(String),

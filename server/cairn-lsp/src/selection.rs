@@ -22,7 +22,7 @@ pub(crate) fn watch(state: Arc<State>) {
         let mut warned: Option<String> = None;
         while let Some(status) = rx.recv().await {
             match status {
-                RankerStatus::Loading => {
+                RankerStatus::Loading(message) => {
                     if progress.is_none()
                         && state
                             .client
@@ -37,6 +37,9 @@ pub(crate) fn watch(state: Arc<State>) {
                                 .begin()
                                 .await,
                         );
+                    }
+                    if let (Some(p), Some(message)) = (&progress, message) {
+                        p.report(message).await;
                     }
                 }
                 RankerStatus::Ready => {

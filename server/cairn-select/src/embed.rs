@@ -160,7 +160,16 @@ impl std::fmt::Debug for Embedder {
 impl Embedder {
     /// Loads the model files of `spec` through the Hugging Face cache.
     pub fn load(spec: ModelSpec) -> Result<Self, EmbedError> {
-        Self::load_files(&ModelFiles::from_env(spec))
+        Self::load_files(&ModelFiles::from_env(spec, None))
+    }
+
+    /// Like [`Self::load`], telling `report` how a download from the Hub goes (file name,
+    /// bytes so far, bytes in all), so an editor can show it.
+    pub fn load_reporting(
+        spec: ModelSpec,
+        report: &DownloadReport<'_>,
+    ) -> Result<Self, EmbedError> {
+        Self::load_files(&ModelFiles::from_env(spec, Some(report)))
     }
 
     fn load_files(files: &ModelFiles) -> Result<Self, EmbedError> {
@@ -291,15 +300,45 @@ impl Embedder {
     }
 }
 
+/// Hears how a model download goes: file name, bytes so far, bytes in all.
+pub type DownloadReport<'r> = dyn Fn(&str, u64, u64) + Send + Sync + 'r;
+
 /// Locates model files in the cache, and on the Hub when the machine is allowed to go online.
-struct ModelFiles {
+struct ModelFiles<'a> {
     spec: ModelSpec,
     cache: Cache,
     offline: bool,
+    report: Option<&'a DownloadReport<'a>>,
 }
 
-impl ModelFiles {
-    fn from_env(spec: ModelSpec) -> Self {
+/// hf-hub's progress hook, forwarded to a [`DownloadReport`].
+struct Reporter<'a> {
+    report: &'a DownloadReport<'a>,
+    file: String,
+    done: u64,
+    total: u64,
+}
+
+impl hf_hub::api::Progress for Reporter<'_> {
+    fn init(&mut self, size: usize, filename: &str) {
+        self.file = filename.to_owned();
+        self.total = size as u64;
+        self.done = 0;
+        (self.report)(&self.file, 0, self.total);
+    }
+
+    fn update(&mut self, size: usize) {
+        self.done = self.done.saturating_add(size as u64).min(self.total);
+        (self.report)(&self.file, self.done, self.total);
+    }
+
+    fn finish(&mut self) {
+        (self.report)(&self.file, self.total, self.total);
+    }
+}
+
+impl<'a> ModelFiles<'a> {
+    fn from_env(spec: ModelSpec, report: Option<&'a DownloadReport<'a>>) -> Self {
         // Any value counts, as in huggingface_hub, except the usual spellings of "no".
         let offline = std::env::var("HF_HUB_OFFLINE").is_ok_and(|v| {
             !matches!(
@@ -311,6 +350,7 @@ impl ModelFiles {
             spec,
             cache: Cache::from_env(),
             offline,
+            report,
         }
     }
 
@@ -346,13 +386,34 @@ impl ModelFiles {
             .with_progress(false)
             .build()
             .map_err(download)?;
-        api.repo(self.repo()).get(file).map_err(download)
+        let repo = api.repo(self.repo());
+        match self.report {
+            Some(report) => repo
+                .download_with_progress(
+                    file,
+                    Reporter {
+                        report,
+                        file: file.to_owned(),
+                        done: 0,
+                        total: 0,
+                    },
+                )
+                .map_err(download),
+            None => repo.get(file).map_err(download),
+        }
     }
 
-    /// Like [`Self::get`], for files a model may lack: only the cache is consulted, so a missing
-    /// optional file never costs a network round trip.
+    /// Like [`Self::get`], for files a model may lack (`sentence_bert_config.json` holds the
+    /// sequence length sentence-transformers truncates to): the cache, then, when online, the
+    /// Hub; a file the Hub does not have is simply absent.
     fn get_optional(&self, file: &str) -> Option<PathBuf> {
-        self.cache.repo(self.repo()).get(file)
+        if let Some(path) = self.cache.repo(self.repo()).get(file) {
+            return Some(path);
+        }
+        if self.offline {
+            return None;
+        }
+        self.get(file).ok()
     }
 }
 
@@ -1004,6 +1065,7 @@ mod tests {
             spec: ModelSpec::default(),
             cache: Cache::new(PathBuf::from("/nonexistent/cairn-select-test/hub")),
             offline: true,
+            report: None,
         };
         let Err(err) = Embedder::load_files(&files) else {
             panic!("loaded a model from an empty cache");

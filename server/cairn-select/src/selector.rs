@@ -22,7 +22,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use crate::bm25::Bm25Index;
 use crate::cache::{EmbeddingCache, TextKey, chain, text_key};
 use crate::catalog::Tool;
-use crate::embed::{EmbedError, Embedder, ModelSpec};
+use crate::embed::{DownloadReport, EmbedError, Embedder, ModelSpec};
 use crate::rank::{RRF_K, Strategy};
 
 /// Texts the background worker embeds per step: small, so vectors arrive steadily and a
@@ -87,6 +87,11 @@ impl Default for SelectorOptions {
 pub enum ModelStatus {
     NotStarted,
     Loading,
+    /// Fetching the model from the Hub: which file, and how far (0 to 100).
+    Downloading {
+        file: String,
+        percent: u8,
+    },
     Ready,
     /// It could not load; `message` says why and how to fix it.
     Unavailable {
@@ -321,7 +326,21 @@ impl Selector {
 
     /// The loading thread's body.
     fn load(&self) {
-        match load_embedder(&self.options.model) {
+        // The status changes at each whole percent, not at each network read.
+        let report = |file: &str, done: u64, total: u64| {
+            let percent = done
+                .saturating_mul(100)
+                .checked_div(total)
+                .map_or(0, |p| p.min(100) as u8);
+            self.set_status(
+                ModelStatus::Downloading {
+                    file: file.to_owned(),
+                    percent,
+                },
+                None,
+            );
+        };
+        match load_embedder(&self.options.model, &report) {
             Ok(embedder) => {
                 if let Err(message) = self.install(embedder) {
                     self.set_status(ModelStatus::Unavailable { message }, None);
@@ -501,7 +520,10 @@ impl Selector {
         let dense_possible = self.dense_enabled()
             && matches!(
                 status,
-                ModelStatus::NotStarted | ModelStatus::Loading | ModelStatus::Ready
+                ModelStatus::NotStarted
+                    | ModelStatus::Loading
+                    | ModelStatus::Downloading { .. }
+                    | ModelStatus::Ready
             );
         let pending = if dense_possible { n - ready } else { 0 };
         if lexical_only.is_none() && ready == 0 && n > 0 {
@@ -617,7 +639,10 @@ impl Selector {
         self.warm_up();
         let ready = {
             let mut model = lock(&self.model);
-            while matches!(model.status, ModelStatus::NotStarted | ModelStatus::Loading) {
+            while matches!(
+                model.status,
+                ModelStatus::NotStarted | ModelStatus::Loading | ModelStatus::Downloading { .. }
+            ) {
                 model = self
                     .model_changed
                     .wait(model)
@@ -628,7 +653,7 @@ impl Selector {
         let (embedder, cache) = match ready {
             Some(ready) => ready,
             None => {
-                let embedder = load_embedder(&self.options.model)?;
+                let embedder = load_embedder(&self.options.model, &|_: &str, _: u64, _: u64| {})?;
                 self.install(embedder).map_err(EmbedError::Unsupported)?;
                 let model = lock(&self.model);
                 match model.embedder.clone().zip(model.cache.clone()) {
@@ -656,9 +681,12 @@ impl Drop for Selector {
 }
 
 /// Loads the model, turning a panic in the model code into an error.
-fn load_embedder(spec: &ModelSpec) -> Result<Embedder, EmbedError> {
+fn load_embedder(spec: &ModelSpec, report: &DownloadReport<'_>) -> Result<Embedder, EmbedError> {
     let spec = spec.clone();
-    catch_unwind(move || Embedder::load(spec)).unwrap_or_else(|_| {
+    catch_unwind(AssertUnwindSafe(move || {
+        Embedder::load_reporting(spec, report)
+    }))
+    .unwrap_or_else(|_| {
         Err(EmbedError::Unsupported(
             "loading the embedding model panicked".to_owned(),
         ))

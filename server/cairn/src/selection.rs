@@ -86,7 +86,10 @@ pub fn on_status(listener: StatusListener) {
 pub fn ranker_status(status: &ModelStatus) -> Option<RankerStatus> {
     match status {
         ModelStatus::NotStarted => None,
-        ModelStatus::Loading => Some(RankerStatus::Loading),
+        ModelStatus::Loading => Some(RankerStatus::Loading(None)),
+        ModelStatus::Downloading { file, percent } => Some(RankerStatus::Loading(Some(format!(
+            "downloading {file}: {percent}%"
+        )))),
         ModelStatus::Ready => Some(RankerStatus::Ready),
         ModelStatus::Unavailable { message } => Some(RankerStatus::Unavailable(message.clone())),
     }
