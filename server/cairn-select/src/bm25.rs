@@ -1,8 +1,10 @@
 //! A BM25 (Okapi) index over tool texts, for requests that name things literally.
 //!
 //! The tokenizer lowercases, splits on anything not alphanumeric (so `snake_case` splits), splits
-//! `camelCase` and `HTTPServer`-style words, and drops one-character tokens, which match too much
-//! to say anything.
+//! `camelCase` and `HTTPServer`-style words, drops one-character tokens and English function
+//! words (which match too much to say anything: "list the commits" must not find every tool
+//! whose description says "the"), and strips the commonest inflections, so "commits" finds
+//! "commit" and "searching" finds "search".
 
 use std::collections::HashMap;
 
@@ -36,8 +38,43 @@ pub fn tokenize(text: &str) -> Vec<String> {
 
 fn push_token(tokens: &mut Vec<String>, chars: &[char]) {
     if chars.len() > 1 {
-        tokens.push(chars.iter().collect::<String>().to_lowercase());
+        let word = chars.iter().collect::<String>().to_lowercase();
+        if !STOP_WORDS.contains(&word.as_str()) {
+            tokens.push(stem(word));
+        }
     }
+}
+
+/// Words that occur in nearly every request or description and say nothing about a tool.
+const STOP_WORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "how",
+    "i", "if", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "our", "please",
+    "so", "that", "the", "their", "then", "there", "these", "this", "to", "us", "was", "we",
+    "what", "when", "which", "with", "you", "your",
+];
+
+/// A light suffix stripper (plural and verb endings); both documents and queries go through it,
+/// so it only has to be consistent, not linguistically right.
+fn stem(mut word: String) -> String {
+    let len = word.chars().count();
+    if len > 4 && word.ends_with("ies") {
+        word.truncate(word.len() - 3);
+        word.push('y');
+    } else if len > 4
+        && (word.ends_with("sses")
+            || word.ends_with("shes")
+            || word.ends_with("ches")
+            || word.ends_with("xes"))
+    {
+        word.truncate(word.len() - 2);
+    } else if len > 3 && word.ends_with('s') && !word.ends_with("ss") && !word.ends_with("us") {
+        word.truncate(word.len() - 1);
+    } else if len > 5 && word.ends_with("ing") {
+        word.truncate(word.len() - 3);
+    } else if len > 4 && word.ends_with("ed") && !word.ends_with("eed") {
+        word.truncate(word.len() - 2);
+    }
+    word
 }
 
 /// An inverted index with BM25 scoring.
@@ -132,6 +169,41 @@ mod tests {
             [
                 "get", "weather", "forecast", "read", "text", "file", "http", "server", "b2"
             ]
+        );
+    }
+
+    #[test]
+    fn function_words_go_and_inflections_meet() {
+        assert_eq!(
+            tokenize("list the commits of this repository"),
+            ["list", "commit", "repository"]
+        );
+        assert_eq!(
+            tokenize("searches searching searched search"),
+            ["search"; 4]
+        );
+        assert_eq!(
+            tokenize("entries entry boxes box"),
+            ["entry", "entry", "box", "box"]
+        );
+        // Short words and -ss/-us endings keep their letters.
+        assert_eq!(
+            tokenize("class status bus gas"),
+            ["class", "status", "bus", "gas"]
+        );
+    }
+
+    #[test]
+    fn a_request_with_function_words_finds_the_tool_by_its_content_words() {
+        let docs = [
+            "git_log: List recent commits, one line each (id, date, author, summary)",
+            "list_sandboxes: List the sandboxes that are running and the images they use",
+            "git_tags: The tags of the repository, newest first",
+        ];
+        let index = Bm25Index::new(&docs);
+        assert_eq!(
+            index.rank("list the commit history of the repository")[0],
+            0
         );
     }
 
