@@ -21,7 +21,7 @@ use serde::Serialize;
 use crate::cache::{CacheError, EmbeddingCache};
 use crate::catalog::{self, CatalogError, Duplicates, Query, Tool};
 use crate::embed::{EmbedError, Embedder, ModelSpec};
-use crate::rank::{Index, Strategy};
+use crate::rank::{Index, Strategy, clauses};
 
 /// nDCG is reported at this depth, whatever `ks` holds.
 pub const NDCG_DEPTH: usize = 10;
@@ -390,10 +390,13 @@ pub fn run(config: &BenchConfig) -> Result<Report, BenchError> {
     let index = Index::from_vectors(vectors, &texts);
     let index_secs = start.elapsed().as_secs_f64();
 
-    // Each query once, alone, timed: the same vector then serves every strategy.
+    // Each query once, alone, timed: the same vector then serves every strategy. The hybrid
+    // also embeds the query's clauses (one more call, timed apart and added to its selections).
     let needs_vectors = config.strategies.iter().any(|s| s.uses_embeddings());
-    let mut query_vectors = Vec::with_capacity(labelled.len());
+    let needs_clauses = config.strategies.contains(&Strategy::Hybrid);
+    let mut query_vectors: Vec<Vec<Vec<f32>>> = Vec::with_capacity(labelled.len());
     let mut embed_ms = Vec::with_capacity(labelled.len());
+    let mut clause_ms = Vec::with_capacity(labelled.len());
     if needs_vectors {
         for (query, _) in &labelled {
             let start = Instant::now();
@@ -403,7 +406,19 @@ pub fn run(config: &BenchConfig) -> Result<Report, BenchError> {
                 .next()
                 .unwrap_or_default();
             embed_ms.push(start.elapsed().as_secs_f64() * 1000.0);
-            query_vectors.push(vector);
+            let mut vectors = vec![vector];
+            let parts = if needs_clauses {
+                clauses(query)
+            } else {
+                Vec::new()
+            };
+            let start = Instant::now();
+            if !parts.is_empty() {
+                let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
+                vectors.extend(embedder.embed(&refs)?);
+            }
+            clause_ms.push(start.elapsed().as_secs_f64() * 1000.0);
+            query_vectors.push(vectors);
         }
     }
 
@@ -422,15 +437,21 @@ pub fn run(config: &BenchConfig) -> Result<Report, BenchError> {
         let mut ndcg = 0.0;
         let mut times = Vec::with_capacity(labelled.len());
         for (qi, (query, rel)) in labelled.iter().enumerate() {
-            let vector = query_vectors.get(qi).map(Vec::as_slice).unwrap_or(&[]);
+            let vectors: Vec<&[f32]> = query_vectors
+                .get(qi)
+                .map(|v| v.iter().map(Vec::as_slice).collect())
+                .unwrap_or_default();
             let start = Instant::now();
-            let mut ranked = index.rank(query, vector, strategy);
+            let mut ranked = index.rank_with_clauses(query, &vectors, strategy);
             ranked.truncate(depth);
             let rank_ms = start.elapsed().as_secs_f64() * 1000.0;
-            let embed = if strategy.uses_embeddings() {
-                embed_ms.get(qi).copied().unwrap_or(0.0)
-            } else {
-                0.0
+            let embed = match strategy {
+                Strategy::Lexical => 0.0,
+                Strategy::Hybrid => {
+                    embed_ms.get(qi).copied().unwrap_or(0.0)
+                        + clause_ms.get(qi).copied().unwrap_or(0.0)
+                }
+                Strategy::Dense | Strategy::Rrf => embed_ms.get(qi).copied().unwrap_or(0.0),
             };
             times.push(embed + rank_ms);
             let s = score(&ranked, &unit_of, rel, &ks);

@@ -57,7 +57,10 @@ enum MatchArg {
 enum StrategyArg {
     Dense,
     Lexical,
+    /// The default fusion: standardised dense (request and its clauses) plus half-weight BM25.
     Hybrid,
+    /// Equal-weight reciprocal rank fusion (k = 60), the first hybrid, for comparison.
+    Rrf,
     All,
 }
 
@@ -68,6 +71,7 @@ pub async fn select(args: SelectArgs) -> anyhow::Result<ExitCode> {
         StrategyArg::Dense => vec![Strategy::Dense],
         StrategyArg::Lexical => vec![Strategy::Lexical],
         StrategyArg::Hybrid => vec![Strategy::Hybrid],
+        StrategyArg::Rrf => vec![Strategy::Rrf],
         StrategyArg::All => Strategy::ALL.to_vec(),
     };
     let config = BenchConfig {
