@@ -37,10 +37,11 @@ pub const TOOL_SEARCH_MAX: usize = 10;
 /// a turn of the conversation.
 pub const FILTER_MARKER: &str = "[cairn tool filter]";
 
-/// Built-in tools' ranking scores are multiplied by this before candidates are cut, so a
+/// A built-in tool moves this many places up the ranking before candidates are cut, so a
 /// server's tool whose description is stuffed with popular words does not push the built-in
-/// that does the job out of the candidates (SECURITY.md F8).
-const BUILTIN_PREFERENCE: f32 = 1.25;
+/// that does the job out of the candidates (SECURITY.md F8). Places, not scores: rankers'
+/// scores live on different scales (fused ranks, standardised similarities).
+const BUILTIN_LEAD: f32 = 2.5;
 
 /// The longest part of the conversation a ranking query holds, in characters.
 const QUERY_MAX_CHARS: usize = 2_000;
@@ -269,22 +270,7 @@ pub async fn choose(
         .ranker
         .rank(queries, tools.clone(), config.top_k + 10)
         .await;
-    let mut scored: Vec<(usize, f32)> = ranking
-        .order
-        .iter()
-        .filter(|(i, _)| *i < tools.len())
-        .map(|&(i, s)| {
-            (
-                i,
-                if tools[i].builtin {
-                    s * BUILTIN_PREFERENCE
-                } else {
-                    s
-                },
-            )
-        })
-        .collect();
-    scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut scored = prefer_builtins(&ranking.order, &tools);
     scored.truncate(config.top_k);
     let candidates: Vec<(String, f32)> = scored
         .iter()
@@ -483,22 +469,7 @@ pub async fn tool_search(
             limit + 5,
         )
         .await;
-    let mut scored: Vec<(usize, f32)> = ranking
-        .order
-        .into_iter()
-        .filter(|(i, _)| *i < tools.len())
-        .map(|(i, s)| {
-            (
-                i,
-                if tools[i].builtin {
-                    s * BUILTIN_PREFERENCE
-                } else {
-                    s
-                },
-            )
-        })
-        .collect();
-    scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut scored = prefer_builtins(&ranking.order, &tools);
     scored.truncate(limit);
     if scored.is_empty() {
         return (false, "no tool matches that description".to_owned());
@@ -518,6 +489,21 @@ pub async fn tool_search(
         ));
     }
     (false, text)
+}
+
+/// `order` (best first) with built-in tools moved [`BUILTIN_LEAD`] places up; scores are kept.
+fn prefer_builtins(order: &[(usize, f32)], tools: &[RankTool]) -> Vec<(usize, f32)> {
+    let mut placed: Vec<(f32, usize, f32)> = order
+        .iter()
+        .filter(|(i, _)| *i < tools.len())
+        .enumerate()
+        .map(|(place, &(i, score))| {
+            let lead = if tools[i].builtin { BUILTIN_LEAD } else { 0.0 };
+            (place as f32 - lead, i, score)
+        })
+        .collect();
+    placed.sort_by(|a, b| a.0.total_cmp(&b.0));
+    placed.into_iter().map(|(_, i, score)| (i, score)).collect()
 }
 
 fn one_line(text: &str) -> String {
