@@ -1164,6 +1164,19 @@ async fn connect_checked(
     Ok(conn)
 }
 
+/// How long a server has to answer `initialize` and its first `tools/list`. A built-in server
+/// is this process's own code and cannot hang on a peer, but on a machine busy with other work
+/// (embedding a catalog, a build) it can take longer than an external server is allowed; failing
+/// it would leave the turn without its file, git or code tools.
+fn handshake_limit(config: &McpConfig, builtin: bool) -> Duration {
+    let limit = Duration::from_secs(config.handshake_timeout_secs.max(1));
+    if builtin {
+        limit.max(Duration::from_secs(60))
+    } else {
+        limit
+    }
+}
+
 async fn connect(
     shared: &Arc<Shared>,
     name: &str,
@@ -1171,7 +1184,7 @@ async fn connect(
     kind: &Kind,
     config: &McpConfig,
 ) -> Result<Conn, McpError> {
-    let handshake = Duration::from_secs(config.handshake_timeout_secs.max(1));
+    let handshake = handshake_limit(config, matches!(kind, Kind::InProcess { .. }));
     let client = HubClient {
         shared: Arc::downgrade(shared),
         server: name.to_owned(),
@@ -1338,7 +1351,7 @@ async fn supervise(shared: Arc<Shared>, name: String, generation: u64, stop: Can
                 e.to_string()
             }
             Ok(mut conn) => {
-                let handshake = Duration::from_secs(config.handshake_timeout_secs.max(1));
+                let handshake = handshake_limit(&config, builtin);
                 let listed = tokio::select! {
                     r = tokio::time::timeout(handshake, conn.peer.list_all_tools()) => Some(r),
                     _ = stop.cancelled() => None,

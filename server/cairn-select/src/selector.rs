@@ -9,10 +9,13 @@
 //! Requests themselves are embedded inline once the model is ready (a short text takes a few
 //! milliseconds), and are never written to disk.
 //!
-//! The score of a ranked tool is its reciprocal rank fusion score: for each query, the sum over
-//! its ranked lists (dense and lexical) of `1 / (RRF_K + rank)`, ranks from 1; with sub-queries,
-//! the best of those per-query scores (see `fuse`). It only orders tools within one call and is
-//! not comparable across calls.
+//! The score of a ranked tool is standardised (z-scores over the catalog, as
+//! [`crate::rank::hybrid_scores`] computes them): for each query, the best cosine over the query
+//! and its clauses, standardised, plus [`crate::rank::LEXICAL_WEIGHT`] times the standardised BM25
+//! score; with sub-queries (the request, the recent context), a tool keeps its best. Each step of
+//! a multi-step request thus gets its own best tools, where a sum would favour tools matching
+//! every step weakly. Without the model the score is the standardised BM25 score, and only tools
+//! sharing a word with a query are returned. Scores order tools within one call only.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -23,7 +26,7 @@ use crate::bm25::Bm25Index;
 use crate::cache::{EmbeddingCache, TextKey, chain, text_key};
 use crate::catalog::Tool;
 use crate::embed::{DownloadReport, EmbedError, Embedder, ModelSpec};
-use crate::rank::{RRF_K, Strategy};
+use crate::rank::{Strategy, clauses, hybrid_scores, z_fusion, z_scores};
 
 /// Texts the background worker embeds per step: small, so vectors arrive steadily and a
 /// changed catalog is picked up soon.
@@ -453,8 +456,8 @@ impl Selector {
             .map_or(0, |cache| cache.embedded_count())
     }
 
-    /// Ranks `tools` for the queries (several queries = sub-queries, fused by RRF with the
-    /// per-query dense and lexical lists), best first, at most k.
+    /// Ranks `tools` for the queries (sub-queries: the request, the recent context), best first,
+    /// at most k; see the module docs for the score.
     ///
     /// Never blocks on model loading or catalog embedding: tools whose vectors are not ready
     /// yet take part through BM25 only; while the model is loading or unavailable the ranking
@@ -489,10 +492,20 @@ impl Selector {
                     .to_owned(),
             ),
         };
-        // Requests are embedded before the catalog is locked, so concurrent calls wait less.
+        // Each request is embedded with its clauses (the steps of a multi-step request), before
+        // the catalog is locked, so concurrent calls wait less.
+        let mut embed_texts: Vec<String> = Vec::new();
+        let mut spans: Vec<std::ops::Range<usize>> = Vec::new();
+        for query in &queries {
+            let start = embed_texts.len();
+            embed_texts.push((*query).to_owned());
+            embed_texts.extend(clauses(query));
+            spans.push(start..embed_texts.len());
+        }
         let mut query_vectors = Vec::new();
         if let (None, Some(embedder)) = (&lexical_only, &embedder) {
-            match self.query_vectors(embedder, &queries) {
+            let refs: Vec<&str> = embed_texts.iter().map(String::as_str).collect();
+            match self.query_vectors(embedder, &refs) {
                 Ok(vectors) => query_vectors = vectors,
                 Err(err) => {
                     lexical_only = Some(format!(
@@ -532,46 +545,52 @@ impl Selector {
                     .to_owned(),
             );
         }
-        let dense = lexical_only.is_none() && query_vectors.len() == queries.len();
+        let dense = lexical_only.is_none() && query_vectors.len() == embed_texts.len();
 
-        let mut per_query: Vec<Vec<Vec<usize>>> = Vec::new();
+        // Per query, one standardised score per tool; a tool keeps its best over the queries.
+        let mut best = vec![f32::NEG_INFINITY; n];
+        let mut matched = vec![false; n];
         for (qi, query) in queries.iter().enumerate() {
-            let mut lists = Vec::new();
-            let lexical = catalog.bm25.rank(query);
-            if !dense {
-                lists.push(lexical);
-                per_query.push(lists);
-                continue;
+            let lexical = catalog.bm25.scores(query);
+            for (m, l) in matched.iter_mut().zip(&lexical) {
+                *m |= *l > 0.0;
             }
-            let embedded: Vec<usize> = (0..n).filter(|&i| catalog.vectors[i].is_some()).collect();
-            let query_vector = &query_vectors[qi];
-            let scores: Vec<f32> = embedded
-                .iter()
-                .map(|&i| {
-                    catalog.vectors[i]
-                        .as_deref()
-                        .map_or(f32::MIN, |v| dot(query_vector, v))
-                })
-                .collect();
-            let mut dense_list: Vec<usize> = (0..embedded.len()).collect();
-            dense_list.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
-            lists.push(dense_list.into_iter().map(|j| embedded[j]).collect());
-            match self.options.strategy {
-                Strategy::Dense => {
-                    // Tools not embedded yet still need a way in.
-                    let pending_only: Vec<usize> = lexical
-                        .into_iter()
-                        .filter(|&i| catalog.vectors[i].is_none())
-                        .collect();
-                    if !pending_only.is_empty() {
-                        lists.push(pending_only);
-                    }
+            let score = if dense {
+                let vectors: Vec<&[f32]> = query_vectors[spans[qi].clone()]
+                    .iter()
+                    .map(|v| v.as_slice())
+                    .collect();
+                // A tool not embedded yet has no dense score (NaN counts as average) and comes
+                // in through BM25.
+                let dense_scores: Vec<f32> = catalog
+                    .vectors
+                    .iter()
+                    .map(|v| match v {
+                        Some(v) => vectors
+                            .iter()
+                            .map(|q| dot(q, v))
+                            .fold(f32::NEG_INFINITY, f32::max),
+                        None => f32::NAN,
+                    })
+                    .collect();
+                match self.options.strategy {
+                    Strategy::Dense => z_fusion(&[(&dense_scores, 1.0)]),
+                    _ => hybrid_scores(&dense_scores, &lexical),
                 }
-                _ => lists.push(lexical),
+            } else {
+                z_scores(&lexical)
+            };
+            for (b, s) in best.iter_mut().zip(score) {
+                *b = b.max(s);
             }
-            per_query.push(lists);
         }
-        let mut order = fuse(&per_query, n);
+        // Ranked by keywords alone, a tool that shares no word with the request is not a
+        // candidate at all.
+        let mut order: Vec<(usize, f32)> = (0..n)
+            .filter(|&i| best[i].is_finite() && (dense || matched[i]))
+            .map(|i| (i, best[i]))
+            .collect();
+        order.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         order.truncate(k);
         Ranked {
             order,
@@ -698,66 +717,8 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
-/// Reciprocal rank fusion with the scores. Within one query, each of its lists gives an item
-/// `1 / (RRF_K + rank)` (rank from 1) and the item's score is the sum; across queries an item
-/// keeps its best score, ties going to the larger sum, then to the lower index.
-///
-/// Sub-queries are the steps of one request, so each step's best tools must make the cut: summed
-/// across steps, a tool that matches every step weakly (through a word like "the") would beat
-/// the best tool of each.
-fn fuse(per_query: &[Vec<Vec<usize>>], n: usize) -> Vec<(usize, f32)> {
-    let mut best = vec![0.0f32; n];
-    let mut total = vec![0.0f32; n];
-    let mut seen = vec![false; n];
-    for lists in per_query {
-        let mut score = vec![0.0f32; n];
-        for list in lists {
-            for (r, &i) in list.iter().enumerate() {
-                if i < n {
-                    score[i] += 1.0 / (RRF_K + r as f32 + 1.0);
-                    seen[i] = true;
-                }
-            }
-        }
-        for i in 0..n {
-            best[i] = best[i].max(score[i]);
-            total[i] += score[i];
-        }
-    }
-    let mut order: Vec<usize> = (0..n).filter(|&i| seen[i]).collect();
-    order.sort_by(|&a, &b| {
-        best[b]
-            .total_cmp(&best[a])
-            .then(total[b].total_cmp(&total[a]))
-            .then(a.cmp(&b))
-    });
-    order.into_iter().map(|i| (i, best[i])).collect()
-}
-
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     // Every value behind these locks stays consistent between statements, so a panic elsewhere
     // leaves nothing half done that matters.
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fusion_sums_the_lists_of_a_query() {
-        let fused = fuse(&[vec![vec![0, 2, 1], vec![3, 2]]], 5);
-        let order: Vec<usize> = fused.iter().map(|&(i, _)| i).collect();
-        assert_eq!(order, [2, 0, 3, 1]);
-        let expected = 1.0 / (RRF_K + 2.0) * 2.0;
-        assert!((fused[0].1 - expected).abs() < 1e-6);
-    }
-
-    #[test]
-    fn fusion_keeps_each_sub_querys_best() {
-        // 9 is the weak second of both sub-queries; 0 and 5 are each one's best.
-        let fused = fuse(&[vec![vec![0, 9]], vec![vec![5, 9]]], 10);
-        let order: Vec<usize> = fused.iter().map(|&(i, _)| i).collect();
-        assert_eq!(order, [0, 5, 9]);
-    }
 }
