@@ -11,3 +11,4 @@ mod mcp;
 mod sandbox;
 mod selection;
 mod support;
+mod vault;

@@ -16,6 +16,7 @@ mod select_cmd;
 mod selection;
 mod terminal;
 mod tools_cmd;
+mod vault_cmd;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -92,11 +93,31 @@ enum Command {
         json: bool,
         query: String,
     },
+    /// The credential vault: `set NAME --host H` (value from stdin), `list`, `rm NAME`.
+    Vault {
+        #[command(subcommand)]
+        command: VaultCommand,
+    },
     /// Check configuration, the model provider, and the session store.
     Doctor {
         #[arg(short = 'w', long = "workspace")]
         workspace: Option<PathBuf>,
     },
+}
+
+#[derive(Subcommand)]
+enum VaultCommand {
+    /// Store a secret, read from stdin (never from the command line), bound to the hosts it
+    /// may be sent to (`api.github.com`, `*.example.com`).
+    Set {
+        name: String,
+        #[arg(long = "host", required = true)]
+        hosts: Vec<String>,
+    },
+    /// Names and hosts of the stored secrets; never values.
+    List,
+    /// Remove a secret.
+    Rm { name: String },
 }
 
 #[derive(Subcommand)]
@@ -336,6 +357,11 @@ fn main() -> ExitCode {
                         yes,
                     },
             } => tools_cmd::call(&env, workspace_root(workspace)?, &name, &args, json, yes).await,
+            Command::Vault { command } => match command {
+                VaultCommand::Set { name, hosts } => vault_cmd::set(&env, &name, hosts),
+                VaultCommand::List => vault_cmd::list(&env),
+                VaultCommand::Rm { name } => vault_cmd::rm(&env, &name),
+            },
             Command::Doctor { workspace } => {
                 doctor::run(
                     &env,

@@ -1,0 +1,190 @@
+//! `cairn vault set|list|rm` on the command line: values come from stdin only, never show up
+//! in output, and the store on disk is private and encrypted.
+
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+use cairn_test_support::Format;
+
+use crate::support::Sandbox;
+
+const VALUE: &str = "ghp_e2eSECRETvalue0123456789abcdef";
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn sandbox() -> Sandbox {
+    Sandbox::new(Format::OpenAi, vec![])
+}
+
+fn store(sb: &Sandbox) -> PathBuf {
+    sb.dir.path().join("home/data/cairn/vault.json")
+}
+
+/// Runs `cmd` with `input` on stdin; asserts the value shows up in neither argv nor output.
+fn run(mut cmd: Command, input: &str) -> Output {
+    let argv: Vec<String> = cmd
+        .get_args()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    assert!(!argv.iter().any(|a| a.contains(VALUE)), "{argv:?}");
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    for stream in [&out.stdout, &out.stderr] {
+        assert!(!text(stream).contains(VALUE), "{}", text(stream));
+    }
+    out
+}
+
+fn vault(sb: &Sandbox, args: &[&str], input: &str) -> Output {
+    let mut cmd = sb.command();
+    cmd.arg("vault").args(args);
+    run(cmd, input)
+}
+
+fn mode(path: &std::path::Path) -> u32 {
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+#[test]
+fn set_list_rm_with_key_file() {
+    let sb = sandbox();
+    let out = vault(
+        &sb,
+        &[
+            "set",
+            "github",
+            "--host",
+            "api.github.com",
+            "--host",
+            "*.GitHubUserContent.com",
+        ],
+        &format!("{VALUE}\n"),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("stored github"),
+        "{}",
+        text(&out.stdout)
+    );
+
+    let path = store(&sb);
+    assert_eq!(mode(&path), 0o600);
+    assert_eq!(mode(&path.with_file_name("vault.key")), 0o600);
+    let bytes = std::fs::read(&path).unwrap();
+    assert!(!text(&bytes).contains(VALUE));
+    assert!(!text(&bytes).contains(&VALUE[..10]));
+
+    let out = vault(&sb, &["list"], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "github\t*.githubusercontent.com, api.github.com\n"
+    );
+
+    let out = vault(&sb, &["rm", "github"], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = vault(&sb, &["list"], "");
+    assert!(
+        text(&out.stdout).starts_with("no secrets"),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = vault(&sb, &["rm", "github"], "");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("no secret named github"));
+}
+
+/// The value is never taken from the command line, and bad names or hosts store nothing.
+#[test]
+fn set_refuses_values_in_argv_and_bad_input() {
+    let sb = sandbox();
+    let mut cmd = sb.command();
+    cmd.args([
+        "vault",
+        "set",
+        "github",
+        "--host",
+        "api.github.com",
+        "hunter2",
+    ]);
+    let out = run(cmd, "x\n");
+    assert!(!out.status.success());
+    assert!(!store(&sb).exists());
+
+    for (args, want) in [
+        (
+            vec!["set", "bad name", "--host", "a.com"],
+            "invalid secret name",
+        ),
+        (vec!["set", "ok", "--host", "https://a.com"], "invalid host"),
+        (vec!["set", "ok"], "--host"),
+    ] {
+        let out = vault(&sb, &args, &format!("{VALUE}\n"));
+        assert!(!out.status.success(), "{args:?}");
+        assert!(text(&out.stderr).contains(want), "{}", text(&out.stderr));
+    }
+    let out = vault(&sb, &["set", "ok", "--host", "a.com"], "");
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("empty"), "{}", text(&out.stderr));
+    assert!(!store(&sb).exists());
+}
+
+#[test]
+fn passphrase_from_the_environment() {
+    let sb = sandbox();
+    let with_pass = |pass: Option<&str>, args: &[&str], input: &str| {
+        let mut cmd = sb.command();
+        if let Some(p) = pass {
+            cmd.env("CAIRN_VAULT_PASSPHRASE", p);
+        }
+        cmd.arg("vault").args(args);
+        run(cmd, input)
+    };
+    let out = with_pass(
+        Some("correct horse"),
+        &["set", "openai", "--host", "api.openai.com"],
+        VALUE,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(!store(&sb).with_file_name("vault.key").exists());
+    let before = std::fs::read(store(&sb)).unwrap();
+    assert!(!text(&before).contains(VALUE));
+
+    let out = with_pass(Some("correct horse"), &["list"], "");
+    assert_eq!(text(&out.stdout), "openai\tapi.openai.com\n");
+
+    let out = with_pass(Some("wrong horse"), &["list"], "");
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("wrong passphrase"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = with_pass(None, &["list"], "");
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("CAIRN_VAULT_PASSPHRASE"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read(store(&sb)).unwrap(),
+        before,
+        "failed opens leave the store"
+    );
+}
