@@ -8,6 +8,7 @@ mod cli;
 mod lsp_robustness;
 mod lsp_runs;
 mod mcp;
+mod redaction;
 mod sandbox;
 mod selection;
 mod support;

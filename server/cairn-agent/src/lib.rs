@@ -8,6 +8,7 @@
 pub mod events;
 pub mod model;
 pub mod policy;
+pub mod redact;
 pub mod run;
 pub mod select;
 pub mod sessions;

@@ -74,6 +74,9 @@ pub struct Agent {
     pub path_approvals: Option<Arc<dyn PathApprovals>>,
     /// How each step's tools are chosen from the catalog; `None` offers every allowed tool.
     pub selection: Option<Selection>,
+    /// Takes secrets out of tool results and the user's message before the model sees them;
+    /// `None` passes text through.
+    pub redactor: Option<Arc<dyn crate::redact::Redact>>,
 }
 
 /// What a tool call needs to run `tool_search` (when selection is on).
@@ -124,13 +127,21 @@ impl RunOutcome {
 }
 
 impl Agent {
+    /// `text` through the redactor, if there is one.
+    fn redacted(&self, text: &str) -> String {
+        match &self.redactor {
+            Some(r) => r.redact(text),
+            None => text.to_string(),
+        }
+    }
+
     /// Runs one turn to its end and reports every step on `input.events`. Ends with exactly one
     /// `done` or `error` event.
     pub async fn run(&self, input: RunInput<'_>) -> RunOutcome {
         let mut messages = input.history.clone();
         let first_new = messages.len();
         messages.push(Message::User {
-            text: input.message.clone(),
+            text: self.redacted(&input.message),
         });
         let mut usage = Usage::default();
         let mut calls_made: u32 = 0;
@@ -339,7 +350,7 @@ impl Agent {
         let (is_error, content) = self
             .tool_call_inner(call, catalog, search, input, emit)
             .await;
-        let content = truncate(content, self.limits.tool_result_max_bytes);
+        let content = truncate(self.redacted(&content), self.limits.tool_result_max_bytes);
         emit(RunEvent::ToolResult {
             call_id: call.id.clone(),
             is_error,

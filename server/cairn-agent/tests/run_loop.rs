@@ -143,6 +143,7 @@ fn setup(turns: Vec<Turn>, max_tool_calls: u32) -> Setup {
         },
         system_prompt: "sys".into(),
         path_approvals: None,
+        redactor: None,
         selection: None,
     };
     Setup {
@@ -471,6 +472,7 @@ async fn guarded_run(
         },
         system_prompt: "sys".into(),
         path_approvals: Some(holds.clone()),
+        redactor: None,
         selection: None,
     };
     let approver = Answer(answer, Mutex::new(Vec::new()));
@@ -633,6 +635,7 @@ async fn the_network_power_is_asked_for_by_its_own_effect() {
         },
         system_prompt: "sys".into(),
         path_approvals: None,
+        redactor: None,
         selection: None,
     };
     let approver = Answer(ApprovalAnswer::AllowSession, Mutex::new(Vec::new()));
@@ -786,6 +789,7 @@ fn selecting(turns: Vec<Turn>, filter: bool) -> Selecting {
         limits: Limits::default(),
         system_prompt: "sys".into(),
         path_approvals: None,
+        redactor: None,
         selection: Some(Selection {
             config: SelectionConfig {
                 top_k: 5,
@@ -1063,5 +1067,63 @@ async fn a_builtin_tool_wins_a_close_ranking_against_a_server_tool() {
     assert_eq!(
         offered(&requests[0]),
         ["read_file", "grep", "run_tests", TOOL_SEARCH]
+    );
+}
+
+/// A redactor that replaces one fixed secret.
+struct Replace(&'static str);
+
+impl cairn_agent::redact::Redact for Replace {
+    fn redact(&self, text: &str) -> String {
+        text.replace(self.0, "[REDACTED:K]")
+    }
+}
+
+/// A tool whose result carries a secret.
+struct Leaky;
+
+impl ToolHost for Leaky {
+    fn list(&self) -> Vec<ToolInfo> {
+        vec![ToolInfo {
+            tool: Tool::new("look", "a tool", serde_json::Map::new()),
+            effect: Effect::Read,
+            category: "file".into(),
+            agent_only: false,
+        }]
+    }
+    fn call(
+        &self,
+        _name: &str,
+        _arguments: serde_json::Map<String, serde_json::Value>,
+        _ctx: CallContext,
+    ) -> BoxFuture<'_, CallToolResult> {
+        Box::pin(async move {
+            CallToolResult::success(vec![ContentBlock::text("token=s3cret-value end")])
+        })
+    }
+}
+
+#[tokio::test]
+async fn tool_results_and_the_message_are_redacted_before_the_model_sees_them() {
+    let mut s = setup(vec![calls(1, "look", "{}"), text("done")], 25);
+    s.agent.tools = Arc::new(Leaky);
+    s.agent.redactor = Some(Arc::new(Replace("s3cret-value")));
+    let (outcome, events) = run_message(&s.agent, "here: s3cret-value").await;
+    assert_eq!(outcome.result, Ok(None));
+    let result = events
+        .iter()
+        .find_map(|e| match e {
+            RunEvent::ToolResult { content, .. } => Some(content.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(result, "token=[REDACTED:K] end");
+    let requests = s.model.requests.lock().unwrap();
+    assert_eq!(requests.len(), 2);
+    let seen = format!("{:?}", requests[1].messages);
+    assert!(!seen.contains("s3cret-value"), "{seen}");
+    assert!(
+        seen.contains("token=[REDACTED:K] end") && seen.contains("here: [REDACTED:K]"),
+        "{seen}"
     );
 }

@@ -20,6 +20,7 @@
 
 mod error;
 mod key;
+pub mod redact;
 mod secret;
 mod store;
 mod validate;
@@ -31,6 +32,7 @@ use std::path::{Path, PathBuf};
 
 pub use error::VaultError;
 pub use key::{KEY_FILE_NAME, KeySource, PASSPHRASE_ENV};
+pub use redact::Redactor;
 pub use secret::Secret;
 pub use validate::{host_matches, validate_host, validate_name};
 

@@ -171,6 +171,7 @@ pub fn agent(config: &Config, env: &Env, mcp: &McpHandle) -> Agent {
             mcp.path_approvals.clone(),
         ))),
         selection: crate::selection::agent_selection(config),
+        redactor: Some(crate::redaction::agent_redactor(env)),
     }
 }
 

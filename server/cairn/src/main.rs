@@ -12,6 +12,7 @@ mod compose;
 mod conformance;
 mod doctor;
 mod mcp_cmd;
+mod redaction;
 mod select_cmd;
 mod selection;
 mod terminal;
