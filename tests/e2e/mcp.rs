@@ -99,7 +99,9 @@ command = "mcp-server-time"
 url = "http://127.0.0.1:{port}/mcp"
 "#
     ));
-    let mut ed = Editor::spawn(&sb, &[]);
+    // Selection off: this test checks that every server's tools reach the model's request,
+    // which selection would narrow to the few a request needs (tests/e2e/selection.rs).
+    let mut ed = Editor::spawn(&sb, &[("CAIRN_SELECTION__ENABLED", "false")]);
     ed.initialize(&sb, json!({}), false);
     ed.responder = allow_all();
     let status = ed.wait_for_mcp_status(
