@@ -10,6 +10,7 @@ mod lsp_runs;
 mod mcp;
 mod redaction;
 mod sandbox;
+mod secrets;
 mod selection;
 mod support;
 mod vault;

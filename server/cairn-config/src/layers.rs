@@ -78,6 +78,10 @@ const WORKSPACE_FORBIDDEN: &[(&str, &str)] = &[
         "provider.api_key_env",
         "it could expose another secret from your environment",
     ),
+    (
+        "provider.api_key_secret",
+        "it could send another secret from your vault to the provider",
+    ),
     ("sessions.dir", "it could write your transcripts elsewhere"),
     (
         "agent.system_prompt",

@@ -186,6 +186,9 @@ pub struct ProviderConfig {
     pub base_url: Option<String>,
     /// Environment variable that holds the API key (default `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`).
     pub api_key_env: Option<String>,
+    /// Vault secret used when that variable is not set (default `openai` / `anthropic`); it is
+    /// sent only to a host it is bound to.
+    pub api_key_secret: Option<String>,
     /// Retries on 429 and 5xx before giving up.
     pub max_retries: u32,
     pub connect_timeout_secs: u64,
@@ -203,6 +206,7 @@ impl Default for ProviderConfig {
             model: None,
             base_url: None,
             api_key_env: None,
+            api_key_secret: None,
             max_retries: 4,
             connect_timeout_secs: 10,
             idle_timeout_secs: 90,

@@ -90,6 +90,27 @@ pub fn provider_settings(config: &Config, env: &Env, keys: &dyn KeySource) -> Pr
     let mut settings = ProviderSettings::new(llm_kind, model, base_url);
     settings.api_key = keys.api_key(&key_var);
     settings.api_key_setting = key_var;
+    if settings.api_key.is_none() {
+        // Not in the environment: the vault secret, for the base URL's host only.
+        let secret = p.api_key_secret.clone().unwrap_or_else(|| {
+            match kind {
+                ProviderKind::Openai => "openai",
+                ProviderKind::Anthropic => "anthropic",
+            }
+            .into()
+        });
+        settings.api_key =
+            crate::secrets::provider_key(env, &secret, &settings.base_url).map(ApiKey::new);
+        let host = crate::secrets::url_host(&settings.base_url).unwrap_or_default();
+        settings.api_key_setting = if settings.api_key.is_some() {
+            format!("vault secret `{secret}`")
+        } else {
+            format!(
+                "{} or the vault secret `{secret}` (`cairn vault set {secret} --host {host}`)",
+                settings.api_key_setting
+            )
+        };
+    }
     settings.max_retries = p.max_retries;
     settings.connect_timeout = Duration::from_secs(p.connect_timeout_secs);
     settings.idle_timeout = Duration::from_secs(p.idle_timeout_secs);
@@ -335,12 +356,23 @@ pub fn runnable_servers(
     let lookup = |k: &str| env.get(k).map(str::to_string);
     let mut servers = std::collections::BTreeMap::new();
     let mut problems = Vec::new();
+    // `secret:NAME` handles are resolved here, as the server starts, for the host they go to.
+    let mut vault = crate::secrets::LazyVault::new(env);
     for (name, entry) in runnable {
-        match cairn_config::expand_server(&entry, &lookup, root) {
-            Ok(expanded) => {
-                servers.insert(name, expanded);
+        let resolved = cairn_config::expand_server(&entry, &lookup, root)
+            .map_err(|e| e.to_string())
+            .and_then(|expanded| {
+                if expanded.disabled {
+                    Ok(expanded)
+                } else {
+                    crate::secrets::resolve_server(&expanded, &mut vault)
+                }
+            });
+        match resolved {
+            Ok(resolved) => {
+                servers.insert(name, resolved);
             }
-            Err(e) => problems.push((name, e.to_string())),
+            Err(e) => problems.push((name, e)),
         }
     }
     McpPlan {

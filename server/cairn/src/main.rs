@@ -13,6 +13,7 @@ mod conformance;
 mod doctor;
 mod mcp_cmd;
 mod redaction;
+mod secrets;
 mod select_cmd;
 mod selection;
 mod terminal;
@@ -233,9 +234,18 @@ fn init_logging(lsp: bool, env: &compose::Env) {
             .open(p)
             .ok()
     });
+    // Every line passes the redactor: vault values and credential patterns never reach a log.
+    let redactor = secrets::log_redactor(env);
     match file {
-        Some(f) => builder.with_writer(std::sync::Mutex::new(f)).init(),
-        None => builder.with_writer(std::io::stderr).init(),
+        Some(f) => builder
+            .with_writer(secrets::RedactingWriter::new(
+                std::sync::Mutex::new(f),
+                redactor,
+            ))
+            .init(),
+        None => builder
+            .with_writer(secrets::RedactingWriter::new(std::io::stderr, redactor))
+            .init(),
     }
 }
 

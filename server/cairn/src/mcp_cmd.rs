@@ -38,6 +38,8 @@ pub async fn status(env: &Env, root: PathBuf, as_json: bool) -> anyhow::Result<E
         .filter(|s| s.name != "cairn-files")
         .collect();
     let reviews = mcp.reviewer.pending();
+    // A failure reason can quote a server's stderr, which may echo a secret it was given.
+    let redactor = crate::secrets::log_redactor(env);
     let mut healthy = true;
     if as_json {
         let value = serde_json::json!({
@@ -46,7 +48,8 @@ pub async fn status(env: &Env, root: PathBuf, as_json: bool) -> anyhow::Result<E
             "problems": mcp.problems.iter().map(|(s, m)| serde_json::json!({"server": s, "message": m})).collect::<Vec<_>>(),
             "reviews": reviews,
         });
-        println!("{}", serde_json::to_string_pretty(&value)?);
+        let text = serde_json::to_string_pretty(&value)?;
+        println!("{}", redactor.redact(&text));
         healthy = statuses.iter().all(|s| describe(s).0) && mcp.problems.is_empty();
     } else {
         if statuses.is_empty() && mcp.waiting_for_trust.is_empty() && mcp.problems.is_empty() {
@@ -57,7 +60,7 @@ pub async fn status(env: &Env, root: PathBuf, as_json: bool) -> anyhow::Result<E
         for s in &statuses {
             let (good, detail) = describe(s);
             healthy &= good;
-            println!("{:<20} {detail}", s.name);
+            println!("{:<20} {}", s.name, redactor.redact(&detail));
         }
         for name in &mcp.waiting_for_trust {
             println!(
