@@ -14,3 +14,4 @@ mod secrets;
 mod selection;
 mod support;
 mod vault;
+mod web;

@@ -112,6 +112,10 @@ const WORKSPACE_FORBIDDEN: &[(&str, &str)] = &[
         "access",
         "a repository cannot grant itself access; the team's grants go in .cairn/policy.toml",
     ),
+    (
+        "web",
+        "the web guard's limits and lists are yours to set, not the repository's",
+    ),
 ];
 
 /// One layer: a TOML table and where it came from.

@@ -24,5 +24,5 @@ pub use mcp_import::{
 pub use model::{
     AccessConfig, AgentConfig, Config, Decision, EffectPolicy, LogConfig, McpConfig,
     McpServerConfig, McpTransport, PolicyConfig, ProviderConfig, ProviderKind, SandboxConfig,
-    SelectionConfig, SessionsConfig,
+    SelectionConfig, SessionsConfig, WebConfig,
 };

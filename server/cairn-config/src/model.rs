@@ -18,6 +18,44 @@ pub struct Config {
     pub access: AccessConfig,
     pub sandbox: SandboxConfig,
     pub selection: SelectionConfig,
+    pub web: WebConfig,
+}
+
+/// `[web]`: the web tools and the guard every one of their requests goes through.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WebConfig {
+    /// Offer the web tools (`web_fetch`, `web_links`, ...).
+    pub enabled: bool,
+    /// Let requests reach loopback addresses (127.0.0.0/8, ::1, localhost); for local testing.
+    pub allow_loopback: bool,
+    /// Malicious-URL blocklist files (one host or URL a line; hosts-file lines work too).
+    pub blocklists: Vec<PathBuf>,
+    /// Hosts never fetched (a name covers its subdomains).
+    pub deny_hosts: Vec<String>,
+    /// Hosts the blocklists do not apply to (address checks still do).
+    pub allow_hosts: Vec<String>,
+    /// Requests one user may make per minute.
+    pub per_user_per_minute: u32,
+    /// Requests to one host per minute.
+    pub per_host_per_minute: u32,
+    /// A response body is cut at this many bytes.
+    pub max_bytes: usize,
+}
+
+impl Default for WebConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            allow_loopback: false,
+            blocklists: Vec::new(),
+            deny_hosts: Vec::new(),
+            allow_hosts: Vec::new(),
+            per_user_per_minute: 10,
+            per_host_per_minute: 30,
+            max_bytes: 1024 * 1024,
+        }
+    }
 }
 
 /// `[selection]`: which of the catalog's tools each model call is shown.

@@ -40,6 +40,7 @@ mod error;
 mod guard;
 mod limits;
 mod resolve;
+pub mod tools;
 
 pub use blocklist::{Blocklist, BlocklistMatch};
 pub use classify::{AddressClass, classify};

@@ -213,15 +213,7 @@ pub async fn terminal_hub(
     root: &Path,
 ) -> Result<McpHandle, String> {
     let plan = runnable_servers(config, layers, env, Some(root));
-    let handle = start_hub(
-        None,
-        plan,
-        env,
-        &config.access,
-        &config.sandbox,
-        &[root.to_path_buf()],
-        None,
-    )?;
+    let handle = start_hub(None, plan, env, config, &[root.to_path_buf()], None)?;
     handle
         .hub
         .settled(Duration::from_secs(config.mcp.handshake_timeout_secs))
@@ -279,8 +271,7 @@ impl cairn_lsp::AgentFactory for Factory {
             current.as_ref(),
             plan,
             &self.env,
-            &config.access,
-            &config.sandbox,
+            config,
             roots,
             Some(overlay),
         )?;
@@ -397,11 +388,11 @@ pub fn start_hub(
     existing: Option<&McpHandle>,
     plan: McpPlan,
     env: &Env,
-    access: &AccessConfig,
-    sandbox: &SandboxConfig,
+    config: &Config,
     roots: &[PathBuf],
     overlay: Option<Arc<dyn DocumentOverlay>>,
 ) -> Result<McpHandle, String> {
+    let (access, sandbox, web) = (&config.access, &config.sandbox, &config.web);
     let (hub, reviewer) = match existing {
         Some(h) => {
             h.hub.set_servers(plan.config);
@@ -428,9 +419,10 @@ pub fn start_hub(
         .collect();
     // What the built-in tools are built from: they restart only when it changes.
     let access_key = format!(
-        "{user}\n{}\n{}\n{}",
+        "{user}\n{}\n{}\n{}\n{}",
         serde_json::to_string(access).unwrap_or_default(),
         serde_json::to_string(sandbox).unwrap_or_default(),
+        serde_json::to_string(web).unwrap_or_default(),
         rules
             .iter()
             .map(|(_, _, t)| t.as_str())
@@ -438,6 +430,18 @@ pub fn start_hub(
             .join("\n")
     );
     let unchanged = existing.is_some_and(|h| h.roots == roots && h.access_key == access_key);
+    // The web tools need no workspace; a guard that cannot be built (an unreadable blocklist)
+    // leaves them out rather than running unguarded.
+    if !unchanged && web.enabled {
+        match web_guard(web) {
+            Ok(guard) => add_builtin(
+                &hub,
+                "cairn-web",
+                cairn_web::tools::WebTools::new(guard, user.clone()),
+            ),
+            Err(e) => tracing::warn!("the web tools are off: {e}"),
+        }
+    }
     if !unchanged && roots.is_empty() {
         add_builtin(
             &hub,
@@ -490,6 +494,37 @@ pub fn start_hub(
         access_key,
         path_approvals,
     })
+}
+
+/// The process's web guard and the configuration it was built from; see [`web_guard`].
+type WebGuardSlot = Option<(cairn_config::WebConfig, Arc<cairn_web::WebGuard>)>;
+static WEB_GUARD: std::sync::Mutex<WebGuardSlot> = std::sync::Mutex::new(None);
+
+/// The process's web guard for this configuration: one per process (its rate limits live in
+/// it), kept while `[web]` stays the same, rebuilt when it changes.
+pub fn web_guard(config: &cairn_config::WebConfig) -> Result<Arc<cairn_web::WebGuard>, String> {
+    let mut current = WEB_GUARD
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((c, guard)) = current.as_ref()
+        && c == config
+    {
+        return Ok(guard.clone());
+    }
+    let blocklist = cairn_web::Blocklist::load(&config.blocklists).map_err(|e| e.to_string())?;
+    let guard_config = cairn_web::GuardConfig {
+        allow_loopback: config.allow_loopback,
+        max_bytes: config.max_bytes,
+        per_user_per_minute: config.per_user_per_minute,
+        per_host_per_minute: config.per_host_per_minute,
+        deny_hosts: config.deny_hosts.clone(),
+        allow_hosts: config.allow_hosts.clone(),
+        blocklist,
+        ..cairn_web::GuardConfig::default()
+    };
+    let guard = Arc::new(cairn_web::WebGuard::new(guard_config).map_err(|e| e.to_string())?);
+    *current = Some((config.clone(), guard.clone()));
+    Ok(guard)
 }
 
 /// The process's sandbox service; see [`sandbox_service`].

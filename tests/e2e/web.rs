@@ -1,0 +1,144 @@
+//! The web tools through the real binary: `web_fetch` of a page on a loopback server returns
+//! Markdown when `web.allow_loopback` is on, is refused by the guard without it (and no
+//! connection is made), and a scripted chat's `web_fetch` puts the page into the next request.
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::process::{Output, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use cairn_test_support::{Format, Reply};
+use serde_json::{Value, json};
+
+use crate::support::Sandbox;
+
+const PAGE: &str = "<!doctype html><html><head><title>Trail notes</title>\
+<script>tracker()</script></head><body><h1>Cairn trail</h1>\
+<p>Follow the <a href=\"/next\">stone markers</a> north.</p></body></html>";
+
+/// A loopback HTTP server answering every request with [`PAGE`]; counts the connections.
+fn page_server() -> (String, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/trail", listener.local_addr().unwrap());
+    let hits = Arc::new(AtomicUsize::new(0));
+    let counter = hits.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            counter.fetch_add(1, Ordering::SeqCst);
+            let mut buf = [0u8; 4096];
+            let mut request = Vec::new();
+            while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                match stream.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => request.extend_from_slice(&buf[..n]),
+                }
+            }
+            let response = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{PAGE}",
+                PAGE.len()
+            );
+            let _ = stream.write_all(response.as_bytes());
+        }
+    });
+    (url, hits)
+}
+
+fn run(sb: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = sb.command();
+    cmd.args(args).stdin(Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn fetch_call(sb: &Sandbox, url: &str, env: &[(&str, &str)]) -> (Output, Value) {
+    let ws = sb.ws();
+    let args = json!({"url": url}).to_string();
+    let out = run(
+        sb,
+        &[
+            "tools",
+            "call",
+            "web_fetch",
+            "--args",
+            &args,
+            "--json",
+            "--yes",
+            "-w",
+            ws.to_str().unwrap(),
+        ],
+        env,
+    );
+    let result: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {} {}", text(&out.stdout), text(&out.stderr)));
+    (out, result)
+}
+
+#[test]
+fn web_fetch_returns_markdown_when_loopback_is_allowed() {
+    let sb = Sandbox::new(Format::OpenAi, vec![]);
+    let (url, hits) = page_server();
+    let (out, result) = fetch_call(&sb, &url, &[("CAIRN_WEB__ALLOW_LOOPBACK", "true")]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_ne!(result["isError"], true, "{result}");
+    let body = result["content"][0]["text"].as_str().unwrap();
+    assert!(body.contains("# Cairn trail"), "{body}");
+    assert!(body.contains("[stone markers](/next)"), "{body}");
+    assert!(body.contains(&format!("URL: {url}")), "{body}");
+    assert!(body.contains("Status: 200 OK"), "{body}");
+    assert!(!body.contains("tracker"), "{body}");
+    assert_eq!(hits.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn web_fetch_of_loopback_is_refused_by_default_and_nothing_connects() {
+    let sb = Sandbox::new(Format::OpenAi, vec![]);
+    let (url, hits) = page_server();
+    let (out, result) = fetch_call(&sb, &url, &[]);
+    assert!(!out.status.success());
+    assert_eq!(result["isError"], true, "{result}");
+    let message = result["content"][0]["text"].as_str().unwrap();
+    assert!(
+        message.contains("refused") && message.contains("loopback"),
+        "{message}"
+    );
+    assert_eq!(hits.load(Ordering::SeqCst), 0);
+}
+
+#[test]
+fn chat_web_fetch_puts_the_page_into_the_next_request() {
+    let (url, hits) = page_server();
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::tool_call("web_fetch", json!({"url": url})),
+            Reply::text("The trail goes north."),
+        ],
+    );
+    let ws = sb.ws();
+    let out = run(
+        &sb,
+        &[
+            "chat",
+            "-w",
+            ws.to_str().unwrap(),
+            "--yes",
+            "read the trail notes page",
+        ],
+        &[("CAIRN_WEB__ALLOW_LOOPBACK", "true")],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), "The trail goes north.");
+    assert_eq!(hits.load(Ordering::SeqCst), 1);
+    let requests = sb.model.requests();
+    let last = requests.last().unwrap().body.to_string();
+    assert!(last.contains("Cairn trail"), "{last}");
+    assert!(last.contains("stone markers"), "{last}");
+}
