@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use cairn_agent::redact::Redact;
-use cairn_vault::{KeySource, Redactor, Vault};
+use cairn_vault::Redactor;
 
 use crate::compose::Env;
 
@@ -17,24 +17,8 @@ impl Redact for VaultRedactor {
     }
 }
 
-/// The redactor for the default vault when its store exists; patterns only when there is no
-/// vault, or (with a warning) when it cannot be opened.
+/// The agent's redactor: the same as the log's (the default vault's values when its store
+/// exists, else credential patterns alone).
 pub fn agent_redactor(env: &Env) -> Arc<dyn Redact> {
-    let get = |k: &str| env.get(k).map(str::to_string);
-    let redactor = match cairn_vault::default_store_path(get) {
-        Some(path) if path.exists() => {
-            let key = KeySource::from_env(&path, get);
-            match Vault::open(&path, key) {
-                Ok(vault) => Redactor::from_vault(&vault),
-                Err(e) => {
-                    tracing::warn!(
-                        "the vault could not be opened, so only credential patterns are redacted: {e}"
-                    );
-                    Redactor::patterns_only()
-                }
-            }
-        }
-        _ => Redactor::patterns_only(),
-    };
-    Arc::new(VaultRedactor(redactor))
+    Arc::new(VaultRedactor(crate::secrets::log_redactor(env)))
 }

@@ -78,7 +78,7 @@ impl<'a> LazyVault<'a> {
 }
 
 /// The default vault when its store exists.
-fn open_default(env: &Env) -> Result<Option<Vault>, String> {
+pub fn open_default(env: &Env) -> Result<Option<Vault>, String> {
     let get = |k: &str| env.get(k).map(str::to_string);
     match cairn_vault::default_store_path(get) {
         Some(path) if path.exists() => {
@@ -153,7 +153,11 @@ pub fn provider_key(env: &Env, name: &str, base_url: &str) -> Option<String> {
 pub fn log_redactor(env: &Env) -> Redactor {
     match open_default(env) {
         Ok(Some(vault)) => Redactor::from_vault(&vault),
-        _ => Redactor::patterns_only(),
+        Ok(None) => Redactor::patterns_only(),
+        Err(e) => {
+            tracing::warn!("{e}; only credential patterns are redacted");
+            Redactor::patterns_only()
+        }
     }
 }
 
