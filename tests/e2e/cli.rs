@@ -5,18 +5,10 @@ use std::process::{Output, Stdio};
 use cairn_test_support::{Format, Reply};
 use serde_json::{Value, json};
 
-use crate::support::Sandbox;
+use crate::support::{Sandbox, text};
 
 fn run(sb: &Sandbox, args: &[&str]) -> Output {
-    sb.command()
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+    sb.run(args, &[])
 }
 
 /// `cairn chat` against a scripted model reads and edits a file in a temporary workspace.

@@ -7,15 +7,11 @@ use std::process::Stdio;
 use cairn_test_support::{Format, Reply};
 use serde_json::json;
 
-use crate::support::Sandbox;
+use crate::support::{Sandbox, text};
 
 const VALUE: &str = "Tr0ub4dor-e2e-vault-value";
 const VALUE_BASE64: &str = "VHIwdWI0ZG9yLWUyZS12YXVsdC12YWx1ZQ==";
 const AWS_KEY_ID: &str = "AKIAIOSFODNN7EXAMPLE";
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 #[test]
 fn vault_values_and_credential_patterns_do_not_reach_the_model() {

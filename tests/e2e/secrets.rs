@@ -10,14 +10,10 @@ use std::sync::{Arc, Mutex};
 
 use cairn_test_support::Format;
 
-use crate::support::Sandbox;
+use crate::support::{Sandbox, text};
 
 const VALUE: &str = "Bearer e2e-handle-value-7f3a9c";
 const AWS_KEY_ID: &str = "AKIAIOSFODNN7EXAMPLE";
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 /// `cairn vault set NAME --host HOST` with `value` on stdin.
 fn vault_set(sb: &Sandbox, name: &str, host: &str, value: &str) {

@@ -4,27 +4,12 @@
 //! model is missing. Without the model (these tests' home has none) ranking is lexical; the test
 //! with the model is gated by `CAIRN_MODEL_TESTS=1`.
 
-use std::process::{Output, Stdio};
-
 use cairn_test_support::{Format, Reply};
 use serde_json::{Value, json};
 
-use crate::support::{Editor, Sandbox};
+use crate::support::{Editor, Sandbox, text};
 
 const FILTER_MARKER: &str = "[cairn tool filter]";
-
-fn run(sb: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = sb.command();
-    cmd.args(args).stdin(Stdio::null());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    cmd.output().unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 /// The tool names an OpenAI-format request offered.
 fn offered(body: &Value) -> Vec<String> {
@@ -42,8 +27,7 @@ fn offered(body: &Value) -> Vec<String> {
 /// How many tools `cairn tools list` shows for the workspace.
 fn catalog_size(sb: &Sandbox) -> usize {
     let ws = sb.ws();
-    let out = run(
-        sb,
+    let out = sb.run(
         &["tools", "list", "--json", "-w", ws.to_str().unwrap()],
         &[],
     );
@@ -65,8 +49,7 @@ fn each_request_carries_a_selection_and_tool_search_pulls_in_more() {
         ],
     );
     let ws = sb.ws();
-    let out = run(
-        &sb,
+    let out = sb.run(
         &[
             "chat",
             "-w",
@@ -142,8 +125,7 @@ fn the_filter_asks_the_provider_and_narrows_the_candidates() {
         ],
     );
     let ws = sb.ws();
-    let out = run(
-        &sb,
+    let out = sb.run(
         &[
             "chat",
             "-w",
@@ -183,8 +165,7 @@ fn the_filter_asks_the_provider_and_narrows_the_candidates() {
 fn without_the_model_select_and_doctor_say_how_to_get_it_and_keywords_still_choose() {
     let sb = Sandbox::new(Format::OpenAi, vec![]);
     let ws = sb.ws();
-    let out = run(
-        &sb,
+    let out = sb.run(
         &[
             "select",
             "-w",
@@ -219,7 +200,7 @@ fn without_the_model_select_and_doctor_say_how_to_get_it_and_keywords_still_choo
         "no filter request with --no-filter"
     );
 
-    let out = run(&sb, &["doctor"], &[]);
+    let out = sb.run(&["doctor"], &[]);
     let stdout = text(&out.stdout);
     assert!(
         stdout.contains("note tool selection") && stdout.contains("scripts/embedding-model"),
@@ -270,8 +251,7 @@ fn with_the_model_select_ranks_by_meaning() {
     let hf_home = std::env::var("HF_HOME")
         .unwrap_or_else(|_| format!("{}/.cache/huggingface", std::env::var("HOME").unwrap()));
     let cache = sb.dir.path().join("embeddings");
-    let out = run(
-        &sb,
+    let out = sb.run(
         &[
             "select",
             "-w",
@@ -480,8 +460,7 @@ fn the_first_download_is_shown_in_the_editor_and_then_works_offline() {
 
     // Offline now, from what was downloaded.
     let ws = sb.ws();
-    let out = run(
-        &sb,
+    let out = sb.run(
         &[
             "select",
             "-w",
@@ -509,8 +488,7 @@ fn no_network_for_the_first_download_is_explained() {
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let endpoint = format!("http://{}", closed.local_addr().unwrap());
     drop(closed);
-    let out = run(
-        &sb,
+    let out = sb.run(
         &["doctor"],
         &[
             ("HF_HOME", hf_home.to_str().unwrap()),

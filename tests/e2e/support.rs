@@ -63,6 +63,16 @@ impl Sandbox {
         std::fs::read_to_string(self.ws().join(rel)).unwrap()
     }
 
+    /// Runs the real binary with `args` and extra environment, stdin closed.
+    pub fn run(&self, args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+        let mut cmd = self.command();
+        cmd.args(args).stdin(Stdio::null());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.output().unwrap()
+    }
+
     /// A command for the real binary with a clean environment: no keys, a private home.
     pub fn command(&self) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_cairn"));
@@ -136,6 +146,11 @@ pub struct Editor {
     pub responder: Responder,
     pub buffers: Buffers,
     pub stderr: Arc<Mutex<String>>,
+}
+
+/// Output bytes as text.
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
 }
 
 pub fn uri(path: &Path) -> String {

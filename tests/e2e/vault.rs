@@ -8,13 +8,9 @@ use std::process::{Command, Output, Stdio};
 
 use cairn_test_support::Format;
 
-use crate::support::Sandbox;
+use crate::support::{Sandbox, text};
 
 const VALUE: &str = "ghp_e2eSECRETvalue0123456789abcdef";
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 fn sandbox() -> Sandbox {
     Sandbox::new(Format::OpenAi, vec![])

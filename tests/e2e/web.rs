@@ -4,14 +4,14 @@
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
-use std::process::{Output, Stdio};
+use std::process::Output;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use cairn_test_support::{Format, Reply};
 use serde_json::{Value, json};
 
-use crate::support::Sandbox;
+use crate::support::{Sandbox, text};
 
 const PAGE: &str = "<!doctype html><html><head><title>Trail notes</title>\
 <script>tracker()</script></head><body><h1>Cairn trail</h1>\
@@ -45,24 +45,10 @@ fn page_server() -> (String, Arc<AtomicUsize>) {
     (url, hits)
 }
 
-fn run(sb: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = sb.command();
-    cmd.args(args).stdin(Stdio::null());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    cmd.output().unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
 fn fetch_call(sb: &Sandbox, url: &str, env: &[(&str, &str)]) -> (Output, Value) {
     let ws = sb.ws();
     let args = json!({"url": url}).to_string();
-    let out = run(
-        sb,
+    let out = sb.run(
         &[
             "tools",
             "call",
@@ -123,8 +109,7 @@ fn chat_web_fetch_puts_the_page_into_the_next_request() {
         ],
     );
     let ws = sb.ws();
-    let out = run(
-        &sb,
+    let out = sb.run(
         &[
             "chat",
             "-w",
