@@ -52,6 +52,14 @@ pub enum WebError {
     },
 
     /// The server kept redirecting.
+    #[error("refused {url}: secret `{secret}` may not be sent to {host}: {reason}")]
+    CredentialRefused {
+        url: String,
+        secret: String,
+        host: String,
+        reason: String,
+    },
+
     #[error("refused {url}: more than {limit} redirects")]
     TooManyRedirects { url: String, limit: usize },
 

@@ -9,13 +9,14 @@
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
-use reqwest::header::{self, HeaderMap};
+use reqwest::header::{self, HeaderMap, HeaderValue};
 use reqwest::{Method, StatusCode};
 use url::{Host, Url};
 
 use crate::blocklist::{host_suffixes, normalise_host, normalise_user_host};
 use crate::classify::classify;
 use crate::config::GuardConfig;
+use crate::credentials::{CredentialUse, Credentials, NoCredentials, Placement};
 use crate::error::WebError;
 use crate::limits::Limits;
 use crate::resolve::{Resolver, SystemResolver};
@@ -45,6 +46,8 @@ pub struct WebRequest {
     pub body: Option<Vec<u8>>,
     /// Whose request this is, for the per-user rate limit.
     pub user: String,
+    /// A vault secret the guard attaches itself, per hop, only for hosts it is bound to.
+    pub credential: Option<CredentialUse>,
 }
 
 impl WebRequest {
@@ -56,12 +59,19 @@ impl WebRequest {
             headers: HeaderMap::new(),
             body: None,
             user: "local".into(),
+            credential: None,
         }
     }
 
     /// A GET of `url`.
     pub fn get(url: impl Into<String>) -> Self {
         Self::new(Method::GET, url)
+    }
+
+    /// The same request carrying a vault secret.
+    pub fn with_credential(mut self, credential: CredentialUse) -> Self {
+        self.credential = Some(credential);
+        self
     }
 
     /// The same request on behalf of `user`.
@@ -92,6 +102,7 @@ pub struct WebGuard {
     allow: Vec<String>,
     resolver: Arc<dyn Resolver>,
     limits: Limits,
+    credentials: Arc<dyn Credentials>,
 }
 
 impl std::fmt::Debug for WebGuard {
@@ -140,7 +151,14 @@ impl WebGuard {
             limits: Limits::new(config.per_user_per_minute, config.per_host_per_minute),
             resolver,
             config,
+            credentials: Arc::new(NoCredentials),
         })
+    }
+
+    /// The same guard, taking the secrets that requests name from `credentials`.
+    pub fn with_credentials(mut self, credentials: Arc<dyn Credentials>) -> Self {
+        self.credentials = credentials;
+        self
     }
 
     /// The configuration in force.
@@ -329,6 +347,7 @@ impl WebGuard {
             mut method,
             mut headers,
             mut body,
+            credential,
             ..
         } = request;
         let mut hop = 0;
@@ -346,9 +365,11 @@ impl WebGuard {
             })?;
             tracing::debug!(%url, ?addrs, hop, "web guard: sending");
             let client = self.client_for(&url, &addrs).await?;
+            let (send_url, send_headers) =
+                self.attach(credential.as_ref(), &url, &headers, hop == 0)?;
             let mut builder = client
-                .request(method.clone(), url.clone())
-                .headers(headers.clone());
+                .request(method.clone(), send_url)
+                .headers(send_headers);
             if let Some(body) = &body {
                 builder = builder.body(body.clone());
             }
@@ -401,6 +422,72 @@ impl WebGuard {
             let from = std::mem::replace(&mut url, next);
             came_from = Some((from.to_string(), location));
         }
+    }
+
+    /// The URL and headers to send for this hop: with the credential when it is bound to the
+    /// hop's host; without it on a later hop (a redirect elsewhere), refused on the first.
+    fn attach(
+        &self,
+        credential: Option<&CredentialUse>,
+        url: &Url,
+        headers: &HeaderMap,
+        first_hop: bool,
+    ) -> Result<(Url, HeaderMap), WebError> {
+        let mut url_out = url.clone();
+        let mut headers_out = headers.clone();
+        let Some(credential) = credential else {
+            return Ok((url_out, headers_out));
+        };
+        let host = url.host_str().map(normalise_host).unwrap_or_default();
+        let secret = match self.credentials.for_host(&credential.secret, &host) {
+            Ok(secret) => secret,
+            Err(refusal) if first_hop => {
+                return Err(WebError::CredentialRefused {
+                    url: url.to_string(),
+                    secret: credential.secret.clone(),
+                    host,
+                    reason: refusal.reason,
+                });
+            }
+            Err(refusal) => {
+                tracing::info!(secret = %credential.secret, %host, "redirect: credential not sent ({})", refusal.reason);
+                return Ok((url_out, headers_out));
+            }
+        };
+        let invalid = |what: &str| WebError::CredentialRefused {
+            url: url.to_string(),
+            secret: credential.secret.clone(),
+            host: host.clone(),
+            reason: format!("{what} is not a valid header value"),
+        };
+        let mut sensitive = |name: header::HeaderName, value: String| {
+            let mut value = HeaderValue::from_str(&value).map_err(|_| invalid("its value"))?;
+            value.set_sensitive(true);
+            headers_out.insert(name, value);
+            Ok::<(), WebError>(())
+        };
+        match &credential.placement {
+            Placement::Bearer => {
+                sensitive(header::AUTHORIZATION, format!("Bearer {}", secret.expose()))?
+            }
+            Placement::Basic { username } => {
+                use base64::Engine as _;
+                let pair = format!("{username}:{}", secret.expose());
+                let encoded = base64::engine::general_purpose::STANDARD.encode(pair.as_bytes());
+                sensitive(header::AUTHORIZATION, format!("Basic {encoded}"))?
+            }
+            Placement::Header(name) => {
+                let name = header::HeaderName::from_bytes(name.as_bytes())
+                    .map_err(|_| invalid("the header name"))?;
+                sensitive(name, secret.expose().to_string())?
+            }
+            Placement::Query(param) => {
+                url_out
+                    .query_pairs_mut()
+                    .append_pair(param, secret.expose());
+            }
+        }
+        Ok((url_out, headers_out))
     }
 
     async fn read(

@@ -21,7 +21,9 @@
 //!   without decoders here, so no `Accept-Encoding` is sent and a body compressed anyway comes
 //!   back as received (a gzip bomb never expands);
 //! - applies connect and total timeouts, and per-user and per-host rate limits whose refusal
-//!   says when the next request may go.
+//!   says when the next request may go;
+//! - attaches a vault secret a tool asked for ([`CredentialUse`]) itself, per hop, only for a
+//!   host the secret is bound to ([`Credentials`]).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), cairn_web::WebError> {
@@ -36,6 +38,7 @@
 mod blocklist;
 mod classify;
 mod config;
+mod credentials;
 mod error;
 mod guard;
 mod limits;
@@ -45,6 +48,7 @@ pub mod tools;
 pub use blocklist::{Blocklist, BlocklistMatch};
 pub use classify::{AddressClass, classify};
 pub use config::GuardConfig;
+pub use credentials::{CredentialRefusal, CredentialUse, Credentials, NoCredentials, Placement};
 pub use error::WebError;
 pub use guard::{WebGuard, WebRequest, WebResponse};
 pub use resolve::{BoxFuture, Resolver, SystemResolver};

@@ -522,7 +522,12 @@ pub fn web_guard(config: &cairn_config::WebConfig) -> Result<Arc<cairn_web::WebG
         blocklist,
         ..cairn_web::GuardConfig::default()
     };
-    let guard = Arc::new(cairn_web::WebGuard::new(guard_config).map_err(|e| e.to_string())?);
+    let credentials = Arc::new(crate::secrets::VaultCredentials::new(Env::from_process()));
+    let guard = Arc::new(
+        cairn_web::WebGuard::new(guard_config)
+            .map_err(|e| e.to_string())?
+            .with_credentials(credentials),
+    );
     *current = Some((config.clone(), guard.clone()));
     Ok(guard)
 }

@@ -148,6 +148,67 @@ pub fn provider_key(env: &Env, name: &str, base_url: &str) -> Option<String> {
     }
 }
 
+/// The vault as the web guard's source of credentials: tools name a secret, the guard asks
+/// here for its value for each host it sends to. The store is read again when its file changes,
+/// so `cairn vault set` takes effect without a restart.
+pub struct VaultCredentials {
+    env: Env,
+    cached: std::sync::Mutex<Option<(std::time::SystemTime, Vault)>>,
+}
+
+impl VaultCredentials {
+    pub fn new(env: Env) -> Self {
+        Self {
+            env,
+            cached: std::sync::Mutex::new(None),
+        }
+    }
+
+    fn store_changed(&self) -> Option<std::time::SystemTime> {
+        let get = |k: &str| self.env.get(k).map(str::to_string);
+        let path = cairn_vault::default_store_path(get)?;
+        std::fs::metadata(path).and_then(|m| m.modified()).ok()
+    }
+}
+
+impl cairn_web::Credentials for VaultCredentials {
+    fn for_host(
+        &self,
+        name: &str,
+        host: &str,
+    ) -> Result<cairn_vault::Secret, cairn_web::CredentialRefusal> {
+        let refuse = |reason: String| cairn_web::CredentialRefusal { reason };
+        cairn_vault::validate_name(name).map_err(|e| refuse(e.to_string()))?;
+        let mut cached = self
+            .cached
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let modified = self.store_changed();
+        let fresh = matches!((&*cached, modified), (Some((at, _)), Some(m)) if *at == m);
+        if !fresh {
+            *cached = None;
+            let vault = open_default(&self.env).map_err(refuse)?.ok_or_else(|| {
+                refuse(format!(
+                    "there is no vault; add the secret with `cairn vault set {name} --host {host}`"
+                ))
+            })?;
+            *cached = modified.map(|m| (m, vault));
+            if cached.is_none() {
+                return Err(refuse("the vault's store could not be read".into()));
+            }
+        }
+        let Some((_, vault)) = cached.as_ref() else {
+            return Err(refuse("the vault's store could not be read".into()));
+        };
+        vault.secret_for_host(name, host).map_err(|e| match e {
+            VaultError::NotFound { .. } => refuse(format!(
+                "secret `{name}` is not in the vault; add it with `cairn vault set {name} --host {host}`"
+            )),
+            other => refuse(other.to_string()),
+        })
+    }
+}
+
 /// The redactor for log lines: credential patterns, and the values of the default vault when
 /// it can be opened.
 pub fn log_redactor(env: &Env) -> Redactor {
