@@ -6,3 +6,46 @@
 pub trait Redact: Send + Sync {
     fn redact(&self, text: &str) -> String;
 }
+
+/// `value` with every string in it (keys stay) through `redactor`.
+pub fn redact_json(redactor: &dyn Redact, value: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::String(text) => Value::String(redactor.redact(&text)),
+        Value::Array(items) => Value::Array(
+            items
+                .into_iter()
+                .map(|item| redact_json(redactor, item))
+                .collect(),
+        ),
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| (k, redact_json(redactor, v)))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+/// An approver that shows the user the request with its texts redacted: the arguments the model
+/// wrote, the reason and the tool's description. The hash still covers the real arguments, so
+/// the answer binds to what runs.
+pub struct RedactingApprover<'a> {
+    pub inner: &'a dyn crate::policy::Approver,
+    pub redactor: &'a dyn Redact,
+}
+
+impl crate::policy::Approver for RedactingApprover<'_> {
+    fn ask<'a>(
+        &'a self,
+        request: &'a crate::policy::ApprovalRequest,
+    ) -> futures::future::BoxFuture<'a, crate::policy::ApprovalAnswer> {
+        Box::pin(async move {
+            let mut shown = request.clone();
+            shown.arguments = redact_json(self.redactor, shown.arguments);
+            shown.reason = self.redactor.redact(&shown.reason);
+            shown.description = self.redactor.redact(&shown.description);
+            self.inner.ask(&shown).await
+        })
+    }
+}

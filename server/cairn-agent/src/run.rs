@@ -135,6 +135,64 @@ impl Agent {
         }
     }
 
+    /// `event` with every text in it through the redactor.
+    fn redacted_event(&self, event: RunEvent) -> RunEvent {
+        let Some(r) = &self.redactor else {
+            return event;
+        };
+        match event {
+            RunEvent::Text { delta } => RunEvent::Text {
+                delta: r.redact(&delta),
+            },
+            RunEvent::ToolCall {
+                call_id,
+                name,
+                arguments,
+            } => RunEvent::ToolCall {
+                call_id,
+                name,
+                arguments: crate::redact::redact_json(r.as_ref(), arguments),
+            },
+            RunEvent::Approval {
+                call_id,
+                name,
+                state,
+                answer,
+                reason,
+            } => RunEvent::Approval {
+                call_id,
+                name,
+                state,
+                answer,
+                reason: r.redact(&reason),
+            },
+            RunEvent::ToolResult {
+                call_id,
+                is_error,
+                content,
+            } => RunEvent::ToolResult {
+                call_id,
+                is_error,
+                content: r.redact(&content),
+            },
+            RunEvent::Edit {
+                call_id,
+                uri,
+                applied,
+                reason,
+            } => RunEvent::Edit {
+                call_id,
+                uri,
+                applied,
+                reason: reason.map(|text| r.redact(&text)),
+            },
+            RunEvent::Error { message } => RunEvent::Error {
+                message: r.redact(&message),
+            },
+            done @ RunEvent::Done { .. } => done,
+        }
+    }
+
     /// Runs one turn to its end and reports every step on `input.events`. Ends with exactly one
     /// `done` or `error` event.
     pub async fn run(&self, input: RunInput<'_>) -> RunOutcome {
@@ -146,8 +204,10 @@ impl Agent {
         let mut usage = Usage::default();
         let mut calls_made: u32 = 0;
         let mut offered_names = std::collections::BTreeSet::new();
+        // Everything the editor is told passes the redactor too: the model's text and arguments
+        // can carry a credential pattern, and an error can quote a provider's answer.
         let emit = |e: RunEvent| {
-            let _ = input.events.send(e);
+            let _ = input.events.send(self.redacted_event(e));
         };
 
         let selection_state = std::sync::Mutex::new(RunSelection::default());
@@ -424,10 +484,21 @@ impl Agent {
                 reason: reason.to_string(),
             });
         };
+        let redacting;
+        let approver: &dyn crate::policy::Approver = match &self.redactor {
+            Some(redactor) => {
+                redacting = crate::redact::RedactingApprover {
+                    inner: input.approver,
+                    redactor: redactor.as_ref(),
+                };
+                &redacting
+            }
+            None => input.approver,
+        };
         let gate = Gate {
             policy: &self.policy,
             grants: &input.grants,
-            approver: input.approver,
+            approver,
             paths: self.path_approvals.as_deref(),
         };
         let authorized = tokio::select! {

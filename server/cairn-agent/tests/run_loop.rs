@@ -1127,3 +1127,106 @@ async fn tool_results_and_the_message_are_redacted_before_the_model_sees_them() 
         "{seen}"
     );
 }
+
+#[tokio::test]
+async fn what_the_editor_is_told_is_redacted_too() {
+    // The model's own text and arguments can carry a credential (a pattern, or one the user
+    // pasted before it was in the vault); the events the editor shows pass the redactor.
+    let mut s = setup(
+        vec![
+            calls(1, "look", r#"{"note": "s3cret-value"}"#),
+            text("your key is s3cret-value"),
+        ],
+        25,
+    );
+    s.agent.tools = Arc::new(Leaky);
+    s.agent.redactor = Some(Arc::new(Replace("s3cret-value")));
+    let (outcome, events) = run_message(&s.agent, "hello").await;
+    assert_eq!(outcome.result, Ok(None));
+    let shown = serde_json::to_string(&events).unwrap();
+    assert!(!shown.contains("s3cret-value"), "{shown}");
+    let arguments = events
+        .iter()
+        .find_map(|e| match e {
+            RunEvent::ToolCall { arguments, .. } => Some(arguments.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(arguments, serde_json::json!({"note": "[REDACTED:K]"}));
+    let answer: String = events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::Text { delta } => Some(delta.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(answer, "your key is [REDACTED:K]");
+}
+
+/// A tool that reaches the network, so the default policy asks before it runs.
+struct Poster;
+
+impl ToolHost for Poster {
+    fn list(&self) -> Vec<ToolInfo> {
+        vec![ToolInfo {
+            tool: Tool::new(
+                "post",
+                "posts s3cret-value somewhere",
+                serde_json::Map::new(),
+            ),
+            effect: Effect::Network,
+            category: "web".into(),
+            agent_only: false,
+        }]
+    }
+    fn call(
+        &self,
+        _name: &str,
+        _arguments: serde_json::Map<String, serde_json::Value>,
+        _ctx: CallContext,
+    ) -> BoxFuture<'_, CallToolResult> {
+        Box::pin(async move { CallToolResult::success(vec![ContentBlock::text("posted")]) })
+    }
+}
+
+#[tokio::test]
+async fn the_approval_question_is_redacted_and_the_answer_binds_to_the_real_arguments() {
+    let mut s = setup(
+        vec![
+            calls(1, "post", r#"{"body": "s3cret-value"}"#),
+            text("done"),
+        ],
+        25,
+    );
+    s.agent.tools = Arc::new(Poster);
+    s.agent.redactor = Some(Arc::new(Replace("s3cret-value")));
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let approver = Answer(ApprovalAnswer::AllowOnce, Mutex::new(Vec::new()));
+    let outcome = s
+        .agent
+        .run(RunInput {
+            session_id: "s1".into(),
+            run_id: "r1".into(),
+            mode: Mode::Agent,
+            history: vec![],
+            message: "post it".into(),
+            approver: &approver,
+            grants: SessionGrants::default(),
+            events: tx,
+            cancel: CancellationToken::new(),
+        })
+        .await;
+    assert_eq!(outcome.result, Ok(None));
+    let asked = approver.1.lock().unwrap();
+    assert_eq!(asked.len(), 1, "the network call is asked about");
+    let shown = serde_json::to_string(&asked[0]).unwrap();
+    assert!(!shown.contains("s3cret-value"), "{shown}");
+    assert_eq!(
+        asked[0].arguments,
+        serde_json::json!({"body": "[REDACTED:K]"})
+    );
+    assert_eq!(
+        asked[0].args_hash,
+        cairn_agent::policy::args_hash(&serde_json::json!({"body": "s3cret-value"}))
+    );
+}

@@ -66,6 +66,10 @@ pub trait AgentFactory: Send + Sync {
     ) -> Result<Vec<String>, String>;
     /// Where transcripts are kept under this configuration.
     fn sessions_dir(&self, config: &Config) -> PathBuf;
+    /// What every text the editor is shown passes (`cairn/runEvent` is redacted by the agent).
+    fn redactor(&self) -> Option<Arc<dyn cairn_agent::redact::Redact>> {
+        None
+    }
     /// Calls `listener` whenever the tool-selection model's state changes, and once with the
     /// state it has now (when it has one).
     fn watch_selection(

@@ -87,7 +87,9 @@ pub(crate) fn watch(state: Arc<State>) {
             }
             state
                 .client
-                .send_notification::<McpStatusNotification>(status_json(&handle))
+                .send_notification::<McpStatusNotification>(
+                    state.redact_value(status_json(&handle)),
+                )
                 .await;
             // Several changes in a row make one notification.
             match events.recv().await {
@@ -157,8 +159,9 @@ impl cairn_mcp::ClientDelegate for EditorDelegate {
                 shown.truncate(end);
                 shown.push('…');
             }
-            let message =
-                format!("cairn: MCP server `{server}` asks to use your model with:\n{shown}");
+            let message = state.redact(format!(
+                "cairn: MCP server `{server}` asks to use your model with:\n{shown}"
+            ));
             let actions =
                 ["Allow", "Deny"].map(|t| tower_lsp_server::ls_types::MessageActionItem {
                     title: t.into(),
@@ -262,7 +265,9 @@ impl cairn_mcp::ClientDelegate for EditorDelegate {
             } else {
                 String::new()
             };
-            let text = format!("cairn: MCP server `{server}` asks: {message}{shown}");
+            let text = state.redact(format!(
+                "cairn: MCP server `{server}` asks: {message}{shown}"
+            ));
             let actions: Vec<_> = titles
                 .iter()
                 .map(|t| tower_lsp_server::ls_types::MessageActionItem {

@@ -427,6 +427,14 @@ async fn send_event(
     to_document: bool,
     pending: &mut String,
 ) {
+    // The agent redacts what it reports; errors raised here (a configuration that does not
+    // build) pass the redactor on their way out.
+    let event = match event {
+        RunEvent::Error { message } => RunEvent::Error {
+            message: state.redact(message),
+        },
+        other => other,
+    };
     if to_document && let Some(text) = chatdoc::render_event(&event) {
         pending.push_str(&text);
     }
@@ -580,7 +588,7 @@ pub(crate) async fn selection_command(
             if let Err(e) = create_chat_document(&state, &doc_uri, &initial).await {
                 state
                     .client
-                    .show_message(MessageType::ERROR, format!("cairn: {e}"))
+                    .show_message(MessageType::ERROR, state.redact(format!("cairn: {e}")))
                     .await;
             }
         });

@@ -64,6 +64,23 @@ impl State {
         self.config.lock().map(|c| c.clone()).unwrap_or_default()
     }
 
+    /// `text` as the editor may be shown it: vault values and credential patterns replaced.
+    pub fn redact(&self, text: impl Into<String>) -> String {
+        let text = text.into();
+        match self.factory.redactor() {
+            Some(r) => r.redact(&text),
+            None => text,
+        }
+    }
+
+    /// `value` with every string in it redacted, as [`State::redact`].
+    pub fn redact_value(&self, value: serde_json::Value) -> serde_json::Value {
+        match self.factory.redactor() {
+            Some(r) => cairn_agent::redact::redact_json(r.as_ref(), value),
+            None => value,
+        }
+    }
+
     pub fn encoding(&self) -> Encoding {
         self.encoding.lock().map(|e| *e).unwrap_or_default()
     }
@@ -301,7 +318,10 @@ impl Backend {
         if let Err(e) = result {
             self.state
                 .client
-                .show_message(MessageType::ERROR, format!("cairn: {what}: {e}"))
+                .show_message(
+                    MessageType::ERROR,
+                    self.state.redact(format!("cairn: {what}: {e}")),
+                )
                 .await;
         }
     }
@@ -465,13 +485,16 @@ impl LanguageServer for Backend {
             .map(|mut w| std::mem::take(&mut *w))
             .unwrap_or_default();
         for w in warnings {
-            self.state.client.show_message(MessageType::ERROR, w).await;
+            self.state
+                .client
+                .show_message(MessageType::ERROR, self.state.redact(w))
+                .await;
         }
         // Building the agent starts the MCP servers in the background.
         if let Err(e) = self.state.agent() {
             self.state
                 .client
-                .show_message(MessageType::ERROR, format!("cairn: {e}"))
+                .show_message(MessageType::ERROR, self.state.redact(format!("cairn: {e}")))
                 .await;
         }
         if let Some(handle) = self.state.factory.mcp() {
@@ -648,7 +671,7 @@ impl LanguageServer for Backend {
                 .state
                 .factory
                 .mcp()
-                .map(|h| crate::mcp::status_json(&h)),
+                .map(|h| self.state.redact_value(crate::mcp::status_json(&h))),
             commands::TRUST_WORKSPACE => {
                 let Some(root) = self.state.roots().into_iter().next() else {
                     return Err(invalid_params("no workspace folder to trust"));

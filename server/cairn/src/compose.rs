@@ -239,6 +239,10 @@ pub struct Factory {
 }
 
 impl cairn_lsp::AgentFactory for Factory {
+    fn redactor(&self) -> Option<Arc<dyn cairn_agent::redact::Redact>> {
+        Some(crate::redaction::agent_redactor(&self.env))
+    }
+
     fn watch_selection(
         &self,
         listener: Arc<dyn Fn(cairn_agent::select::RankerStatus) + Send + Sync>,

@@ -1,24 +1,68 @@
-//! The agent's redactor: vault values and credential patterns, through the `Redact` seam of
-//! `cairn-agent` (the vault crate does not depend on the agent crate, nor it on the vault).
+//! The redactor the agent and the editor's messages use: vault values and credential patterns,
+//! through the `Redact` seam of `cairn-agent` (the vault crate does not depend on the agent
+//! crate, nor it on the vault).
+//!
+//! It follows the vault: when the store file changes (`cairn vault set` in another terminal),
+//! the next text is redacted with the new values, without a restart.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::SystemTime;
 
 use cairn_agent::redact::Redact;
 use cairn_vault::Redactor;
 
 use crate::compose::Env;
 
-/// A [`Redactor`] as the agent's [`Redact`].
-pub struct VaultRedactor(pub Redactor);
+/// The default vault's redactor, rebuilt when the store's modification time changes.
+pub struct VaultRedactor {
+    env: Env,
+    /// The store's modification time when `redactor` was built (`None`: no store then).
+    current: Mutex<(Option<SystemTime>, Arc<Redactor>)>,
+}
 
-impl Redact for VaultRedactor {
-    fn redact(&self, text: &str) -> String {
-        self.0.redact(text).into_owned()
+impl VaultRedactor {
+    pub fn new(env: Env) -> Self {
+        let stamp = store_stamp(&env);
+        let redactor = Arc::new(crate::secrets::log_redactor(&env));
+        Self {
+            env,
+            current: Mutex::new((stamp, redactor)),
+        }
+    }
+
+    fn redactor(&self) -> Arc<Redactor> {
+        let stamp = store_stamp(&self.env);
+        let mut current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
+        if current.0 != stamp {
+            *current = (stamp, Arc::new(crate::secrets::log_redactor(&self.env)));
+        }
+        current.1.clone()
     }
 }
 
-/// The agent's redactor: the same as the log's (the default vault's values when its store
-/// exists, else credential patterns alone).
+fn store_stamp(env: &Env) -> Option<SystemTime> {
+    let get = |k: &str| env.get(k).map(str::to_string);
+    let path = cairn_vault::default_store_path(get)?;
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+impl Redact for VaultRedactor {
+    fn redact(&self, text: &str) -> String {
+        self.redactor().redact(text).into_owned()
+    }
+}
+
+/// The redactor of this process's environment: one per process, shared by every agent built
+/// and by the editor's messages.
 pub fn agent_redactor(env: &Env) -> Arc<dyn Redact> {
-    Arc::new(VaultRedactor(crate::secrets::log_redactor(env)))
+    static SHARED: Mutex<Option<Arc<VaultRedactor>>> = Mutex::new(None);
+    let mut shared = SHARED.lock().unwrap_or_else(PoisonError::into_inner);
+    match shared.as_ref() {
+        Some(r) if r.env.0 == env.0 => r.clone(),
+        _ => {
+            let r = Arc::new(VaultRedactor::new(env.clone()));
+            *shared = Some(r.clone());
+            r
+        }
+    }
 }
