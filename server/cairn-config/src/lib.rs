@@ -23,6 +23,7 @@ pub use mcp_import::{
 };
 pub use model::{
     AccessConfig, AgentConfig, Config, Decision, EffectPolicy, LogConfig, McpConfig,
-    McpServerConfig, McpTransport, PolicyConfig, ProviderConfig, ProviderKind, SandboxConfig,
-    SelectionConfig, SessionsConfig, WebConfig,
+    McpOAuthConfig, McpServerConfig, McpTransport, OAuthGrant, PolicyConfig, ProviderConfig,
+    ProviderKind, SandboxConfig, SearchProvider, SelectionConfig, SessionsConfig, WebConfig,
+    WebSearchConfig,
 };

@@ -41,6 +41,35 @@ pub struct WebConfig {
     pub per_host_per_minute: u32,
     /// A response body is cut at this many bytes.
     pub max_bytes: usize,
+    /// `[web.search]`: the provider behind `web_search`; none by default.
+    pub search: WebSearchConfig,
+}
+
+/// `[web.search]`: which search provider `web_search` asks, and with which vault secret.
+/// Like the rest of `[web]`, only the user's own config (or the environment) may set it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WebSearchConfig {
+    /// `searxng`, `brave` or `tavily`; unset, `web_search` says what to configure.
+    pub provider: Option<SearchProvider>,
+    /// The SearXNG instance (`https://searx.example.org`), or another endpoint for Brave or
+    /// Tavily (a proxy or a compatible service) instead of their public API.
+    pub url: Option<String>,
+    /// The name of the vault secret holding the API key (`cairn vault set NAME --host HOST`);
+    /// the web guard attaches it only for the hosts it is bound to.
+    pub secret: Option<String>,
+}
+
+/// A web search API `web_search` knows how to call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchProvider {
+    /// A SearXNG instance's JSON API (`/search?format=json`).
+    Searxng,
+    /// The Brave Search API (key in `X-Subscription-Token`).
+    Brave,
+    /// The Tavily search API (key as a bearer token).
+    Tavily,
 }
 
 impl Default for WebConfig {
@@ -54,6 +83,7 @@ impl Default for WebConfig {
             per_user_per_minute: 10,
             per_host_per_minute: 30,
             max_bytes: 1024 * 1024,
+            search: WebSearchConfig::default(),
         }
     }
 }
@@ -400,4 +430,42 @@ pub struct McpServerConfig {
     pub disabled: bool,
     /// Overrides `mcp.call_timeout_secs` for this server.
     pub call_timeout_secs: Option<u64>,
+    /// `[mcp.servers.NAME.oauth]`: how cairn authorizes to an HTTP server that asks for OAuth.
+    /// Without it, a server that answers 401 still gets the authorization-code flow with
+    /// dynamic registration; this table pre-registers a client or picks another grant.
+    pub oauth: Option<McpOAuthConfig>,
+}
+
+/// `[mcp.servers.NAME.oauth]`: OAuth 2.1 settings for one HTTP server.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct McpOAuthConfig {
+    /// A client id registered with the authorization server beforehand; without it cairn uses a
+    /// client id metadata document (`client_metadata_url`) or dynamic registration.
+    pub client_id: Option<String>,
+    /// The client's secret, as a `secret:NAME` vault handle (bound to the server's host).
+    pub client_secret: Option<String>,
+    /// An HTTPS URL where cairn's client id metadata document is published, used as the client
+    /// id when the authorization server supports such documents.
+    pub client_metadata_url: Option<String>,
+    /// Scopes to ask for; default: what the server's challenge or metadata names.
+    pub scopes: Vec<String>,
+    /// `authorization_code` (default: the user signs in in a browser) or `client_credentials`
+    /// (a machine client: `client_secret` or `private_key`).
+    pub grant: OAuthGrant,
+    /// A fixed port for the loopback redirect listener (`http://127.0.0.1:PORT/callback`), for
+    /// clients pre-registered with that redirect URI; default: a random free port.
+    pub redirect_port: Option<u16>,
+    /// A PKCS#8 PEM EC P-256 private key, as a `secret:NAME` handle, to authenticate with a
+    /// signed JWT (`private_key_jwt`, ES256) instead of a secret in the client-credentials grant.
+    pub private_key: Option<String>,
+}
+
+/// The OAuth grant cairn uses for a server.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OAuthGrant {
+    #[default]
+    AuthorizationCode,
+    ClientCredentials,
 }

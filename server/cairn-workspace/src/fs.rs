@@ -78,6 +78,11 @@ impl Workspace {
     ///
     /// This does not go through the editor; callers check [`Workspace::open_document`] first.
     pub fn write_text_atomic(&self, path: &WorkspacePath, text: &str) -> Result<(), ScopeError> {
+        self.write_bytes_atomic(path, text.as_bytes())
+    }
+
+    /// [`Workspace::write_text_atomic`] for any bytes (a download, which need not be text).
+    pub fn write_bytes_atomic(&self, path: &WorkspacePath, bytes: &[u8]) -> Result<(), ScopeError> {
         self.check(path, Operation::Write)?;
         let abs = path.as_path();
         if path.is_root() {
@@ -99,7 +104,7 @@ impl Workspace {
         }
         // A new file never clobbers: someone may have created it meanwhile (maybe as a symlink).
         let mode = existing.as_ref().map(open::permissions);
-        parent.write_file(text.as_bytes(), mode, existing.is_some())
+        parent.write_file(bytes, mode, existing.is_some())
     }
 
     /// The entries of a directory, sorted by name; symlinks are reported, never followed.
@@ -194,6 +199,15 @@ impl Workspace {
         path: &WorkspacePath,
         text: &str,
     ) -> Result<(), ScopeError> {
+        self.create_bytes_exclusive(path, text.as_bytes())
+    }
+
+    /// [`Workspace::create_text_exclusive`] for any bytes (a download, which need not be text).
+    pub fn create_bytes_exclusive(
+        &self,
+        path: &WorkspacePath,
+        bytes: &[u8],
+    ) -> Result<(), ScopeError> {
         self.check(path, Operation::Write)?;
         let abs = path.as_path();
         self.parent_of(path)?;
@@ -203,7 +217,7 @@ impl Workspace {
                 path: abs.to_owned(),
             });
         }
-        parent.write_file(text.as_bytes(), None, false)
+        parent.write_file(bytes, None, false)
     }
 
     /// Delete a regular file. Directories, symlinks and special files are refused (a symlink

@@ -1,0 +1,203 @@
+//! `web_download`: save a URL's body into the workspace, through the workspace's file scope.
+//!
+//! The path is resolved by [`Workspace::resolve`] (never outside a root, never through a
+//! symlink) and written by [`Workspace::create_bytes_exclusive`] or
+//! [`Workspace::write_bytes_atomic`], which apply the user's write grants and the deny list.
+//! The path is checked before anything is fetched, so a refused path costs no request.
+//!
+//! Decisions:
+//! - A protected path (`.git/`, `.env`, shell start-up files, ...) is refused outright, with no
+//!   way to approve it here: content from the network should not land where it is run or read
+//!   as secrets. The built-in `write_file`/`move_file` can still put it there, asking the user
+//!   about that exact path.
+//! - A body cut at the guard's size cap (`web.max_bytes`) is not written: a truncated archive
+//!   or binary is worse than none, and the model could not tell.
+//! - An error status (4xx, 5xx) is not written either: the error page is not the file asked for.
+//! - An existing file is replaced only with `overwrite: true`, and never one open in the
+//!   editor (its unsaved text would be lost without the editor knowing).
+
+use std::sync::Arc;
+
+use cairn_agent::tools::{EDITS_META_KEY, EditReport};
+use cairn_workspace::{Operation, ScopeError, Workspace, WorkspacePath};
+use rmcp::model::{CallToolResult, MetaObject, Tool, ToolAnnotations};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use super::{WebTools, content_type, error, parse, schema, text, url_prop};
+use crate::Method;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DownloadArgs {
+    url: String,
+    path: String,
+    #[serde(default)]
+    overwrite: bool,
+}
+
+pub(super) fn definition() -> Tool {
+    let annotations = ToolAnnotations::new()
+        .read_only(false)
+        .destructive(true)
+        .open_world(true);
+    Tool::new(
+        "web_download",
+        "Download a URL into a file of the workspace (any content: text, images, archives), up to the web size cap (1 MiB by default; a larger download is not saved). Refuses paths outside the workspace or protected ones (.git, .env, ...), and an existing file unless overwrite is true.",
+        Arc::new(schema(
+            json!({
+                "url": url_prop(),
+                "path": {"type": "string", "description": "Where to save it, relative to the workspace root (or absolute inside it); missing directories are created."},
+                "overwrite": {"type": "boolean", "description": "Replace the file if it exists (default false)."}
+            }),
+            &["url", "path"],
+        )),
+    )
+    .with_annotations(annotations)
+}
+
+/// What the path check found.
+enum Target {
+    New(WorkspacePath),
+    Existing(WorkspacePath),
+}
+
+pub(super) async fn call(tools: &WebTools, args: Map<String, Value>) -> CallToolResult {
+    let a: DownloadArgs = match parse("web_download", args) {
+        Ok(a) => a,
+        Err(message) => return error(message),
+    };
+    let Some(ws) = tools.workspace.clone() else {
+        return error("web_download needs a workspace to save into; open a folder first");
+    };
+    let requested = a.path.clone();
+    let overwrite = a.overwrite;
+    let checked = blocking(&ws, move |ws| check_target(ws, &requested, overwrite)).await;
+    let target = match checked {
+        Ok(Ok(target)) => target,
+        Ok(Err(message)) | Err(message) => return error(message),
+    };
+    let response = match tools.get(&a.url, Method::GET).await {
+        Ok(r) => r,
+        Err(message) => return error(format!("nothing was saved: {message}")),
+    };
+    let (path, existed) = match target {
+        Target::New(p) => (p, false),
+        Target::Existing(p) => (p, true),
+    };
+    let shown = path.display_path();
+    if !response.status.is_success() {
+        return error(format!(
+            "nothing was saved to {shown}: {} answered {}",
+            response.final_url, response.status
+        ));
+    }
+    if response.truncated {
+        return error(format!(
+            "nothing was saved to {shown}: {} is larger than the web size cap of {} bytes (web.max_bytes in your user config), and a cut-off file would be corrupt",
+            response.final_url,
+            response.body.len()
+        ));
+    }
+    let ct = content_type(&response);
+    let size = response.body.len();
+    let body = response.body;
+    let written_path = path.clone();
+    let written = blocking(&ws, move |ws| {
+        if existed {
+            ws.write_bytes_atomic(&written_path, &body)
+        } else {
+            // Exclusive: a file that appeared since the check is not clobbered.
+            ws.create_bytes_exclusive(&written_path, &body)
+        }
+        .map_err(|e| e.to_string())
+    })
+    .await;
+    match written {
+        Ok(Ok(())) => {
+            let verb = if existed { "replaced" } else { "saved" };
+            let mut message = format!("{verb} {shown} ({size} bytes");
+            if !ct.is_empty() {
+                message.push_str(&format!(", {ct}"));
+            }
+            message.push_str(&format!(") from {}", response.final_url));
+            if response.redirects > 0 {
+                message.push_str(&format!(" after {} redirects", response.redirects));
+            }
+            with_edit(text(message), &path, None)
+        }
+        Ok(Err(reason)) | Err(reason) => {
+            let message = format!("nothing was saved to {shown}: {reason}");
+            with_edit(error(message.clone()), &path, Some(message))
+        }
+    }
+}
+
+/// Resolves and checks the target before anything is fetched.
+fn check_target(ws: &Workspace, requested: &str, overwrite: bool) -> Result<Target, String> {
+    let path = ws.resolve(requested).map_err(|e| e.to_string())?;
+    if path.is_root() {
+        return Err(format!(
+            "refused path `{requested}`: it is a workspace root; name a file inside it"
+        ));
+    }
+    match ws.check(&path, Operation::Write) {
+        Ok(()) => {}
+        Err(ScopeError::Protected {
+            path: shown, why, ..
+        }) => {
+            return Err(format!(
+                "refused to save a download to `{shown}`: it is protected ({why}), and web_download never writes protected paths; save it elsewhere and move it with move_file, which asks the user"
+            ));
+        }
+        Err(e) => return Err(e.to_string()),
+    }
+    match ws.stat(&path) {
+        Ok(stat) if stat.kind != cairn_workspace::EntryKind::File => Err(format!(
+            "refused path `{}`: something other than a file is there ({:?})",
+            path.display_path(),
+            stat.kind
+        )),
+        Ok(_) if !overwrite => Err(format!(
+            "{} already exists; pass overwrite: true to replace it, or choose another path",
+            path.display_path()
+        )),
+        Ok(_) if ws.open_document(&path).is_some() => Err(format!(
+            "{} is open in the editor; close it first, so its unsaved text is not lost",
+            path.display_path()
+        )),
+        Ok(_) => Ok(Target::Existing(path)),
+        Err(ScopeError::NotFound { .. }) => Ok(Target::New(path)),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Workspace file work off the async executor; a panic there becomes an error message.
+async fn blocking<T: Send + 'static>(
+    ws: &Arc<Workspace>,
+    f: impl FnOnce(&Workspace) -> T + Send + 'static,
+) -> Result<T, String> {
+    let ws = ws.clone();
+    tokio::task::spawn_blocking(move || f(&ws))
+        .await
+        .map_err(|e| format!("internal error: the download failed ({e})"))
+}
+
+/// The result with the edit reported under [`EDITS_META_KEY`], as the built-in file tools do.
+fn with_edit(
+    result: CallToolResult,
+    path: &WorkspacePath,
+    reason: Option<String>,
+) -> CallToolResult {
+    let report = EditReport {
+        uri: path.uri(),
+        applied: reason.is_none(),
+        reason,
+    };
+    let mut meta = Map::new();
+    meta.insert(
+        EDITS_META_KEY.to_owned(),
+        serde_json::to_value(vec![report]).unwrap_or(Value::Null),
+    );
+    result.with_meta(Some(MetaObject(meta)))
+}
