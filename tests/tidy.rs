@@ -6,7 +6,9 @@
 //! - `docs/lsp-extensions.md` records the SHA-256 of `server/cairn-lsp/src/protocol.rs`, so a
 //!   change of the protocol cannot land without a look at its documentation;
 //! - every `cairn/` method and `cairn.` command named in `protocol.rs` is documented there;
-//! - no `.rs` or `.md` file has trailing whitespace.
+//! - no `.rs` or `.md` file has trailing whitespace;
+//! - only the crates whose job it is depend on an HTTP client: tools reach the web through the
+//!   web guard (`cairn-web`), never a client of their own.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -225,4 +227,87 @@ fn literal_scanner_finds_methods_and_commands() {
     let source =
         r#"const A: &str = "cairn/chat"; const B: &str = "cairn.send"; "cairnish"; "other""#;
     assert_eq!(cairn_literals(source), vec!["cairn.send", "cairn/chat"]);
+}
+
+/// The crates that may depend on an HTTP client directly, and why.
+const HTTP_CLIENT_CRATES: &[(&str, &str)] = &[
+    ("cairn-web", "the web guard: every request a tool makes"),
+    ("cairn-llm", "the model provider the user configured"),
+    (
+        "cairn-mcp",
+        "the MCP servers the user configured (streamable HTTP, SSE)",
+    ),
+    ("cairn-test-support", "test doubles only"),
+];
+
+/// HTTP client crates (and hyper, whose client a crate could use directly).
+const HTTP_CLIENTS: &[&str] = &[
+    "reqwest",
+    "ureq",
+    "hyper",
+    "hyper-util",
+    "isahc",
+    "surf",
+    "attohttpc",
+    "curl",
+];
+
+/// The crates a `Cargo.toml` lists under `[dependencies]` (package names, renames resolved).
+fn normal_dependencies(manifest: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut in_dependencies = false;
+    for line in manifest.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            in_dependencies = line == "[dependencies]";
+            continue;
+        }
+        if !in_dependencies || line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let Some((key, rest)) = line.split_once('=') else {
+            continue;
+        };
+        let key = key.trim().split('.').next().unwrap_or_default().trim();
+        // `alias = { package = "reqwest", ... }`
+        let package = rest
+            .split_once("package")
+            .and_then(|(_, p)| p.split('"').nth(1))
+            .unwrap_or(key);
+        out.push(package.to_string());
+    }
+    out
+}
+
+#[test]
+fn only_the_guard_and_the_transports_have_an_http_client() {
+    let root = repo_root();
+    let mut offenders = Vec::new();
+    for manifest in files(&root.join("server"), &["Cargo.toml"]) {
+        let crate_name = manifest
+            .parent()
+            .and_then(|d| d.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if HTTP_CLIENT_CRATES.iter().any(|(c, _)| *c == crate_name) {
+            continue;
+        }
+        for dep in normal_dependencies(&read(&manifest)) {
+            if HTTP_CLIENTS.contains(&dep.as_str()) {
+                offenders.push(format!("{}: {dep}", display(&manifest)));
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "tools send requests through cairn_web::WebGuard::fetch; these crates depend on an HTTP \
+         client directly:\n{}",
+        offenders.join("\n")
+    );
+}
+
+#[test]
+fn dependency_scanner_sees_renamed_and_dotted_entries() {
+    let manifest = "[package]\nname = \"x\"\n\n[dependencies]\nreqwest13 = { package = \"reqwest\", version = \"0.13\" }\nureq.workspace = true\nserde = \"1\"\n\n[dev-dependencies]\nhyper = \"1\"\n";
+    assert_eq!(normal_dependencies(manifest), ["reqwest", "ureq", "serde"]);
 }

@@ -126,13 +126,25 @@ impl RunOutcome {
     }
 }
 
+/// What every replacement the redactor makes starts with (`[REDACTED:name]`).
+const REDACTION_MARK: &str = "[REDACTED";
+
 impl Agent {
-    /// `text` through the redactor, if there is one.
-    fn redacted(&self, text: &str) -> String {
-        match &self.redactor {
-            Some(r) => r.redact(text),
-            None => text.to_string(),
+    /// `text` through the redactor, if there is one. When something was replaced, one log
+    /// line says where (`what`) and how many: never what.
+    fn redacted(&self, what: &str, text: &str) -> String {
+        let Some(r) = &self.redactor else {
+            return text.to_string();
+        };
+        let out = r.redact(text);
+        let count = out
+            .matches(REDACTION_MARK)
+            .count()
+            .saturating_sub(text.matches(REDACTION_MARK).count());
+        if count > 0 {
+            tracing::info!(category = what, count, "redacted secrets before the model");
         }
+        out
     }
 
     /// `event` with every text in it through the redactor.
@@ -199,7 +211,7 @@ impl Agent {
         let mut messages = input.history.clone();
         let first_new = messages.len();
         messages.push(Message::User {
-            text: self.redacted(&input.message),
+            text: self.redacted("user_message", &input.message),
         });
         let mut usage = Usage::default();
         let mut calls_made: u32 = 0;
@@ -410,7 +422,10 @@ impl Agent {
         let (is_error, content) = self
             .tool_call_inner(call, catalog, search, input, emit)
             .await;
-        let content = truncate(self.redacted(&content), self.limits.tool_result_max_bytes);
+        let content = truncate(
+            self.redacted("tool_result", &content),
+            self.limits.tool_result_max_bytes,
+        );
         emit(RunEvent::ToolResult {
             call_id: call.id.clone(),
             is_error,

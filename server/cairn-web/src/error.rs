@@ -121,6 +121,7 @@ impl WebError {
                 | WebError::RedirectRefused { .. }
                 | WebError::TooManyRedirects { .. }
                 | WebError::RateLimited { .. }
+                | WebError::CredentialRefused { .. }
         )
     }
 

