@@ -43,6 +43,7 @@ mod error;
 mod guard;
 mod limits;
 mod resolve;
+pub mod api;
 pub mod tools;
 
 pub use blocklist::{Blocklist, BlocklistMatch};
