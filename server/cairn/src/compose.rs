@@ -434,17 +434,24 @@ pub fn start_hub(
             .join("\n")
     );
     let unchanged = existing.is_some_and(|h| h.roots == roots && h.access_key == access_key);
-    // The web tools need no workspace; a guard that cannot be built (an unreadable blocklist)
-    // leaves them out rather than running unguarded.
-    if !unchanged && web.enabled {
-        match web_guard(web) {
-            Ok(guard) => add_builtin(
-                &hub,
-                "cairn-web",
-                cairn_web::tools::WebTools::new(guard, user.clone()),
-            ),
-            Err(e) => tracing::warn!("the web tools are off: {e}"),
+    // The web tools need no workspace (only `web_download` does, and it is added with the
+    // workspace below); a guard that cannot be built (an unreadable blocklist) leaves them out
+    // rather than running unguarded.
+    let web_tools = match (!unchanged && web.enabled).then(|| web_guard(web)) {
+        Some(Ok(guard)) => Some(
+            cairn_web::tools::WebTools::new(guard, user.clone())
+                .with_search(web_search_settings(&web.search)),
+        ),
+        Some(Err(e)) => {
+            tracing::warn!("the web tools are off: {e}");
+            None
         }
+        None => None,
+    };
+    if let Some(tools) = &web_tools
+        && roots.is_empty()
+    {
+        add_builtin(&hub, "cairn-web", tools.clone());
     }
     if !unchanged && roots.is_empty() {
         add_builtin(
@@ -472,6 +479,9 @@ pub fn start_hub(
             path_approvals.clone(),
         );
         let workspace = Arc::new(workspace);
+        if let Some(tools) = web_tools {
+            add_builtin(&hub, "cairn-web", tools.with_workspace(workspace.clone()));
+        }
         // One in-process server per category, so each category is its own MCP server.
         add_builtin(
             &hub,
@@ -497,6 +507,24 @@ pub fn start_hub(
         roots: roots.to_vec(),
         access_key,
         path_approvals,
+    })
+}
+
+/// `[web.search]` as `web_search` takes it; `None` when no provider is set.
+fn web_search_settings(
+    config: &cairn_config::WebSearchConfig,
+) -> Option<cairn_web::tools::SearchSettings> {
+    use cairn_config::SearchProvider as Configured;
+    use cairn_web::tools::SearchProvider;
+    let provider = match config.provider? {
+        Configured::Searxng => SearchProvider::Searxng,
+        Configured::Brave => SearchProvider::Brave,
+        Configured::Tavily => SearchProvider::Tavily,
+    };
+    Some(cairn_web::tools::SearchSettings {
+        provider,
+        url: config.url.clone(),
+        secret: config.secret.clone(),
     })
 }
 
