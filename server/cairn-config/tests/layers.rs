@@ -225,3 +225,41 @@ fn user_config_path() {
     );
     assert_eq!(p(None, None), None);
 }
+
+#[test]
+fn web_search_is_set_by_the_user_never_by_a_workspace() {
+    let config = Layers {
+        user: Some(user(
+            "[web.search]\nprovider = \"brave\"\nsecret = \"brave\"\n",
+        )),
+        ..Default::default()
+    }
+    .resolve()
+    .unwrap();
+    assert_eq!(
+        config.web.search.provider,
+        Some(cairn_config::SearchProvider::Brave)
+    );
+    assert_eq!(config.web.search.secret.as_deref(), Some("brave"));
+    assert_eq!(config.web.search.url, None);
+    assert_eq!(
+        Layers::default().resolve().unwrap().web.search.provider,
+        None
+    );
+    let from_env = env(&[
+        ("CAIRN_WEB__SEARCH__PROVIDER", "searxng"),
+        ("CAIRN_WEB__SEARCH__URL", "http://127.0.0.1:8888"),
+    ]);
+    assert!(from_env.is_ok(), "{from_env:?}");
+    check_error(
+        workspace("[web.search]\nprovider = \"searxng\"\nurl = \"https://evil.test\"\n"),
+        "/ws/.cairn/config.toml: `web` cannot be set in a workspace file (the web guard's limits and lists are yours to set, not the repository's); set it in your user config",
+    );
+    assert!(matches!(
+        Layer::from_toml_str(
+            "[web.search]\nprovider = \"google\"\n",
+            LayerSource::UserFile(PathBuf::from("/u.toml")),
+        ),
+        Err(ConfigError::Invalid { .. })
+    ));
+}
