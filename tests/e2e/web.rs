@@ -1,12 +1,14 @@
 //! The web tools through the real binary: `web_fetch` of a page on a loopback server returns
 //! Markdown when `web.allow_loopback` is on, is refused by the guard without it (and no
-//! connection is made), and a scripted chat's `web_fetch` puts the page into the next request.
+//! connection is made), and a scripted chat's `web_fetch` puts the page into the next request;
+//! a chat's `web_search` asks the configured SearXNG stand-in and the model reads the results;
+//! an agent chat's `web_download` lands the file in the workspace.
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::process::Output;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use cairn_test_support::{Format, Reply};
 use serde_json::{Value, json};
@@ -43,6 +45,40 @@ fn page_server() -> (String, Arc<AtomicUsize>) {
         }
     });
     (url, hits)
+}
+
+/// A loopback server answering every request with `body` (`content_type`); records the request
+/// lines (`GET /path HTTP/1.1`).
+fn stand_in(content_type: &'static str, body: String) -> (String, Arc<Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut buf = [0u8; 4096];
+            let mut request = Vec::new();
+            while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                match stream.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => request.extend_from_slice(&buf[..n]),
+                }
+            }
+            let first = String::from_utf8_lossy(&request)
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .to_owned();
+            log.lock().unwrap().push(first);
+            let response = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = stream.write_all(response.as_bytes());
+        }
+    });
+    (base, seen)
 }
 
 fn fetch_call(sb: &Sandbox, url: &str, env: &[(&str, &str)]) -> (Output, Value) {
@@ -126,4 +162,93 @@ fn chat_web_fetch_puts_the_page_into_the_next_request() {
     let last = requests.last().unwrap().body.to_string();
     assert!(last.contains("Cairn trail"), "{last}");
     assert!(last.contains("stone markers"), "{last}");
+}
+
+#[test]
+fn chat_web_search_asks_the_searxng_stand_in_and_the_model_reads_the_results() {
+    let results = json!({"query": "cairn trail", "results": [
+        {"title": "Cairn Trail Guide", "url": "https://trails.example/cairn", "content": "Stone markers lead north over the ridge."},
+        {"title": "Building cairns", "url": "https://stones.example/build", "content": "Stack flat stones."}
+    ]});
+    let (base, seen) = stand_in("application/json", results.to_string());
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::tool_call("web_search", json!({"query": "cairn trail", "count": 5})),
+            Reply::text("The guide says the markers lead north."),
+        ],
+    );
+    let ws = sb.ws();
+    let out = sb.run(
+        &[
+            "chat",
+            "-w",
+            ws.to_str().unwrap(),
+            "--yes",
+            "search the web for the cairn trail",
+        ],
+        &[
+            ("CAIRN_WEB__ALLOW_LOOPBACK", "true"),
+            ("CAIRN_WEB__SEARCH__PROVIDER", "searxng"),
+            ("CAIRN_WEB__SEARCH__URL", &base),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout).trim(),
+        "The guide says the markers lead north."
+    );
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec!["GET /search?q=cairn+trail&format=json HTTP/1.1".to_owned()]
+    );
+    let requests = sb.model.requests();
+    let last = requests.last().unwrap().body.to_string();
+    assert!(
+        last.contains("1. Cairn Trail Guide\\n   https://trails.example/cairn\\n   Stone markers lead north over the ridge."),
+        "{last}"
+    );
+    assert!(last.contains("2. Building cairns"), "{last}");
+}
+
+#[test]
+fn agent_chat_web_download_saves_the_file_in_the_workspace() {
+    let map = "N 57.1 W 3.6: cairn\nN 57.2 W 3.7: cairn\n".to_owned();
+    let (base, seen) = stand_in("text/plain", map.clone());
+    let url = format!("{base}/maps/trail.txt");
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::tool_call(
+                "web_download",
+                json!({"url": url, "path": "maps/trail.txt"}),
+            ),
+            Reply::text("Saved the trail map."),
+        ],
+    );
+    let ws = sb.ws();
+    let out = sb.run(
+        &[
+            "chat",
+            "-w",
+            ws.to_str().unwrap(),
+            "--agent",
+            "--yes",
+            "download the trail map into maps/trail.txt",
+        ],
+        &[("CAIRN_WEB__ALLOW_LOOPBACK", "true")],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), "Saved the trail map.");
+    assert_eq!(sb.read("maps/trail.txt"), map);
+    assert_eq!(seen.lock().unwrap().len(), 1);
+    let requests = sb.model.requests();
+    let last = requests.last().unwrap().body.to_string();
+    assert!(
+        last.contains(&format!(
+            "saved maps/trail.txt ({} bytes, text/plain) from {url}",
+            map.len()
+        )),
+        "{last}"
+    );
 }
