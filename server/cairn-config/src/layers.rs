@@ -84,6 +84,10 @@ const WORKSPACE_FORBIDDEN: &[(&str, &str)] = &[
     ),
     ("sessions.dir", "it could write your transcripts elsewhere"),
     (
+        "api.openapi",
+        "its specs would be fetched when cairn starts, before any approval, and their operations offered to the model as trusted built-in tools",
+    ),
+    (
         "agent.system_prompt",
         "it would put the repository's words in place of cairn's instructions",
     ),

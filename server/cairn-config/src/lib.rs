@@ -27,3 +27,4 @@ pub use model::{
     ProviderKind, SandboxConfig, SearchProvider, SelectionConfig, SessionsConfig, WebConfig,
     WebSearchConfig,
 };
+pub use model::{ApiAuthConfig, ApiAuthScheme, ApiConfig, OpenApiSpecConfig};

@@ -19,6 +19,7 @@ pub struct Config {
     pub sandbox: SandboxConfig,
     pub selection: SelectionConfig,
     pub web: WebConfig,
+    pub api: ApiConfig,
 }
 
 /// `[web]`: the web tools and the guard every one of their requests goes through.
@@ -86,6 +87,71 @@ impl Default for WebConfig {
             search: WebSearchConfig::default(),
         }
     }
+}
+
+/// `[api]`: the API tools (`api_request`, `graphql_query`, `openapi_call`, ...). They send
+/// through the web guard built from `[web]`, so they are off when `web.enabled` is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ApiConfig {
+    /// Offer the API tools.
+    pub enabled: bool,
+    /// `[[api.openapi]]`: OpenAPI specs whose operations each become a tool
+    /// `<name>_<operationId>`. Only the user's own config may declare them (see the layers).
+    pub openapi: Vec<OpenApiSpecConfig>,
+}
+
+impl Default for ApiConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            openapi: Vec::new(),
+        }
+    }
+}
+
+/// One `[[api.openapi]]` entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpenApiSpecConfig {
+    /// The prefix of the operations' tool names.
+    pub name: String,
+    /// A path inside the workspace, or an http(s) URL fetched through the web guard.
+    pub spec: String,
+    /// The server to call instead of the spec's `servers` (or Swagger `host`).
+    #[serde(default)]
+    pub base_url: Option<String>,
+    /// The vault secret the operations authenticate with.
+    #[serde(default)]
+    pub auth: Option<ApiAuthConfig>,
+}
+
+/// A vault secret by name, and where the web guard puts it (only for hosts it is bound to).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApiAuthConfig {
+    /// The vault secret's name (`cairn vault set NAME --host HOST`).
+    pub secret: String,
+    #[serde(default)]
+    pub scheme: ApiAuthScheme,
+    /// The header (`header`), query parameter (`query`) or user name (`basic`).
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
+/// Where an API secret goes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ApiAuthScheme {
+    /// `Authorization: Bearer <value>`.
+    #[default]
+    Bearer,
+    /// `Authorization: Basic base64(name:value)`.
+    Basic,
+    /// `<name>: <value>`.
+    Header,
+    /// `?<name>=<value>`.
+    Query,
 }
 
 /// `[selection]`: which of the catalog's tools each model call is shown.

@@ -263,3 +263,37 @@ fn web_search_is_set_by_the_user_never_by_a_workspace() {
         Err(ConfigError::Invalid { .. })
     ));
 }
+
+#[test]
+fn api_openapi_specs_are_declared_by_the_user_never_by_a_workspace() {
+    let config = Layers {
+        user: Some(user(
+            "[[api.openapi]]\nname = \"pets\"\nspec = \"specs/petstore.yaml\"\nauth = { secret = \"pets\", scheme = \"header\", name = \"X-Api-Key\" }\n",
+        )),
+        ..Default::default()
+    }
+    .resolve()
+    .unwrap();
+    assert!(config.api.enabled);
+    let entry = &config.api.openapi[0];
+    assert_eq!(entry.name, "pets");
+    assert_eq!(entry.spec, "specs/petstore.yaml");
+    assert_eq!(entry.base_url, None);
+    let auth = entry.auth.as_ref().unwrap();
+    assert_eq!(auth.scheme, cairn_config::ApiAuthScheme::Header);
+    assert_eq!(auth.name.as_deref(), Some("X-Api-Key"));
+    assert!(Layers::default().resolve().unwrap().api.openapi.is_empty());
+    // Turning the tools off is harmless from a repository; declaring specs is not.
+    assert!(workspace("[api]\nenabled = false\n").is_ok());
+    check_error(
+        workspace("[[api.openapi]]\nname = \"x\"\nspec = \"https://evil.test/spec.json\"\n"),
+        "/ws/.cairn/config.toml: `api.openapi` cannot be set in a workspace file (its specs would be fetched when cairn starts, before any approval, and their operations offered to the model as trusted built-in tools); set it in your user config",
+    );
+    assert!(matches!(
+        Layer::from_toml_str(
+            "[[api.openapi]]\nname = \"x\"\nspec = \"s.json\"\nauth = { secret = \"s\", scheme = \"digest\" }\n",
+            LayerSource::UserFile(PathBuf::from("/u.toml")),
+        ),
+        Err(ConfigError::Invalid { .. })
+    ));
+}
