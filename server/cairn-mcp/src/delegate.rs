@@ -41,6 +41,16 @@ pub trait ClientDelegate: Send + Sync {
         message: String,
         schema: Value,
     ) -> BoxFuture<'a, Elicited>;
+    /// Server `server` needs the user to sign in at `url` (OAuth). A delegate that can show the
+    /// page (the editor) returns the future that shows it; `None` leaves it to the hub's own
+    /// prompt (the terminal).
+    fn open_authorization<'a>(
+        &'a self,
+        _server: &'a str,
+        _url: &'a str,
+    ) -> Option<BoxFuture<'a, Result<(), String>>> {
+        None
+    }
 }
 
 /// The schema's defaults (SEP-1034): `{property: default}` for every property that has one.

@@ -1,6 +1,6 @@
 //! The HTTP transports' shared parts: the reqwest client (rustls with ring and the webpki
 //! roots, proxies ignored, as in `cairn-llm`), the headers a server gets, and the seam through
-//! which the vault and OAuth will supply credentials.
+//! which the vault supplies credentials (OAuth tokens come through [`crate::oauth`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -59,6 +59,13 @@ pub(crate) fn header_map(
 
 /// The HTTP client for MCP servers.
 pub(crate) fn client() -> Result<reqwest13::Client, McpError> {
+    builder()?
+        .build()
+        .map_err(|e| McpError::Config(format!("HTTP client setup: {e}")))
+}
+
+/// The builder behind [`client`], for clients that need more settings (the OAuth requests).
+pub(crate) fn builder() -> Result<reqwest13::ClientBuilder, McpError> {
     let roots = rustls::RootCertStore {
         roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
     };
@@ -70,25 +77,27 @@ pub(crate) fn client() -> Result<reqwest13::Client, McpError> {
     .with_root_certificates(roots)
     .with_no_client_auth();
     tls.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    reqwest13::Client::builder()
+    Ok(reqwest13::Client::builder()
         .tls_backend_preconfigured(tls)
         .no_proxy()
-        .connect_timeout(std::time::Duration::from_secs(10))
-        .build()
-        .map_err(|e| McpError::Config(format!("HTTP client setup: {e}")))
+        .connect_timeout(std::time::Duration::from_secs(10)))
 }
 
 /// The streamable HTTP transport (rmcp's client) for `url`.
+/// With `auth`, every request carries the current OAuth token and a 401 or 403
+/// `insufficient_scope` is authorized and sent again (see [`crate::oauth`]).
 pub(crate) fn streamable(
     url: &str,
     headers: HashMap<HeaderName, HeaderValue>,
     max_message_bytes: usize,
-) -> Result<StreamableHttpClientTransport<reqwest13::Client>, McpError> {
+    auth: Option<Arc<crate::oauth::Authorizer>>,
+    max_step_ups: u32,
+) -> Result<StreamableHttpClientTransport<crate::oauth::AuthClient>, McpError> {
     let config = StreamableHttpClientTransportConfig::with_uri(url.to_owned())
         .custom_headers(headers)
         .max_sse_event_size(max_message_bytes);
     Ok(StreamableHttpClientTransport::with_client(
-        client()?,
+        crate::oauth::AuthClient::new(client()?, auth, max_step_ups),
         config,
     ))
 }

@@ -41,8 +41,11 @@ use crate::stdio::StdioChild;
 pub struct HubOptions {
     /// Names external tools may never take (the built-in tools' names), so no server shadows them.
     pub reserved_names: Vec<String>,
-    /// Headers for HTTP servers; the vault and OAuth plug in here.
+    /// Headers for HTTP servers; the vault plugs in here.
     pub header_source: Arc<dyn HeaderSource>,
+    /// OAuth for HTTP servers that answer 401: where tokens are kept and how the user is asked
+    /// to sign in when no delegate (the editor) is set.
+    pub oauth: crate::oauth::OAuthOptions,
     /// First restart delay; it doubles per consecutive failure.
     pub backoff_base: Duration,
     /// Longest restart delay.
@@ -58,6 +61,7 @@ impl Default for HubOptions {
         Self {
             reserved_names: Vec::new(),
             header_source: Arc::new(ConfiguredHeaders),
+            oauth: crate::oauth::OAuthOptions::default(),
             backoff_base: Duration::from_millis(500),
             backoff_max: Duration::from_secs(30),
             stable_after: Duration::from_secs(30),
@@ -70,6 +74,7 @@ impl std::fmt::Debug for HubOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HubOptions")
             .field("reserved_names", &self.reserved_names)
+            .field("oauth", &self.oauth)
             .field("backoff_base", &self.backoff_base)
             .field("backoff_max", &self.backoff_max)
             .field("stable_after", &self.stable_after)
@@ -149,7 +154,7 @@ type MetaFn = Arc<dyn Fn(&Tool) -> ToolMeta + Send + Sync>;
 
 #[derive(Clone)]
 enum Kind {
-    External(McpServerConfig),
+    External(Box<McpServerConfig>),
     InProcess { serve: ServeFn, meta: MetaFn },
 }
 
@@ -239,7 +244,7 @@ impl Hub {
             }),
         };
         for (name, cfg) in &config.servers {
-            hub.start_slot(name, Kind::External(cfg.clone()), cfg.disabled);
+            hub.start_slot(name, Kind::External(Box::new(cfg.clone())), cfg.disabled);
         }
         hub
     }
@@ -292,7 +297,7 @@ impl Hub {
             .iter()
             .map(|(name, slot)| {
                 let cfg = match &slot.kind {
-                    Kind::External(c) => Some(c.clone()),
+                    Kind::External(c) => Some((**c).clone()),
                     Kind::InProcess { .. } => None,
                 };
                 (name.clone(), cfg)
@@ -303,14 +308,14 @@ impl Hub {
             match config.servers.get(name) {
                 None => self.remove_slot(name),
                 Some(new) if new != old || limits_changed => {
-                    self.start_slot(name, Kind::External(new.clone()), new.disabled)
+                    self.start_slot(name, Kind::External(Box::new(new.clone())), new.disabled)
                 }
                 Some(_) => {}
             }
         }
         for (name, cfg) in &config.servers {
             if !existing.iter().any(|(n, _)| n == name) {
-                self.start_slot(name, Kind::External(cfg.clone()), cfg.disabled);
+                self.start_slot(name, Kind::External(Box::new(cfg.clone())), cfg.disabled);
             }
         }
     }
@@ -1214,7 +1219,14 @@ async fn connect(
                 .as_deref()
                 .ok_or_else(|| McpError::Config("an HTTP server needs `url`".to_owned()))?;
             let headers = headers_for(shared, name, cfg).await?;
-            let transport = crate::http::streamable(url, headers, max_line)?;
+            let auth = authorizer(shared, name, url, cfg);
+            let transport = crate::http::streamable(
+                url,
+                headers,
+                max_line,
+                auth,
+                shared.options.oauth.max_step_ups,
+            )?;
             match tokio::time::timeout(handshake, client.clone().serve(transport)).await {
                 Err(_) => Err(McpError::HandshakeTimeout(handshake)),
                 Ok(Ok(service)) => Ok(Conn::new(service, None, max_line)),
@@ -1228,6 +1240,62 @@ async fn connect(
                 Ok(Err(e)) => Err(init_error(e)),
             }
         }
+    }
+}
+
+/// OAuth for an HTTP server, unless its configuration sends an `Authorization` header itself
+/// (a static token the user chose; a 401 then means that token is wrong).
+fn authorizer(
+    shared: &Arc<Shared>,
+    name: &str,
+    url: &str,
+    cfg: &McpServerConfig,
+) -> Option<Arc<crate::oauth::Authorizer>> {
+    if cfg
+        .headers
+        .keys()
+        .any(|k| k.eq_ignore_ascii_case("authorization"))
+    {
+        return None;
+    }
+    let mut options = shared.options.oauth.clone();
+    options.prompt = Arc::new(HubPrompt {
+        shared: Arc::downgrade(shared),
+    });
+    Some(crate::oauth::Authorizer::new(
+        name,
+        url,
+        cfg.oauth.clone(),
+        options,
+    ))
+}
+
+/// Asks the delegate (the editor, or the conformance client's headless browser) to show an
+/// authorization page; without one, the prompt of the hub's options (the terminal).
+struct HubPrompt {
+    shared: Weak<Shared>,
+}
+
+impl crate::oauth::AuthorizationPrompt for HubPrompt {
+    fn open<'a>(&'a self, server: &'a str, url: &'a str) -> BoxFuture<'a, Result<(), String>> {
+        Box::pin(async move {
+            let shared = self
+                .shared
+                .upgrade()
+                .ok_or_else(|| "the hub is gone".to_owned())?;
+            let delegate = shared
+                .delegate
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .clone();
+            if let Some(shown) = delegate
+                .as_ref()
+                .and_then(|d| d.open_authorization(server, url))
+            {
+                return shown.await;
+            }
+            shared.options.oauth.prompt.open(server, url).await
+        })
     }
 }
 

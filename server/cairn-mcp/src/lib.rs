@@ -11,6 +11,7 @@ mod http;
 mod hub;
 mod ids;
 pub mod names;
+pub mod oauth;
 pub mod pinning;
 pub mod resources;
 pub mod review;
@@ -22,6 +23,9 @@ pub use error::McpError;
 pub use http::{ConfiguredHeaders, HeaderSource};
 pub use hub::{
     Hub, HubEvent, HubOptions, ServerState, ServerStatus, ServerTool, ToolMeta, TransportKind,
+};
+pub use oauth::{
+    AuthorizationPrompt, MemoryTokenStore, OAuthError, OAuthOptions, StoredGrant, TokenStore,
 };
 pub use resources::{READ_RESOURCE, ResourceTool, ServerPrompt, ServerResource};
 pub use review::{Review, ReviewReason, Reviewer};

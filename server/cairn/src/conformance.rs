@@ -8,14 +8,23 @@
 //! The suite's servers check the rest (the handshake, SSE reconnection, elicitation answers).
 //! Nobody is at the terminal, so elicitations are accepted with the schema's defaults (SEP-1034),
 //! sampling is refused and the root list is empty.
+//!
+//! OAuth goes through the hub's own flow too. The browser is headless: the authorization URL is
+//! fetched without following redirects and the `Location` delivered to cairn's loopback
+//! listener, which is what the suite's authorization servers expect. What a real user would
+//! configure comes from the suite's `MCP_CONFORMANCE_CONTEXT` (a pre-registered client id and
+//! secret, or a private key for `private_key_jwt`), and the Client ID Metadata Document URL is
+//! the one the suite's `auth/basic-cimd` expects. Tokens stay in memory and are never printed.
 
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
 use cairn_agent::tools::{CallContext, ToolHost};
-use cairn_config::{McpConfig, McpServerConfig, McpTransport};
-use cairn_mcp::{ClientDelegate, Elicited, Hub, HubOptions, SamplingRequest, ServerState};
+use cairn_config::{McpConfig, McpOAuthConfig, McpServerConfig, McpTransport, OAuthGrant};
+use cairn_mcp::{
+    ClientDelegate, Elicited, Hub, HubOptions, OAuthOptions, SamplingRequest, ServerState,
+};
 use futures::future::BoxFuture;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
@@ -24,6 +33,30 @@ use crate::compose::Env;
 
 /// The hub's name for the server under test; its tools are `conformance__TOOL`.
 const SERVER: &str = "conformance";
+
+/// The client id metadata document URL the suite's `auth/basic-cimd` checks for.
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+/// The OAuth settings a user would write for the scenario, from the suite's context.
+fn oauth_settings(scenario: &str, context: Option<&str>) -> McpOAuthConfig {
+    let context: Value = context
+        .and_then(|c| serde_json::from_str(c).ok())
+        .unwrap_or(Value::Null);
+    let text = |k: &str| context.get(k).and_then(Value::as_str).map(str::to_string);
+    let grant = if scenario.starts_with("auth/client-credentials") {
+        OAuthGrant::ClientCredentials
+    } else {
+        OAuthGrant::AuthorizationCode
+    };
+    McpOAuthConfig {
+        client_id: text("client_id"),
+        client_secret: text("client_secret"),
+        client_metadata_url: Some(CLIENT_METADATA_URL.to_string()),
+        grant,
+        private_key: text("private_key_pem"),
+        ..McpOAuthConfig::default()
+    }
+}
 
 /// `cairn mcp conformance-client URL`. Exit status 0 when every step worked; otherwise the
 /// error goes to stderr (through `main`) and the status is 1.
@@ -38,6 +71,10 @@ pub async fn run(env: &Env, url: String) -> anyhow::Result<ExitCode> {
         McpServerConfig {
             url: Some(url.clone()),
             transport: Some(McpTransport::Http),
+            oauth: Some(oauth_settings(
+                &scenario,
+                env.get("MCP_CONFORMANCE_CONTEXT"),
+            )),
             ..McpServerConfig::default()
         },
     );
@@ -51,7 +88,15 @@ pub async fn run(env: &Env, url: String) -> anyhow::Result<ExitCode> {
         max_restarts: 0,
         ..McpConfig::default()
     };
-    let hub = Hub::new(config, HubOptions::default());
+    let options = HubOptions {
+        oauth: OAuthOptions {
+            client_name: "cairn conformance client".to_string(),
+            callback_timeout: Duration::from_secs(15),
+            ..OAuthOptions::default()
+        },
+        ..HubOptions::default()
+    };
+    let hub = Hub::new(config, options);
     hub.set_delegate(Arc::new(Unattended));
     let result = exercise(&hub, &scenario).await;
     hub.shutdown().await;
@@ -191,6 +236,14 @@ impl ClientDelegate for Unattended {
         schema: Value,
     ) -> BoxFuture<'a, Elicited> {
         Box::pin(async move { Elicited::Accept(cairn_mcp::schema_defaults(&schema)) })
+    }
+
+    fn open_authorization<'a>(
+        &'a self,
+        _server: &'a str,
+        url: &'a str,
+    ) -> Option<BoxFuture<'a, Result<(), String>>> {
+        Some(Box::pin(cairn_mcp::oauth::headless_authorize(url)))
     }
 }
 
