@@ -214,6 +214,14 @@ pub async fn terminal_hub(
 ) -> Result<McpHandle, String> {
     let plan = runnable_servers(config, layers, env, Some(root));
     let handle = start_hub(None, plan, env, config, &[root.to_path_buf()], None)?;
+    // A terminal command sees the `[[api.openapi]]` tools: wait for their specs to load.
+    let loading = OPENAPI_LOADING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take();
+    if let Some(task) = loading {
+        let _ = task.await;
+    }
     handle
         .hub
         .settled(Duration::from_secs(config.mcp.handshake_timeout_secs))
@@ -433,6 +441,11 @@ pub fn start_hub(
             .collect::<Vec<_>>()
             .join("\n")
     );
+    // `[api]` too: its specs become tools.
+    let access_key = format!(
+        "{access_key}\n{}",
+        serde_json::to_string(&config.api).unwrap_or_default()
+    );
     let unchanged = existing.is_some_and(|h| h.roots == roots && h.access_key == access_key);
     // The web tools need no workspace (only `web_download` does, and it is added with the
     // workspace below); a guard that cannot be built (an unreadable blocklist) leaves them out
@@ -452,6 +465,16 @@ pub fn start_hub(
         && roots.is_empty()
     {
         add_builtin(&hub, "cairn-web", tools.clone());
+    }
+    // The API tools send through the same guard, so they are off with the web tools.
+    let api_tools = web_tools
+        .as_ref()
+        .filter(|_| config.api.enabled)
+        .map(|w| cairn_web::api::ApiTools::new(w.guard.clone(), user.clone()));
+    if let Some(tools) = &api_tools
+        && roots.is_empty()
+    {
+        add_api(&hub, tools.clone(), &config.api);
     }
     if !unchanged && roots.is_empty() {
         add_builtin(
@@ -481,6 +504,9 @@ pub fn start_hub(
         let workspace = Arc::new(workspace);
         if let Some(tools) = web_tools {
             add_builtin(&hub, "cairn-web", tools.with_workspace(workspace.clone()));
+        }
+        if let Some(tools) = api_tools {
+            add_api(&hub, tools.with_workspace(workspace.clone()), &config.api);
         }
         // One in-process server per category, so each category is its own MCP server.
         add_builtin(
@@ -660,6 +686,54 @@ fn add_builtin<H: ToolHost + Clone + 'static>(hub: &Hub, name: &'static str, hos
             agent_only: info.is_some_and(|i| i.agent_only),
         }
     });
+}
+
+/// The latest load of the `[[api.openapi]]` specs, for terminal commands to wait on.
+static OPENAPI_LOADING: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>> =
+    std::sync::Mutex::new(None);
+
+/// Adds the API tools (`cairn-api`) and, once their specs have loaded in the background, the
+/// `[[api.openapi]]` operations as their own server (`cairn-openapi`), so a slow spec URL
+/// delays only those. A spec that fails is logged and left out, never fatal.
+fn add_api(hub: &Hub, tools: cairn_web::api::ApiTools, config: &cairn_config::ApiConfig) {
+    add_builtin(hub, "cairn-api", tools.clone());
+    if config.openapi.is_empty() {
+        return;
+    }
+    let sources: Vec<cairn_web::api::OpenApiSource> = config
+        .openapi
+        .iter()
+        .map(|entry| cairn_web::api::OpenApiSource {
+            name: entry.name.clone(),
+            spec: entry.spec.clone(),
+            base_url: entry.base_url.clone(),
+            auth: entry.auth.as_ref().map(|a| cairn_web::api::ApiAuth {
+                secret: a.secret.clone(),
+                scheme: match a.scheme {
+                    cairn_config::ApiAuthScheme::Bearer => cairn_web::api::AuthScheme::Bearer,
+                    cairn_config::ApiAuthScheme::Basic => cairn_web::api::AuthScheme::Basic,
+                    cairn_config::ApiAuthScheme::Header => cairn_web::api::AuthScheme::Header,
+                    cairn_config::ApiAuthScheme::Query => cairn_web::api::AuthScheme::Query,
+                },
+                name: a.name.clone(),
+            }),
+        })
+        .collect();
+    let hub = hub.clone();
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) => {
+            let task = runtime.spawn(async move {
+                let operations = tools.only_operations().with_openapi(&sources).await;
+                add_builtin(&hub, "cairn-openapi", operations);
+            });
+            *OPENAPI_LOADING
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(task);
+        }
+        Err(_) => {
+            tracing::warn!("the [[api.openapi]] tools are off: no runtime to load their specs")
+        }
+    }
 }
 
 /// What a terminal command needs: the configuration of `root`, and the hub with its servers up

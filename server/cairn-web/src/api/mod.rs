@@ -87,6 +87,9 @@ pub struct ApiTools {
     guard: Arc<WebGuard>,
     user: String,
     workspace: Option<Arc<Workspace>>,
+    /// Whether the fixed tools ([`API_TOOL_NAMES`]) are offered; off for the host that serves
+    /// only the configured operations.
+    fixed: bool,
     operations: Arc<Vec<OperationTool>>,
     problems: Arc<Vec<String>>,
 }
@@ -107,6 +110,7 @@ impl ApiTools {
             guard,
             user: user.into(),
             workspace: None,
+            fixed: true,
             operations: Arc::new(Vec::new()),
             problems: Arc::new(Vec::new()),
         }
@@ -115,6 +119,13 @@ impl ApiTools {
     /// The same tools reading spec paths inside `workspace` (never the file system directly).
     pub fn with_workspace(mut self, workspace: Arc<Workspace>) -> ApiTools {
         self.workspace = Some(workspace);
+        self
+    }
+
+    /// Only the configured operations, without the fixed tools: the binary serves those as a
+    /// second server, added once the specs have loaded, so a slow spec never delays the rest.
+    pub fn only_operations(mut self) -> ApiTools {
+        self.fixed = false;
         self
     }
 
@@ -753,7 +764,12 @@ impl ToolHost for ApiTools {
             category: "api".into(),
             agent_only: false,
         };
-        definitions()
+        let fixed = if self.fixed {
+            definitions()
+        } else {
+            Vec::new()
+        };
+        fixed
             .into_iter()
             .chain(self.operations.iter().map(|o| o.tool.clone()))
             .map(info)
@@ -781,6 +797,9 @@ impl ToolHost for ApiTools {
 
 impl ApiTools {
     async fn dispatch(&self, name: &str, args: Map<String, Value>) -> Result<String, String> {
+        if !self.fixed && API_TOOL_NAMES.contains(&name) {
+            return Err(format!("{name} is not served here"));
+        }
         match name {
             "api_request" => {
                 let a: RequestArgs = parse(name, args)?;
