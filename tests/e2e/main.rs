@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
 mod access;
+mod api;
 mod bench;
 mod cli;
 mod lsp_robustness;

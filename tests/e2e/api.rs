@@ -1,0 +1,138 @@
+//! The API tools through the real binary: a scripted chat calls `api_request` with
+//! `auth: {"secret": ...}` against a loopback API. The vault's value reaches the API as the
+//! bearer token because the secret is bound to `localhost`; a second call to the same server
+//! named `127.0.0.1` (not bound) is refused before it connects; and no request the model
+//! server received carries the value, while the API's answer does reach the model.
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+
+use cairn_test_support::{Format, Reply};
+use serde_json::json;
+
+use crate::support::{Sandbox, text};
+
+const VALUE: &str = "ghp_e2e_api_value_5d81c0";
+
+/// A loopback JSON API that records the head of every request.
+fn recording_api() -> (u16, Arc<Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let record = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && head.len() < 64 * 1024 {
+                match stream.read(&mut byte) {
+                    Ok(1) => head.push(byte[0]),
+                    _ => break,
+                }
+            }
+            record.lock().unwrap().push(text(&head));
+            let body = r#"{"login":"octo-e2e","id":42}"#;
+            let response = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = stream.write_all(response.as_bytes());
+        }
+    });
+    (port, seen)
+}
+
+/// `cairn vault set NAME --host HOST`, the value on stdin.
+fn store_secret(sb: &Sandbox, name: &str, host: &str, value: &str) {
+    let mut child = sb
+        .command()
+        .args(["vault", "set", name, "--host", host])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(format!("{value}\n").as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+#[test]
+fn api_request_auth_reaches_the_bound_api_and_never_the_model() {
+    let (port, seen) = recording_api();
+    let auth = json!({"secret": "gh", "scheme": "bearer"});
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::tool_call(
+                "api_request",
+                json!({"url": format!("http://localhost:{port}/user"), "auth": auth}),
+            ),
+            Reply::tool_call(
+                "api_request",
+                json!({"url": format!("http://127.0.0.1:{port}/user"), "auth": auth}),
+            ),
+            Reply::text("You are octo-e2e."),
+        ],
+    );
+    store_secret(&sb, "gh", "localhost", VALUE);
+    let ws = sb.ws();
+    let out = sb.run(
+        &[
+            "chat",
+            "-w",
+            ws.to_str().unwrap(),
+            "--yes",
+            "who am I on the API?",
+        ],
+        &[("CAIRN_WEB__ALLOW_LOOPBACK", "true")],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), "You are octo-e2e.");
+
+    // Exactly one request arrived (the unbound one was refused before connecting), and it
+    // carried the vault's value as the bearer token.
+    let heads = seen.lock().unwrap().clone();
+    assert_eq!(heads.len(), 1, "{heads:?}");
+    assert!(heads[0].starts_with("GET /user "), "{}", heads[0]);
+    assert!(
+        heads[0]
+            .to_ascii_lowercase()
+            .contains(&format!("authorization: bearer {VALUE}")),
+        "{}",
+        heads[0]
+    );
+
+    // The model saw the API's answer and the refusal, never the value.
+    let requests = sb.model.requests();
+    assert_eq!(requests.len(), 3);
+    for r in &requests {
+        let body = r.body.to_string();
+        assert!(
+            !body.contains(VALUE),
+            "the secret reached the model: {body}"
+        );
+        assert!(
+            !body.contains("5d81c0"),
+            "part of the secret reached the model"
+        );
+    }
+    let second = requests[1].body.to_string();
+    assert!(second.contains("octo-e2e"), "{second}");
+    let third = requests[2].body.to_string();
+    assert!(
+        third.contains("gh") && third.contains("127.0.0.1"),
+        "{third}"
+    );
+    for shown in [text(&out.stdout), text(&out.stderr)] {
+        assert!(!shown.contains(VALUE), "{shown}");
+    }
+}
