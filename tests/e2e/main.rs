@@ -4,6 +4,7 @@
 
 mod access;
 mod api;
+mod attacks;
 mod bench;
 mod cli;
 mod lsp_robustness;

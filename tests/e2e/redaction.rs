@@ -1,13 +1,12 @@
 //! Redaction end to end: a vault value, its base64 form and a credential pattern in a workspace
 //! file never reach the model; `[REDACTED:…]` markers do.
 
-use std::io::Write;
 use std::process::Stdio;
 
 use cairn_test_support::{Format, Reply};
 use serde_json::json;
 
-use crate::support::{Sandbox, text};
+use crate::support::{Sandbox, text, vault_set};
 
 const VALUE: &str = "Tr0ub4dor-e2e-vault-value";
 const VALUE_BASE64: &str = "VHIwdWI0ZG9yLWUyZS12YXVsdC12YWx1ZQ==";
@@ -22,22 +21,7 @@ fn vault_values_and_credential_patterns_do_not_reach_the_model() {
             Reply::text("The notes hold credentials."),
         ],
     );
-    let mut child = sb
-        .command()
-        .args(["vault", "set", "deploy_token", "--host", "example.com"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(format!("{VALUE}\n").as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    vault_set(&sb, "deploy_token", "example.com", VALUE);
 
     sb.write(
         "notes.txt",
@@ -79,4 +63,43 @@ fn vault_values_and_credential_patterns_do_not_reach_the_model() {
             && after_read.contains("aws id [REDACTED:aws-access-key-id]"),
         "{after_read}"
     );
+}
+
+/// SECURITY.md D2 in the editor: a tool result carrying a vault value and a model answer
+/// carrying a credential pattern reach the editor redacted; no message the server sends (run
+/// events, status, questions) holds either.
+#[test]
+fn the_editor_is_shown_redacted_results_and_answers() {
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::tool_call("read_file", json!({"path": "notes.txt"})),
+            Reply::text(format!("The key id is {AWS_KEY_ID}.")),
+        ],
+    );
+    vault_set(&sb, "deploy_token", "example.com", VALUE);
+    sb.write("notes.txt", &format!("deploy with {VALUE}\n"));
+    let mut ed = crate::support::Editor::spawn(&sb, &[]);
+    ed.initialize(&sb, json!({}), false);
+    let (run, _) = ed.chat(json!({"message": "what is in notes.txt?"}));
+    let events = ed.finish(&run);
+    let result = events
+        .iter()
+        .find(|e| e["kind"] == "toolResult")
+        .map(|e| e["content"].as_str().unwrap_or_default().to_string())
+        .unwrap_or_default();
+    assert!(
+        result.contains("deploy with [REDACTED:deploy_token]"),
+        "{result}"
+    );
+    let answer: String = events
+        .iter()
+        .filter(|e| e["kind"] == "text")
+        .filter_map(|e| e["delta"].as_str())
+        .collect();
+    assert_eq!(answer, "The key id is [REDACTED:aws-access-key-id].");
+    let everything = serde_json::to_string(&ed.all).unwrap();
+    for leak in [VALUE, VALUE_BASE64, AWS_KEY_ID] {
+        assert!(!everything.contains(leak), "{leak} reached the editor");
+    }
 }

@@ -11,9 +11,9 @@ use crate::support::{Answer, Editor, Sandbox};
 
 /// The Docker tests run one at a time: each loads both cores (compilers in containers), and the
 /// other end-to-end tests run beside them.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+pub(crate) static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn enabled() -> bool {
+pub(crate) fn enabled() -> bool {
     let on = std::env::var("CAIRN_DOCKER_TESTS").as_deref() == Ok("1");
     if !on {
         eprintln!(
@@ -23,7 +23,7 @@ fn enabled() -> bool {
     on
 }
 
-fn configure(sb: &Sandbox) {
+pub(crate) fn configure(sb: &Sandbox) {
     let image = std::env::var("CAIRN_TEST_IMAGE").unwrap_or_else(|_| "cairn-test/runtime:2".into());
     let images: Vec<String> = ["python", "node", "bash", "ruby", "perl", "go", "rust"]
         .iter()

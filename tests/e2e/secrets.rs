@@ -10,30 +10,10 @@ use std::sync::{Arc, Mutex};
 
 use cairn_test_support::Format;
 
-use crate::support::{Sandbox, text};
+use crate::support::{Sandbox, text, vault_set};
 
 const VALUE: &str = "Bearer e2e-handle-value-7f3a9c";
 const AWS_KEY_ID: &str = "AKIAIOSFODNN7EXAMPLE";
-
-/// `cairn vault set NAME --host HOST` with `value` on stdin.
-fn vault_set(sb: &Sandbox, name: &str, host: &str, value: &str) {
-    let mut child = sb
-        .command()
-        .args(["vault", "set", name, "--host", host])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(format!("{value}\n").as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", text(&out.stderr));
-}
 
 /// A loopback HTTP listener that records the head of every request and answers 500.
 fn recording_server() -> (u16, Arc<Mutex<Vec<String>>>) {

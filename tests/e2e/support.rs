@@ -596,3 +596,142 @@ pub fn server_state(status: &Value, name: &str) -> Value {
         .and_then(|s| s.iter().find(|s| s["name"] == name).cloned())
         .unwrap_or(Value::Null)
 }
+
+/// `cairn vault set NAME --host HOST` with `value` on stdin.
+pub fn vault_set(sb: &Sandbox, name: &str, host: &str, value: &str) {
+    let mut child = sb
+        .command()
+        .args(["vault", "set", name, "--host", host])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(format!("{value}\n").as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+/// What an [`HttpStub`] answers to one request.
+pub enum StubReply {
+    /// Status, extra header lines, body.
+    Status(u16, Vec<String>, String),
+    /// 200 with the request head as the body (what arrived, headers included).
+    Echo,
+    /// 200 with this many bytes of `x`, announced by `Content-Length`.
+    Big(usize),
+}
+
+/// A loopback HTTP/1.1 server on 127.0.0.1 (one thread per connection) that records the head of
+/// every request, counts connections (a refused request must leave both at zero) and the body
+/// bytes it managed to write.
+pub struct HttpStub {
+    pub port: u16,
+    pub heads: Arc<Mutex<Vec<String>>>,
+    pub connections: Arc<std::sync::atomic::AtomicUsize>,
+    pub written: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl HttpStub {
+    pub fn start(respond: impl Fn(&str) -> StubReply + Send + Sync + 'static) -> HttpStub {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let heads = Arc::new(Mutex::new(Vec::new()));
+        let connections = Arc::new(AtomicUsize::new(0));
+        let written = Arc::new(AtomicUsize::new(0));
+        let respond = Arc::new(respond);
+        let (h, c, w) = (heads.clone(), connections.clone(), written.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                c.fetch_add(1, Ordering::SeqCst);
+                let (h, w, respond) = (h.clone(), w.clone(), respond.clone());
+                std::thread::spawn(move || {
+                    let mut head = Vec::new();
+                    let mut byte = [0u8; 1];
+                    while !head.ends_with(b"\r\n\r\n") && head.len() < 64 * 1024 {
+                        match stream.read(&mut byte) {
+                            Ok(1) => head.push(byte[0]),
+                            _ => return,
+                        }
+                    }
+                    let head = text(&head);
+                    h.lock().unwrap().push(head.clone());
+                    let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
+                    let (status, extra, body) = match respond(&path) {
+                        StubReply::Status(s, extra, body) => (s, extra, body),
+                        StubReply::Echo => (200, vec![], head),
+                        StubReply::Big(n) => {
+                            let start = format!(
+                                "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: {n}\r\n\r\n"
+                            );
+                            if stream.write_all(start.as_bytes()).is_err() {
+                                return;
+                            }
+                            let piece = vec![b'x'; 64 * 1024];
+                            let mut left = n;
+                            while left > 0 {
+                                let k = left.min(piece.len());
+                                if stream.write_all(&piece[..k]).is_err() {
+                                    return;
+                                }
+                                w.fetch_add(k, Ordering::SeqCst);
+                                left -= k;
+                            }
+                            return;
+                        }
+                    };
+                    let mut out = format!(
+                        "HTTP/1.1 {status} X\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n",
+                        body.len()
+                    );
+                    for line in extra {
+                        out.push_str(&line);
+                        out.push_str("\r\n");
+                    }
+                    out.push_str("\r\n");
+                    out.push_str(&body);
+                    let _ = stream.write_all(out.as_bytes());
+                });
+            }
+        });
+        HttpStub {
+            port,
+            heads,
+            connections,
+            written,
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    pub fn connections(&self) -> usize {
+        self.connections.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    pub fn heads(&self) -> Vec<String> {
+        self.heads.lock().unwrap().clone()
+    }
+}
+
+/// The tool results of an OpenAI-format request, in order.
+pub fn tool_results(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| match &m["content"] {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+        .collect()
+}

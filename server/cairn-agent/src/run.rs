@@ -126,6 +126,9 @@ impl RunOutcome {
     }
 }
 
+/// How much of the model's text may wait for the end of a word before it is shown anyway.
+const MAX_HELD_TEXT: usize = 4096;
+
 /// What every replacement the redactor makes starts with (`[REDACTED:name]`).
 const REDACTION_MARK: &str = "[REDACTED";
 
@@ -390,17 +393,54 @@ impl Agent {
         let mut calls = Vec::new();
         let mut usage = Usage::default();
         let mut finished = false;
+        // With a redactor, text goes to the editor a word at a time: a credential split across
+        // deltas is whole when it is redacted.
+        let mut held = String::new();
+        let flush = |held: &mut String| {
+            if !held.is_empty() {
+                emit(RunEvent::Text {
+                    delta: std::mem::take(held),
+                });
+            }
+        };
         while let Some(event) = stream.next().await {
-            match event.map_err(|e| e.to_string())? {
+            let event = match event {
+                Ok(event) => event,
+                Err(e) => {
+                    flush(&mut held);
+                    return Err(e.to_string());
+                }
+            };
+            match event {
                 ModelEvent::TextDelta(delta) => {
                     text.push_str(&delta);
-                    emit(RunEvent::Text { delta });
+                    if self.redactor.is_none() {
+                        emit(RunEvent::Text { delta });
+                        continue;
+                    }
+                    held.push_str(&delta);
+                    let cut = held
+                        .char_indices()
+                        .rev()
+                        .find(|(_, c)| c.is_whitespace())
+                        .map(|(i, c)| i + c.len_utf8());
+                    match cut {
+                        Some(cut) => {
+                            let rest = held.split_off(cut);
+                            flush(&mut held);
+                            held = rest;
+                        }
+                        // A long run without a space is no word; let it through.
+                        None if held.len() > MAX_HELD_TEXT => flush(&mut held),
+                        None => {}
+                    }
                 }
                 ModelEvent::ToolCall(call) => calls.push(call),
                 ModelEvent::Usage(u) => usage += u,
                 ModelEvent::Finished { .. } => finished = true,
             }
         }
+        flush(&mut held);
         if !finished {
             return Err(format!(
                 "{}: the stream ended before the answer was complete",
