@@ -479,6 +479,25 @@ async fn download_refuses_escapes_protected_paths_and_existing_files_before_fetc
         std::fs::read_to_string(root.join(".git/config")).must(),
         "[core]\n"
     );
+    // An approval of that exact path held for another call does not let a download through.
+    let approvals = ExactApprovals::new();
+    let canonical = std::fs::canonicalize(root.join(".git/config")).must();
+    approvals.hold(&canonical, cairn_workspace::Operation::Write);
+    let held = Workspace::new(vec![root.clone()])
+        .must()
+        .with_access(|_| AccessRules::new("tester", None, None), approvals);
+    let with_held = tools.clone().with_workspace(Arc::new(held));
+    let still = failed(
+        &with_held,
+        "web_download",
+        json!({"url": url, "path": ".git/config", "overwrite": true}),
+    )
+    .await;
+    assert!(still.contains("it is protected"), "{still}");
+    assert_eq!(
+        std::fs::read_to_string(root.join(".git/config")).must(),
+        "[core]\n"
+    );
 
     let exists = failed(
         &tools,

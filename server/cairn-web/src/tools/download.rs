@@ -19,7 +19,7 @@
 use std::sync::Arc;
 
 use cairn_agent::tools::{EDITS_META_KEY, EditReport};
-use cairn_workspace::{Operation, ScopeError, Workspace, WorkspacePath};
+use cairn_workspace::{Access, Operation, ScopeError, Workspace, WorkspacePath};
 use rmcp::model::{CallToolResult, MetaObject, Tool, ToolAnnotations};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -141,17 +141,16 @@ fn check_target(ws: &Workspace, requested: &str, overwrite: bool) -> Result<Targ
             "refused path `{requested}`: it is a workspace root; name a file inside it"
         ));
     }
-    match ws.check(&path, Operation::Write) {
-        Ok(()) => {}
-        Err(ScopeError::Protected {
-            path: shown, why, ..
-        }) => {
-            return Err(format!(
-                "refused to save a download to `{shown}`: it is protected ({why}), and web_download never writes protected paths; save it elsewhere and move it with move_file, which asks the user"
-            ));
-        }
-        Err(e) => return Err(e.to_string()),
+    // Asked of the policy itself, not through `check`: an approval of this exact path held
+    // for another call running at the same time must not let a download through.
+    if let Access::AskExactPath { why } = ws.access_of(&path, Operation::Write) {
+        return Err(format!(
+            "refused to save a download to `{}`: it is protected ({why}), and web_download never writes protected paths; save it elsewhere and move it with move_file, which asks the user",
+            path.display_path()
+        ));
     }
+    ws.check(&path, Operation::Write)
+        .map_err(|e| e.to_string())?;
     match ws.stat(&path) {
         Ok(stat) if stat.kind != cairn_workspace::EntryKind::File => Err(format!(
             "refused path `{}`: something other than a file is there ({:?})",
