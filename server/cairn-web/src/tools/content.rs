@@ -29,6 +29,10 @@ const ROWS_WHEN_LISTED: usize = 20;
 const MAX_TABLE_ROWS: usize = 200;
 const MAX_TABLE_COLUMNS: usize = 30;
 const MAX_CELL_CHARS: usize = 200;
+/// Characters of Markdown after which no more rows or tables are added.
+const MAX_TABLE_OUTPUT: usize = 40_000;
+/// Characters kept of a heading or an alt text.
+const MAX_LABEL_CHARS: usize = 200;
 const DEFAULT_FIND_CONTEXT: usize = 80;
 const MAX_FIND_CONTEXT: usize = 500;
 const DEFAULT_FIND_MATCHES: usize = 20;
@@ -247,6 +251,13 @@ pub(super) async fn tables(tools: &WebTools, args: Map<String, Value>) -> Result
         None => {
             out.push_str(&format!("{} tables\n", tables.len()));
             for (i, t) in tables.iter().take(MAX_TABLES_LISTED).enumerate() {
+                if out.len() > MAX_TABLE_OUTPUT {
+                    out.push_str(&format!(
+                        "\n(output cap reached; tables {} and on not shown: ask for one with table: N)\n",
+                        i + 1
+                    ));
+                    break;
+                }
                 out.push_str(&render_table(i + 1, t, ROWS_WHEN_LISTED, true));
             }
             if tables.len() > MAX_TABLES_LISTED {
@@ -318,12 +329,17 @@ pub fn extract_tables(html: &str) -> Vec<HtmlTable> {
 }
 
 fn cell_text(cell: ElementRef) -> String {
-    let text = collapse(&cell.text().collect::<String>()).replace('|', "\\|");
-    if text.chars().count() > MAX_CELL_CHARS {
-        let cut: String = text.chars().take(MAX_CELL_CHARS).collect();
-        format!("{cut}…")
-    } else {
-        text
+    cut(
+        &collapse(&cell.text().collect::<String>()).replace('|', "\\|"),
+        MAX_CELL_CHARS,
+    )
+}
+
+/// `text`, cut to `max` characters with `…` when it was longer.
+fn cut(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", text.get(..at).unwrap_or(text)),
+        None => text.to_owned(),
     }
 }
 
@@ -349,14 +365,20 @@ fn render_table(n: usize, t: &HtmlTable, max_rows: usize, listing: bool) -> Stri
         l.push('\n');
         l
     };
+    let mut shown = 0;
     for (i, row) in t.rows.iter().take(max_rows).enumerate() {
+        // Wide tables of long cells stop early rather than flood the model's context.
+        if out.len() > MAX_TABLE_OUTPUT {
+            break;
+        }
         out.push_str(&line(row));
+        shown += 1;
         if i == 0 {
             out.push_str(&format!("|{}\n", " --- |".repeat(columns)));
         }
     }
-    if t.rows.len() > max_rows {
-        let more = t.rows.len() - max_rows;
+    if t.rows.len() > shown {
+        let more = t.rows.len() - shown;
         if listing {
             out.push_str(&format!(
                 "\n({more} more rows; call again with table: {n} to see up to {MAX_TABLE_ROWS})\n"
@@ -541,7 +563,7 @@ pub fn extract_outline(html: &str) -> Vec<Heading> {
             };
             Heading {
                 level,
-                text: collapse(&h.text().collect::<String>()),
+                text: cut(&collapse(&h.text().collect::<String>()), MAX_LABEL_CHARS),
                 id: own
                     .or_else(inner)
                     .filter(|id| !id.is_empty())
@@ -626,7 +648,9 @@ pub fn extract_images(html: &str, page_url: &Url) -> (Vec<PageImage>, usize) {
         }
         out.push(PageImage {
             src: url.to_string(),
-            alt: attr("alt").map(collapse).unwrap_or_default(),
+            alt: attr("alt")
+                .map(|a| cut(&collapse(a), MAX_LABEL_CHARS))
+                .unwrap_or_default(),
             width: attr("width").map(str::to_owned),
             height: attr("height").map(str::to_owned),
         });
@@ -695,6 +719,22 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("1 more rows; call again with table: 1"), "{md}");
+    }
+
+    #[test]
+    fn big_tables_stop_at_the_output_cap() {
+        let cell = "x".repeat(300);
+        let row = format!("<tr>{}</tr>", format!("<td>{cell}</td>").repeat(30));
+        let html = format!("<table>{}</table>", row.repeat(150));
+        let tables = extract_tables(&html);
+        let md = render_table(1, &tables[0], MAX_TABLE_ROWS, false);
+        assert!(md.len() < MAX_TABLE_OUTPUT + 10_000, "{}", md.len());
+        assert!(
+            md.contains("more rows not shown"),
+            "{}",
+            &md[md.len() - 100..]
+        );
+        assert!(md.contains(&format!("{}…", "x".repeat(200))));
     }
 
     #[test]
