@@ -2,7 +2,8 @@
 //! `auth: {"secret": ...}` against a loopback API. The vault's value reaches the API as the
 //! bearer token because the secret is bound to `localhost`; a second call to the same server
 //! named `127.0.0.1` (not bound) is refused before it connects; and no request the model
-//! server received carries the value, while the API's answer does reach the model.
+//! server received carries the value, while the API's answer does reach the model (with the
+//! value it echoed replaced by the redactor).
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
@@ -16,7 +17,8 @@ use crate::support::{Sandbox, text};
 
 const VALUE: &str = "ghp_e2e_api_value_5d81c0";
 
-/// A loopback JSON API that records the head of every request.
+/// A loopback JSON API that records the head of every request and, like many debugging
+/// endpoints, echoes the `Authorization` header it received in its answer.
 fn recording_api() -> (u16, Arc<Mutex<Vec<String>>>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -33,8 +35,13 @@ fn recording_api() -> (u16, Arc<Mutex<Vec<String>>>) {
                     _ => break,
                 }
             }
-            record.lock().unwrap().push(text(&head));
-            let body = r#"{"login":"octo-e2e","id":42}"#;
+            let head = text(&head);
+            record.lock().unwrap().push(head.clone());
+            let echoed = head
+                .lines()
+                .find_map(|l| l.strip_prefix("authorization: "))
+                .unwrap_or("");
+            let body = json!({"login": "octo-e2e", "id": 42, "you_sent": echoed}).to_string();
             let response = format!(
                 "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
                 body.len()
@@ -127,6 +134,10 @@ fn api_request_auth_reaches_the_bound_api_and_never_the_model() {
     }
     let second = requests[1].body.to_string();
     assert!(second.contains("octo-e2e"), "{second}");
+    assert!(
+        second.contains("[REDACTED"),
+        "the echoed value was not redacted: {second}"
+    );
     let third = requests[2].body.to_string();
     assert!(
         third.contains("gh") && third.contains("127.0.0.1"),
