@@ -119,6 +119,54 @@ fn choose(answer: Option<tower_lsp_server::ls_types::MessageActionItem>) -> Opti
 }
 
 impl cairn_mcp::ClientDelegate for EditorDelegate {
+    /// OAuth sign-in: the editor opens the authorization page in the user's browser
+    /// (`window/showDocument` with `external`), after a message saying what it is for; an editor
+    /// that cannot open it gets the URL in a message instead.
+    fn open_authorization<'a>(
+        &'a self,
+        server: &'a str,
+        url: &'a str,
+    ) -> Option<futures::future::BoxFuture<'a, Result<(), String>>> {
+        use tower_lsp_server::ls_types::{MessageType, ShowDocumentParams, Uri};
+        Some(Box::pin(async move {
+            let state = self.state.upgrade().ok_or("cairn is shutting down")?;
+            let uri = <Uri as std::str::FromStr>::from_str(url)
+                .map_err(|_| "the authorization URL is not a valid URI".to_string())?;
+            state
+                .client
+                .show_message(
+                    MessageType::INFO,
+                    format!(
+                        "cairn: MCP server `{server}` needs you to sign in; your browser opens \
+                         its authorization page, which returns to cairn on 127.0.0.1"
+                    ),
+                )
+                .await;
+            let shown = state
+                .client
+                .show_document(ShowDocumentParams {
+                    uri,
+                    external: Some(true),
+                    take_focus: Some(true),
+                    selection: None,
+                })
+                .await;
+            if !matches!(shown, Ok(true)) {
+                state
+                    .client
+                    .show_message(
+                        MessageType::WARNING,
+                        format!(
+                            "cairn: open this URL in a browser on this machine to sign in to MCP \
+                             server `{server}`: {url}"
+                        ),
+                    )
+                    .await;
+            }
+            Ok(())
+        }))
+    }
+
     fn roots(&self) -> Vec<(String, String)> {
         let Some(state) = self.state.upgrade() else {
             return Vec::new();

@@ -413,7 +413,10 @@ pub fn start_hub(
         None => {
             // Built-in (in-process) tools take their plain names first; external ones are always
             // `server__tool`, so they cannot shadow a built-in.
-            let options = HubOptions::default();
+            let options = HubOptions {
+                oauth: crate::oauth::options(env),
+                ..HubOptions::default()
+            };
             let hub = Hub::new(plan.config, options);
             let reviewer =
                 Reviewer::start(hub.clone(), PinStore::open(data_dir(env).join("pins.json")));

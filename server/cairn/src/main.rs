@@ -12,6 +12,7 @@ mod compose;
 mod conformance;
 mod doctor;
 mod mcp_cmd;
+mod oauth;
 mod redaction;
 mod secrets;
 mod select_cmd;

@@ -123,6 +123,22 @@ pub fn resolve_server(
             *value = vault.resolve(&format!("env `{key}`"), name, LOCAL_HOST)?;
         }
     }
+    // The OAuth client secret and signing key go to the server's authorization server, which
+    // the user cannot name in advance; they are bound to the MCP server's host, the one the
+    // user chose.
+    if let Some(oauth) = out.oauth.as_mut() {
+        for (key, value) in [
+            ("oauth.client_secret", &mut oauth.client_secret),
+            ("oauth.private_key", &mut oauth.private_key),
+        ] {
+            if let Some(name) = value.as_deref().and_then(handle) {
+                let host = entry.url.as_deref().and_then(url_host).ok_or_else(|| {
+                    format!("`{key}` refers to a secret, but the server has no URL")
+                })?;
+                *value = Some(vault.resolve(&format!("`{key}`"), name, &host)?);
+            }
+        }
+    }
     Ok(out)
 }
 
