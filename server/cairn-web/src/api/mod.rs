@@ -871,6 +871,9 @@ impl ApiTools {
                 );
                 let r = self.graphql(&a.endpoint, a.headers, a.auth, &body).await?;
                 let mut out = status_block(&Method::POST, &r);
+                if is_mutation(&a.query) {
+                    out.push_str("Operation: mutation (it may have changed data)\n");
+                }
                 let doc: Value = serde_json::from_slice(&r.body).map_err(|_| {
                     format!(
                         "{out}\nthe answer is not JSON:\n{}",
@@ -1375,4 +1378,99 @@ pub fn next_link(r: &WebResponse, base: &Url) -> Option<Url> {
             });
             is_next.then(|| base.join(target).ok()).flatten()
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tools() -> ApiTools {
+        match WebGuard::new(crate::GuardConfig::default()) {
+            Ok(g) => ApiTools::new(Arc::new(g), "me"),
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn tools_are_listed_with_their_effects_and_honest_annotations() {
+        let listed = tools().list();
+        let names: Vec<&str> = listed.iter().map(|t| t.tool.name.as_ref()).collect();
+        assert_eq!(names, API_TOOL_NAMES);
+        for info in &listed {
+            assert_eq!(info.category, "api");
+            assert!(!info.agent_only);
+            let expected = if info.tool.name == "api_jwt_decode" {
+                Effect::Read
+            } else {
+                Effect::Network
+            };
+            assert_eq!(info.effect, expected, "{}", info.tool.name);
+        }
+        let hints = |name: &str| {
+            let a = listed
+                .iter()
+                .find(|t| t.tool.name == name)
+                .and_then(|t| t.tool.annotations.clone())
+                .unwrap_or_default();
+            (a.read_only_hint, a.destructive_hint)
+        };
+        for reads in [
+            "api_get_json",
+            "api_paginate",
+            "graphql_schema",
+            "api_health",
+        ] {
+            assert_eq!(hints(reads), (Some(true), Some(false)), "{reads}");
+        }
+        for changes in [
+            "api_request",
+            "graphql_query",
+            "openapi_call",
+            "api_json_rpc",
+        ] {
+            assert_eq!(hints(changes), (Some(false), Some(true)), "{changes}");
+        }
+        assert_eq!(hints("api_webhook"), (Some(false), Some(false)));
+        assert!(tools().only_operations().list().is_empty());
+    }
+
+    #[test]
+    fn link_headers_yield_the_next_page() {
+        let mut headers = reqwest::header::HeaderMap::new();
+        let link = "<https://api.test/items?page=2>; rel=\"next\", <https://api.test/items?page=9>; rel=\"last\"";
+        if let Ok(v) = reqwest::header::HeaderValue::from_str(link) {
+            headers.insert(reqwest::header::LINK, v);
+        }
+        let base = Url::parse("https://api.test/items").ok();
+        let Some(base) = base else { return };
+        let r = WebResponse {
+            status: reqwest::StatusCode::OK,
+            final_url: base.clone(),
+            headers,
+            body: Vec::new(),
+            truncated: false,
+            redirects: 0,
+        };
+        assert_eq!(
+            next_link(&r, &base).map(|u| u.to_string()),
+            Some("https://api.test/items?page=2".to_owned())
+        );
+    }
+
+    #[test]
+    fn soap_faults_are_found_in_both_versions() {
+        let v11 = r#"<Envelope><Body><Fault><faultcode>Server</faultcode><faultstring>Boom</faultstring></Fault></Body></Envelope>"#;
+        assert_eq!(soap_fault(v11).as_deref(), Some("Server: Boom"));
+        let v12 = r#"<e:Envelope xmlns:e="http://www.w3.org/2003/05/soap-envelope"><e:Body><e:Fault><e:Code><e:Value>e:Sender</e:Value></e:Code><e:Reason><e:Text>Bad input</e:Text></e:Reason></e:Fault></e:Body></e:Envelope>"#;
+        assert_eq!(soap_fault(v12).as_deref(), Some("e:Sender: Bad input"));
+        assert_eq!(soap_fault("<Envelope><Body><Ok/></Body></Envelope>"), None);
+    }
+
+    #[test]
+    fn mutations_are_recognised() {
+        assert!(is_mutation("mutation { deleteUser(id: 1) }"));
+        assert!(is_mutation("# comment\nmutation Del { x }"));
+        assert!(!is_mutation("query { user { mutationCount } }"));
+        assert!(!is_mutation("{ a } # mutation in a comment"));
+    }
 }

@@ -674,3 +674,49 @@ pub fn build_call(
         body,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recursive_schemas_are_inlined_to_a_fixed_depth() {
+        let spec = json!({
+            "openapi": "3.1.0",
+            "info": {"title": "T", "version": "1"},
+            "paths": {"/nodes": {"post": {
+                "operationId": "addNode",
+                "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Node"}}}}
+            }}},
+            "components": {"schemas": {"Node": {"type": "object", "properties": {
+                "children": {"type": "array", "items": {"$ref": "#/components/schemas/Node"}}
+            }}}}
+        });
+        let parsed = parse_spec(&spec.to_string(), None);
+        let Ok(parsed) = parsed else {
+            panic!("{parsed:?}")
+        };
+        let op = &parsed.operations[0];
+        let schema = Value::Object(parsed.input_schema(op));
+        let text = schema.to_string();
+        assert!(
+            text.contains("see #/components/schemas/Node in the spec"),
+            "{text}"
+        );
+        assert!(text.len() < 5000, "{}", text.len());
+    }
+
+    #[test]
+    fn operations_without_ids_get_one_and_names_are_sanitised() {
+        let yaml =
+            "swagger: '2.0'\ninfo: {title: T, version: '1'}\npaths:\n  /a/{id}/b:\n    get: {}\n";
+        let parsed = parse_spec(yaml, None);
+        let Ok(parsed) = parsed else {
+            panic!("{parsed:?}")
+        };
+        assert_eq!(parsed.operations[0].id, "get_a_id_b");
+        assert_eq!(sanitise("pets.list all!"), "pets_list_all");
+        assert!(parse_spec("openapi: 2.5.0\npaths: {}\n", None).is_err());
+        assert!(parse_spec("{\"paths\": {}}", None).is_err());
+    }
+}
