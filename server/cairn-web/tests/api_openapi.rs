@@ -470,6 +470,21 @@ async fn configured_specs_become_tools_with_generated_schemas() {
     assert_eq!(r.body, r#"{"name":"Rex","tag":"dog"}"#);
     let missing = fails(&t, "pets_showPetById", json!({})).await;
     assert!(missing.contains("petId"), "{missing}");
+    // Long answers page like every API tool: the schema offers start_index and max_length.
+    assert_eq!(list["properties"]["max_length"]["type"], "integer");
+    let paged = ok(
+        &t,
+        "pets_listPets",
+        json!({"limit": 1, "start_index": 2, "max_length": 6}),
+    )
+    .await;
+    // The answer pretty-printed is `{\n  "ok": true\n}`: characters 2 to 8 are `  "ok"`.
+    assert!(
+        paged.ends_with("\n  \"ok\"\n\n[body truncated; call again with start_index=8]"),
+        "{paged}"
+    );
+    let last = f.server.requests().into_iter().last().unwrap_or_default();
+    assert_eq!(last.target, "/v1/pets?limit=1");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -194,8 +194,16 @@ impl ApiTools {
                 .destructive(matches!(op.method.as_str(), "DELETE" | "PUT" | "PATCH"))
                 .idempotent(!matches!(op.method.as_str(), "POST" | "PATCH"))
                 .open_world(true);
-            let tool = Tool::new(name, description, Arc::new(spec.input_schema(op)))
-                .with_annotations(annotations);
+            let mut schema = spec.input_schema(op);
+            // Paging of long answers, under names the operation does not use itself.
+            if let Some(Value::Object(properties)) = schema.get_mut("properties")
+                && let Value::Object(paging) = paging()
+            {
+                for (key, value) in paging {
+                    properties.entry(key).or_insert(value);
+                }
+            }
+            let tool = Tool::new(name, description, Arc::new(schema)).with_annotations(annotations);
             tools.push(OperationTool {
                 tool,
                 operation: op.clone(),
@@ -1153,8 +1161,24 @@ impl ApiTools {
         mut args: Map<String, Value>,
     ) -> Result<String, String> {
         let body = args.remove(openapi::body_key(&op.operation));
+        let own = |key: &str| op.operation.params.iter().any(|p| p.name == key);
+        let mut paging = |key: &str| {
+            if own(key) {
+                return Ok(None);
+            }
+            match args.remove(key) {
+                None => Ok(None),
+                Some(v) => v
+                    .as_u64()
+                    .and_then(|n| usize::try_from(n).ok())
+                    .map(Some)
+                    .ok_or_else(|| format!("{key} must be a non-negative integer")),
+            }
+        };
+        let start = paging("start_index")?.unwrap_or(0);
+        let max = paging("max_length")?;
         let built = build_call(&op.operation, &op.base, &args, body.as_ref())?;
-        self.run_built(built, Map::new(), op.auth.clone(), 0, None)
+        self.run_built(built, Map::new(), op.auth.clone(), start, max)
             .await
     }
 
