@@ -375,9 +375,11 @@ impl WebGuard {
             if let Some(body) = &body {
                 builder = builder.body(body.clone());
             }
+            // reqwest's error names the URL it sent, which carries a query-placed secret; the
+            // guard's own `url` (without it) is the one reported.
             let response = builder.send().await.map_err(|source| WebError::Http {
                 url: url.to_string(),
-                source,
+                source: source.without_url(),
             })?;
             let status = response.status();
             let location = status
@@ -509,7 +511,7 @@ impl WebGuard {
         let mut truncated = false;
         while let Some(chunk) = response.chunk().await.map_err(|source| WebError::Http {
             url: url.to_string(),
-            source,
+            source: source.without_url(),
         })? {
             let room = max - body.len();
             if chunk.len() > room {

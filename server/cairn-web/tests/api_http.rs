@@ -758,3 +758,32 @@ async fn loopback_is_refused_without_the_switch_and_unknown_tools_are_errors() {
     let (is_error, text) = call(&t, "api_nonexistent", json!({})).await;
     assert!(is_error && text.contains("no API tool"), "{text}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failed_exchange_never_shows_a_secret_placed_in_the_query() {
+    // A server that reads the request and hangs up without answering.
+    let listener = match tokio::net::TcpListener::bind("127.0.0.1:0").await {
+        Ok(l) => l,
+        Err(e) => panic!("bind: {e}"),
+    };
+    let port = match listener.local_addr() {
+        Ok(a) => a.port(),
+        Err(e) => panic!("local_addr: {e}"),
+    };
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let mut buf = [0u8; 4096];
+            let _ = tokio::io::AsyncReadExt::read(&mut stream, &mut buf).await;
+            drop(stream);
+        }
+    });
+    let t = tools(vault());
+    let failed = fails(
+        &t,
+        "api_request",
+        json!({"url": format!("http://localhost:{port}/q"), "auth": {"secret": "github", "scheme": "query", "name": "api_key"}}),
+    )
+    .await;
+    assert!(failed.contains("failed"), "{failed}");
+    assert!(!failed.contains("ghp_SECRET_VALUE"), "{failed}");
+}
