@@ -525,6 +525,14 @@ pub struct McpOAuthConfig {
     /// A PKCS#8 PEM EC P-256 private key, as a `secret:NAME` handle, to authenticate with a
     /// signed JWT (`private_key_jwt`, ES256) instead of a secret in the client-credentials grant.
     pub private_key: Option<String>,
+    /// `identity_assertion` grant: the enterprise identity provider's token endpoint, where the
+    /// ID token is exchanged for an identity assertion (ID-JAG).
+    pub idp_token_endpoint: Option<String>,
+    /// `identity_assertion` grant: cairn's client id at the identity provider.
+    pub idp_client_id: Option<String>,
+    /// `identity_assertion` grant: the ID token from the identity provider's sign-in, as a
+    /// `secret:NAME` handle bound to the identity provider's host.
+    pub id_token: Option<String>,
 }
 
 /// The OAuth grant cairn uses for a server.
@@ -534,4 +542,7 @@ pub enum OAuthGrant {
     #[default]
     AuthorizationCode,
     ClientCredentials,
+    /// Enterprise-managed authorization (SEP-990): an ID token exchanged at the identity
+    /// provider for an ID-JAG (RFC 8693), and that for an access token (RFC 7523).
+    IdentityAssertion,
 }

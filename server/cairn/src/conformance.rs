@@ -13,7 +13,8 @@
 //! fetched without following redirects and the `Location` delivered to cairn's loopback
 //! listener, which is what the suite's authorization servers expect. What a real user would
 //! configure comes from the suite's `MCP_CONFORMANCE_CONTEXT` (a pre-registered client id and
-//! secret, or a private key for `private_key_jwt`), and the Client ID Metadata Document URL is
+//! secret, a private key for `private_key_jwt`, or an identity provider's token endpoint and ID
+//! token for cross-app access), and the Client ID Metadata Document URL is
 //! the one the suite's `auth/basic-cimd` expects. Tokens stay in memory and are never printed.
 
 use std::process::ExitCode;
@@ -45,6 +46,8 @@ fn oauth_settings(scenario: &str, context: Option<&str>) -> McpOAuthConfig {
     let text = |k: &str| context.get(k).and_then(Value::as_str).map(str::to_string);
     let grant = if scenario.starts_with("auth/client-credentials") {
         OAuthGrant::ClientCredentials
+    } else if scenario.starts_with("auth/cross-app-access") {
+        OAuthGrant::IdentityAssertion
     } else {
         OAuthGrant::AuthorizationCode
     };
@@ -54,6 +57,9 @@ fn oauth_settings(scenario: &str, context: Option<&str>) -> McpOAuthConfig {
         client_metadata_url: Some(CLIENT_METADATA_URL.to_string()),
         grant,
         private_key: text("private_key_pem"),
+        idp_token_endpoint: text("idp_token_endpoint"),
+        idp_client_id: text("idp_client_id"),
+        id_token: text("idp_id_token"),
         ..McpOAuthConfig::default()
     }
 }

@@ -138,6 +138,19 @@ pub fn resolve_server(
                 *value = Some(vault.resolve(&format!("`{key}`"), name, &host)?);
             }
         }
+        // The ID token goes to the identity provider, so it is bound to that host.
+        if let Some(name) = oauth.id_token.as_deref().and_then(handle) {
+            let host = oauth
+                .idp_token_endpoint
+                .as_deref()
+                .and_then(url_host)
+                .ok_or_else(|| {
+                    "`oauth.id_token` refers to a secret, but `oauth.idp_token_endpoint` has no host"
+                        .to_string()
+                })?;
+            let resolved = vault.resolve("`oauth.id_token`", name, &host)?;
+            oauth.id_token = Some(resolved);
+        }
     }
     Ok(out)
 }

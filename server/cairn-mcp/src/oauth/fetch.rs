@@ -23,10 +23,10 @@ pub(crate) struct Answer {
     pub json: Value,
 }
 
-/// Fetches for one server, knowing which host the user configured.
+/// Fetches for one server, knowing which hosts the user configured.
 #[derive(Debug, Clone)]
 pub(crate) struct Fetcher {
-    trusted_host: Option<String>,
+    trusted_hosts: Vec<String>,
 }
 
 /// A request body.
@@ -37,12 +37,15 @@ pub(crate) enum Body<'a> {
 }
 
 impl Fetcher {
-    /// A fetcher that trusts the host of `server_url`.
-    pub fn new(server_url: &str) -> Self {
-        let trusted_host = url::Url::parse(server_url)
-            .ok()
-            .and_then(|u| u.host_str().map(str::to_ascii_lowercase));
-        Self { trusted_host }
+    /// A fetcher that trusts the hosts of `user_urls`: the server's URL and any other URL the
+    /// user configured (an identity provider).
+    pub fn new(user_urls: &[&str]) -> Self {
+        let trusted_hosts = user_urls
+            .iter()
+            .filter_map(|u| url::Url::parse(u).ok())
+            .filter_map(|u| u.host_str().map(str::to_ascii_lowercase))
+            .collect();
+        Self { trusted_hosts }
     }
 
     /// Checks `raw` and returns the parsed URL and, when its host is not the trusted one, the
@@ -63,7 +66,7 @@ impl Fetcher {
             .host_str()
             .ok_or_else(|| bad("no host"))?
             .to_ascii_lowercase();
-        if self.trusted_host.as_deref() == Some(host.as_str()) {
+        if self.trusted_hosts.contains(&host) {
             return Ok((url, Vec::new()));
         }
         let port = url.port_or_known_default().unwrap_or(443);

@@ -21,6 +21,10 @@ const B64URL: base64::engine::GeneralPurpose = base64::engine::general_purpose::
 /// A token this close to its expiry is treated as expired, so it does not lapse in flight.
 const EXPIRY_MARGIN_SECS: u64 = 30;
 const OFFLINE_ACCESS: &str = "offline_access";
+const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+const TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
+const ID_JAG: &str = "urn:ietf:params:oauth:token-type:id-jag";
+const ID_TOKEN: &str = "urn:ietf:params:oauth:token-type:id_token";
 
 fn now() -> u64 {
     SystemTime::now()
@@ -213,12 +217,15 @@ impl Authorizer {
         settings: Option<McpOAuthConfig>,
         options: OAuthOptions,
     ) -> Arc<Self> {
+        let settings = settings.unwrap_or_default();
+        // The identity provider is the user's choice too, like the server's host.
+        let fetch = Fetcher::new(&[url, settings.idp_token_endpoint.as_deref().unwrap_or("")]);
         Arc::new(Self {
             server: server.to_owned(),
             url: url.to_owned(),
-            settings: settings.unwrap_or_default(),
+            settings,
             options,
-            fetch: Fetcher::new(url),
+            fetch,
             grant: Mutex::new(None),
             loaded: tokio::sync::OnceCell::new(),
             flow: tokio::sync::Mutex::new(()),
@@ -414,6 +421,21 @@ impl Authorizer {
                 }
                 self.token_request(&token_endpoint, &client, form).await?
             }
+            OAuthGrant::IdentityAssertion => {
+                let assertion = self
+                    .identity_assertion(&metadata.issuer, &resource, &scope)
+                    .await?;
+                let client = self.machine_client(&metadata)?;
+                let mut form = vec![
+                    ("grant_type", JWT_BEARER.to_owned()),
+                    ("assertion", assertion),
+                    ("resource", resource.clone()),
+                ];
+                if !scope.is_empty() {
+                    form.push(("scope", scope.clone()));
+                }
+                self.token_request(&token_endpoint, &client, form).await?
+            }
             OAuthGrant::AuthorizationCode => {
                 self.code_flow(&metadata, &token_endpoint, &resource, &scope)
                     .await?
@@ -473,12 +495,64 @@ impl Authorizer {
         scopes
     }
 
-    /// The client of the client-credentials grant: the configured id with its private key or
-    /// secret.
+    /// SEP-990: exchanges the configured ID token at the identity provider for an identity
+    /// assertion (ID-JAG, RFC 8693 token exchange) for authorization server `audience` and
+    /// `resource`.
+    async fn identity_assertion(
+        &self,
+        audience: &str,
+        resource: &str,
+        scope: &str,
+    ) -> Result<String, OAuthError> {
+        let missing = |key: &str| {
+            OAuthError::Config(format!("the identity_assertion grant needs `oauth.{key}`"))
+        };
+        let endpoint = self
+            .settings
+            .idp_token_endpoint
+            .clone()
+            .ok_or_else(|| missing("idp_token_endpoint"))?;
+        let id_token = self
+            .settings
+            .id_token
+            .clone()
+            .ok_or_else(|| missing("id_token"))?;
+        let mut form = vec![
+            ("grant_type", TOKEN_EXCHANGE),
+            ("requested_token_type", ID_JAG),
+            ("subject_token", id_token.as_str()),
+            ("subject_token_type", ID_TOKEN),
+            ("audience", audience),
+            ("resource", resource),
+        ];
+        if let Some(id) = self.settings.idp_client_id.as_deref() {
+            form.push(("client_id", id));
+        }
+        if !scope.is_empty() {
+            form.push(("scope", scope));
+        }
+        let answer = self
+            .fetch
+            .send(reqwest13::Method::POST, &endpoint, Body::Form(&form), None)
+            .await?;
+        match answer.json.get("access_token").and_then(Value::as_str) {
+            Some(jag) if (200..300).contains(&answer.status) => Ok(jag.to_owned()),
+            _ => Err(OAuthError::TokenRefused(format!(
+                "the identity provider answered {}{}",
+                answer.status,
+                error_text(&answer.json)
+            ))),
+        }
+    }
+
+    /// The client of the client-credentials and identity-assertion grants: the configured id
+    /// with its private key or secret.
     fn machine_client(&self, metadata: &ServerMetadata) -> Result<Client, OAuthError> {
-        let id = self.settings.client_id.clone().ok_or_else(|| {
-            OAuthError::Config("the client-credentials grant needs `oauth.client_id`".into())
-        })?;
+        let id = self
+            .settings
+            .client_id
+            .clone()
+            .ok_or_else(|| OAuthError::Config("this grant needs `oauth.client_id`".into()))?;
         if self.settings.private_key.is_some() {
             return Ok(Client {
                 id,
@@ -488,8 +562,7 @@ impl Authorizer {
         }
         let secret = self.settings.client_secret.clone().ok_or_else(|| {
             OAuthError::Config(
-                "the client-credentials grant needs `oauth.client_secret` or `oauth.private_key`"
-                    .into(),
+                "this grant needs `oauth.client_secret` or `oauth.private_key`".into(),
             )
         })?;
         let method = secret_method(metadata.token_endpoint_auth_methods_supported.as_deref());
