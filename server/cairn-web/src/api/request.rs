@@ -57,8 +57,14 @@ impl ApiAuth {
             },
             AuthScheme::Header => {
                 let header = name("header")?;
-                if HeaderName::from_bytes(header.as_bytes()).is_err() {
-                    return Err(format!("auth.name {header:?} is not a header name"));
+                match HeaderName::from_bytes(header.as_bytes()) {
+                    Err(_) => return Err(format!("auth.name {header:?} is not a header name")),
+                    Ok(name) if LAYER_HEADERS.contains(&name.as_str()) => {
+                        return Err(format!(
+                            "auth.name {header:?} is set by the HTTP layer and cannot carry a secret"
+                        ));
+                    }
+                    Ok(_) => {}
                 }
                 Placement::Header(header)
             }
@@ -435,6 +441,7 @@ mod tests {
             name: name.map(str::to_owned),
         };
         assert!(auth(AuthScheme::Header, None).credential().is_err());
+        assert!(auth(AuthScheme::Header, Some("Host")).credential().is_err());
         assert_eq!(
             auth(AuthScheme::Query, Some("key"))
                 .credential()
