@@ -90,7 +90,14 @@ impl Sandbox {
             // script only the conversation, and the selection tests turn it back on.
             .env("CAIRN_SELECTION__FILTER", "false")
             // The Hub is unreachable here; the embedding model is found in the cache or not.
-            .env("HF_HUB_OFFLINE", "1");
+            .env("HF_HUB_OFFLINE", "1")
+            // No session bus, so a new vault takes a key file and the machine's own keyring
+            // (found at /run/user/UID/bus without this) is never written; the keyring test
+            // sets the real bus.
+            .env(
+                "DBUS_SESSION_BUS_ADDRESS",
+                "unix:path=/nonexistent/cairn-e2e-no-bus",
+            );
         match self.model_format() {
             Format::OpenAi => cmd.env("OPENAI_BASE_URL", self.model.base_url()),
             Format::Anthropic => cmd

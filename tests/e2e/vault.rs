@@ -1,5 +1,7 @@
 //! `cairn vault set|list|rm` on the command line: values come from stdin only, never show up
-//! in output, and the store on disk is private and encrypted.
+//! in output, and the store on disk is private and encrypted; the key is in the OS keyring
+//! when a Secret Service answers (`CAIRN_KEYRING_TESTS=1`, which `.ci/run` provides), else in
+//! a key file.
 
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
@@ -77,8 +79,16 @@ fn set_list_rm_with_key_file() {
         "{}",
         text(&out.stdout)
     );
-
     let path = store(&sb);
+    assert!(
+        text(&out.stderr).contains(&format!(
+            "no OS keyring (Secret Service) answered; the vault key is in {}",
+            path.with_file_name("vault.key").display()
+        )),
+        "{}",
+        text(&out.stderr)
+    );
+
     assert_eq!(mode(&path), 0o600);
     assert_eq!(mode(&path.with_file_name("vault.key")), 0o600);
     let bytes = std::fs::read(&path).unwrap();
@@ -90,6 +100,11 @@ fn set_list_rm_with_key_file() {
     assert_eq!(
         text(&out.stdout),
         "github\t*.githubusercontent.com, api.github.com\n"
+    );
+    assert!(
+        text(&out.stderr).contains("vault key: the key file"),
+        "{}",
+        text(&out.stderr)
     );
 
     let out = vault(&sb, &["rm", "github"], "");
@@ -183,4 +198,65 @@ fn passphrase_from_the_environment() {
         before,
         "failed opens leave the store"
     );
+}
+
+/// With a Secret Service on the session bus, a new vault's key goes into it: no key file, a
+/// second process reads the secrets with it, and without the bus the store fails closed.
+#[test]
+fn key_in_the_os_keyring() {
+    let Some(bus) = std::env::var("CAIRN_KEYRING_TESTS")
+        .ok()
+        .filter(|v| v == "1")
+        .and_then(|_| std::env::var("DBUS_SESSION_BUS_ADDRESS").ok())
+    else {
+        eprintln!(
+            "skipped key_in_the_os_keyring: set CAIRN_KEYRING_TESTS=1 and DBUS_SESSION_BUS_ADDRESS \
+             to a session bus with an unlocked Secret Service (.ci/run starts gnome-keyring)"
+        );
+        return;
+    };
+    let sb = sandbox();
+    let with_bus = |args: &[&str], input: &str| {
+        let mut cmd = sb.command();
+        cmd.env("DBUS_SESSION_BUS_ADDRESS", &bus)
+            .arg("vault")
+            .args(args);
+        run(cmd, input)
+    };
+    let out = with_bus(&["set", "github", "--host", "api.github.com"], VALUE);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        !text(&out.stderr).contains("no OS keyring"),
+        "{}",
+        text(&out.stderr)
+    );
+    let path = store(&sb);
+    let key_file = path.with_file_name("vault.key");
+    assert!(!key_file.exists(), "the key is in the keyring, not a file");
+    assert_eq!(mode(&path), 0o600);
+    let before = std::fs::read(&path).unwrap();
+    assert!(!text(&before).contains(VALUE));
+    assert!(!text(&before).contains(&VALUE[..10]));
+    let json: serde_json::Value = serde_json::from_slice(&before).unwrap();
+    assert_eq!(json["key_source"], "keyring");
+
+    let out = with_bus(&["list"], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "github\tapi.github.com\n");
+    assert!(
+        text(&out.stderr).contains("vault key: the OS keyring"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // No keyring reachable: refused with what to do, and nothing made or changed.
+    let out = vault(&sb, &["list"], "");
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("sealed with a key in the OS keyring"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!key_file.exists());
+    assert_eq!(std::fs::read(&path).unwrap(), before);
 }

@@ -15,7 +15,7 @@ pub enum VaultError {
     Damaged { path: PathBuf, reason: String },
     /// The key check did not authenticate: another key, or the check itself was altered.
     #[error(
-        "vault {} cannot be opened with {key}: wrong passphrase or key file, or the file was altered; it was left as it is",
+        "vault {} cannot be opened with {key}: wrong passphrase or key, or the file was altered; it was left as it is",
         path.display()
     )]
     WrongKey { path: PathBuf, key: String },
@@ -35,6 +35,30 @@ pub enum VaultError {
         key_file.display()
     )]
     KeyFileMissing { path: PathBuf, key_file: PathBuf },
+    /// A store sealed with the keyring key, and the keyring did not answer; nothing changed.
+    #[error(
+        "vault {} is sealed with a key in the OS keyring, which cannot be reached ({reason}); start or unlock a Secret Service (gnome-keyring, KWallet, KeePassXC) on this session bus and retry; the vault was left as it is",
+        path.display()
+    )]
+    KeyringUnavailable { path: PathBuf, reason: String },
+    /// A store sealed with the keyring key, and the keyring has no entry for it. A new key
+    /// could not read the secrets, so none is made.
+    #[error(
+        "vault {} is sealed with a key in the OS keyring, but the keyring has no entry for it (service \"cairn\", user {user:?}); if the store was moved or copied, put it back at that path, or restore the entry from a backup of the keyring; the vault was left as it is",
+        path.display()
+    )]
+    KeyringEntryMissing { path: PathBuf, user: String },
+    #[error(
+        "the OS keyring's entry for vault {} (service \"cairn\", user {user:?}) is not a vault key (64 hex digits); the vault was left as it is",
+        path.display()
+    )]
+    KeyringEntryInvalid { path: PathBuf, user: String },
+    /// A new store's key could not be put in the keyring that answered; nothing was written.
+    #[error(
+        "vault {}: the key could not be stored in the OS keyring ({reason}); nothing was written; unlock the keyring and retry, or set CAIRN_VAULT_PASSPHRASE to use a passphrase instead",
+        path.display()
+    )]
+    KeyringWrite { path: PathBuf, reason: String },
     #[error(
         "key file {} can be read by group or others (mode {mode:03o}); run `chmod 600 {}`",
         path.display(),

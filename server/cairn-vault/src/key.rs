@@ -1,18 +1,42 @@
-//! Where the vault key comes from: a 0600 key file of 32 random bytes, or a passphrase
-//! stretched with Argon2id over a random salt kept in the store.
+//! Where the vault key comes from: the OS keyring (Secret Service), a 0600 key file of 32
+//! random bytes next to the store, or a passphrase stretched with Argon2id over a random salt
+//! kept in the store.
 //!
-//! TODO(issue 7): an OS-keyring source. The `keyring` crate's Secret Service backend needs the
-//! system's libdbus, which this machine and CI lack, and its kernel-keyutils backend forgets
-//! the key at reboot; until one of them fits, headless and desktop machines use the key file.
+//! [`KeySource::from_env`] is what the `cairn` commands use. It picks, in this order:
+//!
+//! 1. `CAIRN_VAULT_PASSPHRASE` set (and not empty): the passphrase. A store sealed otherwise
+//!    is refused with a message that says to unset it.
+//! 2. Otherwise [`KeySource::Auto`], which [`crate::Vault::open`] settles from what is on disk:
+//!    - a store that records `"key_source": "keyring"`: the key in the OS keyring, under
+//!      service `cairn` and the store's absolute path as user (so two stores get two keys). A
+//!      keyring that does not answer, or has no such entry, is an error that says what to do;
+//!      a new key is never made for an existing store, which it could not read;
+//!    - else an existing `vault.key` next to the store: that key file. An existing store that
+//!      records a key file, or records nothing (written before `key_source` existed, without
+//!      `kdf`), is opened with it, and its missing key file is an error as before;
+//!    - else a new store: nothing is decided until the first write. Then the key goes to the
+//!      OS keyring when a Secret Service answers within [`KEYRING_PROBE_TIMEOUT`] (an entry
+//!      already there for this path is reused rather than replaced), else into a new 0600
+//!      `vault.key`, and [`crate::Vault::take_notice`] says so once.
+//!
+//! The store records the source it was sealed with (`key_source`), so opening never guesses;
+//! a store without the field was written by an older cairn and is read as before: `kdf`
+//! present means a passphrase, absent a key file.
+//!
+//! The key never leaves memory except into the key file or the keyring: [`Key`] is wiped on
+//! drop, and the keyring entry holds it as hex in a buffer wiped the same way.
 
+use std::fmt;
 use std::fs::{File, OpenOptions};
 use std::io::{ErrorKind, Read, Write};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use zeroize::Zeroizing;
 
+use crate::os_keyring::{KEYRING_PROBE_TIMEOUT, KEYRING_SERVICE, Keyring, SecretServiceKeyring};
 use crate::{Secret, VaultError};
 
 pub const KEY_LEN: usize = 32;
@@ -26,38 +50,142 @@ pub const KEY_FILE_NAME: &str = "vault.key";
 pub type Key = Zeroizing<[u8; KEY_LEN]>;
 
 /// How the vault key is obtained.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub enum KeySource {
     /// 32 random bytes in a file only its owner may read; created on the first write.
     KeyFile(PathBuf),
     /// A passphrase, stretched with Argon2id.
     Passphrase(Secret),
+    /// The OS keyring only: the entry is read for an existing store, and made on the first
+    /// write of a new one; a keyring that does not answer is an error.
+    Keyring(Arc<dyn Keyring>),
+    /// Chosen from what is on disk (the module doc): the keyring for a store sealed with it,
+    /// else `key_file` when it exists or the store records it, else, for a new store, the
+    /// keyring when it answers and `key_file` when not.
+    Auto {
+        key_file: PathBuf,
+        keyring: Arc<dyn Keyring>,
+    },
+}
+
+impl fmt::Debug for KeySource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KeySource::KeyFile(path) => f.debug_tuple("KeyFile").field(path).finish(),
+            KeySource::Passphrase(p) => f.debug_tuple("Passphrase").field(p).finish(),
+            KeySource::Keyring(_) => f.write_str("Keyring"),
+            KeySource::Auto { key_file, .. } => f
+                .debug_struct("Auto")
+                .field("key_file", key_file)
+                .finish_non_exhaustive(),
+        }
+    }
 }
 
 impl KeySource {
-    /// The passphrase in `CAIRN_VAULT_PASSPHRASE` when it is set and not empty, else the key
-    /// file `vault.key` next to `store`. `get` reads the environment.
+    /// The passphrase in `CAIRN_VAULT_PASSPHRASE` when it is set and not empty, else
+    /// [`KeySource::Auto`] with the Secret Service and `vault.key` next to `store`. `get` reads
+    /// the environment.
     pub fn from_env(store: &Path, get: impl Fn(&str) -> Option<String>) -> KeySource {
+        Self::from_env_with(store, get, Arc::new(SecretServiceKeyring))
+    }
+
+    /// [`KeySource::from_env`] with another keyring (tests use a fake).
+    pub fn from_env_with(
+        store: &Path,
+        get: impl Fn(&str) -> Option<String>,
+        keyring: Arc<dyn Keyring>,
+    ) -> KeySource {
         match get(PASSPHRASE_ENV).filter(|p| !p.is_empty()) {
             Some(p) => KeySource::Passphrase(Secret::new(p)),
-            None => KeySource::KeyFile(store.with_file_name(KEY_FILE_NAME)),
+            None => KeySource::Auto {
+                key_file: store.with_file_name(KEY_FILE_NAME),
+                keyring,
+            },
         }
     }
 
-    /// Names the source in messages, never showing a passphrase.
+    /// Names the source in messages, never showing a passphrase or a key.
     pub fn describe(&self) -> String {
         match self {
-            KeySource::KeyFile(path) => format!("key file {}", path.display()),
+            KeySource::KeyFile(path) | KeySource::Auto { key_file: path, .. } => {
+                format!("key file {}", path.display())
+            }
             KeySource::Passphrase(_) => "this passphrase".to_string(),
+            KeySource::Keyring(_) => "the key in the OS keyring".to_string(),
         }
     }
 
     pub(crate) fn kind(&self) -> &'static str {
         match self {
-            KeySource::KeyFile(_) => "a key file",
+            KeySource::KeyFile(_) | KeySource::Auto { .. } => "a key file",
             KeySource::Passphrase(_) => "a passphrase",
+            KeySource::Keyring(_) => "the OS keyring",
         }
     }
+}
+
+/// Where an open vault's key lives, for `cairn vault list` and `cairn doctor`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum KeyLocation {
+    KeyFile(PathBuf),
+    Passphrase,
+    /// The OS keyring entry: service `cairn`, this user.
+    Keyring {
+        user: String,
+    },
+    /// A new vault that has not been written yet: the first write puts the key in the keyring
+    /// when one answers, else in `key_file`.
+    Undecided {
+        key_file: PathBuf,
+    },
+}
+
+impl fmt::Display for KeyLocation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KeyLocation::KeyFile(path) => write!(f, "the key file {}", path.display()),
+            KeyLocation::Passphrase => write!(f, "the passphrase in {PASSPHRASE_ENV}"),
+            KeyLocation::Keyring { user } => write!(
+                f,
+                "the OS keyring (Secret Service; service {KEYRING_SERVICE:?}, user {user:?})"
+            ),
+            KeyLocation::Undecided { key_file } => write!(
+                f,
+                "nowhere yet: the first `cairn vault set` puts it in the OS keyring when a Secret \
+                 Service answers within {} s, else in {}",
+                KEYRING_PROBE_TIMEOUT.as_secs(),
+                key_file.display()
+            ),
+        }
+    }
+}
+
+/// The keyring user of the store at `store`: its absolute path (not canonical, since a new
+/// store does not exist yet to be resolved), so each store has an entry of its own.
+pub fn keyring_user(store: &Path) -> String {
+    std::path::absolute(store)
+        .unwrap_or_else(|_| store.to_path_buf())
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The key as the keyring holds it: hex, so tools such as `secret-tool` show text.
+pub fn keyring_secret(key: &Key) -> Zeroizing<Vec<u8>> {
+    Zeroizing::new(crate::store::hex(key.as_ref()).into_bytes())
+}
+
+/// The key from a keyring entry; `None` when the entry is not 64 hex digits.
+pub fn key_from_keyring(secret: &[u8]) -> Option<Key> {
+    if secret.len() != KEY_LEN * 2 {
+        return None;
+    }
+    let text = std::str::from_utf8(secret).ok()?;
+    let bytes = Zeroizing::new(crate::store::unhex(text)?);
+    let mut key: Key = Zeroizing::new([0u8; KEY_LEN]);
+    key.copy_from_slice(bytes.get(..KEY_LEN)?);
+    Some(key)
 }
 
 /// Argon2id parameters as stored; the salt is hex.

@@ -2,8 +2,9 @@
 //! sent to.
 //!
 //! The store is one JSON file (by default `$XDG_DATA_HOME/cairn/vault.json`), mode 0600, in
-//! which every value is sealed with XChaCha20-Poly1305 under a key from a [`KeySource`]. The
-//! format is described in `store.rs`.
+//! which every value is sealed with XChaCha20-Poly1305 under a key from a [`KeySource`]: the OS
+//! keyring, a key file, or a passphrase (`key.rs` says which is chosen when). The format is
+//! described in `store.rs`.
 //!
 //! Architecture invariants:
 //! - no plaintext value is ever written to disk, printed, or put in an error: [`Secret`] prints
@@ -20,6 +21,7 @@
 
 mod error;
 mod key;
+mod os_keyring;
 pub mod redact;
 mod secret;
 mod store;
@@ -29,15 +31,20 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 pub use error::VaultError;
-pub use key::{KEY_FILE_NAME, KeySource, PASSPHRASE_ENV};
+pub use key::{KEY_FILE_NAME, KeyLocation, KeySource, PASSPHRASE_ENV, keyring_user};
+pub use os_keyring::{
+    KEYRING_PROBE_TIMEOUT, KEYRING_SERVICE, KEYRING_TIMEOUT, Keyring, KeyringError,
+    SecretServiceKeyring,
+};
 pub use redact::Redactor;
 pub use secret::Secret;
 pub use validate::{host_matches, validate_host, validate_name};
 
 use key::{KdfParams, Key};
-use store::{OpenError, StoreFile, StoredSecret};
+use store::{OpenError, StoreFile, StoredKeySource, StoredSecret};
 
 /// A store larger than this is not a vault cairn wrote; refusing it early keeps a stray file
 /// from being read into memory whole.
@@ -62,14 +69,28 @@ struct Entry {
     value: Secret,
 }
 
+/// Where a new vault's key goes on its first write: a new vault creates nothing, key file or
+/// keyring entry, until it has something to keep.
+#[derive(Clone)]
+enum Pending {
+    /// Create this key file.
+    KeyFile(PathBuf),
+    /// Put the key in the keyring; when `fallback` is set and no Secret Service answers in
+    /// time, create that key file instead.
+    Keyring {
+        keyring: Arc<dyn Keyring>,
+        fallback: Option<PathBuf>,
+    },
+}
+
 /// An open vault: the secrets decrypted in memory (wiped on drop), written back on each change.
 pub struct Vault {
     path: PathBuf,
     key: Key,
     kdf: Option<KdfParams>,
-    /// A key file to create with the first write (a new key-file vault creates nothing until
-    /// it has something to keep).
-    pending_key_file: Option<PathBuf>,
+    location: KeyLocation,
+    pending: Option<Pending>,
+    notice: Option<String>,
     secrets: BTreeMap<String, Entry>,
 }
 
@@ -77,6 +98,7 @@ impl fmt::Debug for Vault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Vault")
             .field("path", &self.path)
+            .field("key", &self.location)
             .field("secrets", &self.secrets.keys().collect::<Vec<_>>())
             .finish_non_exhaustive()
     }
@@ -94,21 +116,51 @@ impl Vault {
     }
 
     fn new_empty(path: PathBuf, key_source: KeySource) -> Result<Vault, VaultError> {
-        let (key, kdf, pending_key_file) = match key_source {
+        let mut kdf = None;
+        let mut pending = None;
+        let (key, location) = match key_source {
             KeySource::KeyFile(key_file) => match key::read_key_file(&key_file)? {
-                Some(key) => (key, None, None),
-                None => (key::new_key()?, None, Some(key_file)),
+                Some(key) => (key, KeyLocation::KeyFile(key_file)),
+                None => {
+                    pending = Some(Pending::KeyFile(key_file.clone()));
+                    (key::new_key()?, KeyLocation::KeyFile(key_file))
+                }
             },
             KeySource::Passphrase(passphrase) => {
-                let kdf = KdfParams::fresh()?;
-                (kdf.derive(&passphrase)?, Some(kdf), None)
+                let fresh = KdfParams::fresh()?;
+                let key = fresh.derive(&passphrase)?;
+                kdf = Some(fresh);
+                (key, KeyLocation::Passphrase)
             }
+            KeySource::Keyring(keyring) => {
+                pending = Some(Pending::Keyring {
+                    keyring,
+                    fallback: None,
+                });
+                let user = keyring_user(&path);
+                (key::new_key()?, KeyLocation::Keyring { user })
+            }
+            // A key file left from an earlier store is used, as before there was a keyring;
+            // otherwise the choice waits for the first write, so reading an empty vault never
+            // waits on a keyring.
+            KeySource::Auto { key_file, keyring } => match key::read_key_file(&key_file)? {
+                Some(key) => (key, KeyLocation::KeyFile(key_file)),
+                None => {
+                    pending = Some(Pending::Keyring {
+                        keyring,
+                        fallback: Some(key_file.clone()),
+                    });
+                    (key::new_key()?, KeyLocation::Undecided { key_file })
+                }
+            },
         };
         Ok(Vault {
             path,
             key,
             kdf,
-            pending_key_file,
+            location,
+            pending,
+            notice: None,
             secrets: BTreeMap::new(),
         })
     }
@@ -136,15 +188,17 @@ impl Vault {
                 store::CIPHER
             )));
         }
-        let key = derive_stored_key(&path, &file, &key_source)?;
+        let (key, location) = derive_stored_key(&path, &file, &key_source)?;
         match store::open_check(&key, &file.check) {
             Ok(()) => {}
             Err(OpenError::Format(reason)) => return Err(damaged(format!("check: {reason}"))),
             Err(OpenError::Tag) => {
-                return Err(VaultError::WrongKey {
-                    path,
-                    key: key_source.describe(),
-                });
+                // The source that was used, which for `Auto` is known only now.
+                let key = match &location {
+                    KeyLocation::Passphrase => key_source.describe(),
+                    other => other.to_string(),
+                };
+                return Err(VaultError::WrongKey { path, key });
             }
         }
         let mut secrets = BTreeMap::new();
@@ -162,7 +216,9 @@ impl Vault {
             path,
             key,
             kdf: file.kdf,
-            pending_key_file: None,
+            location,
+            pending: None,
+            notice: None,
             secrets,
         })
     }
@@ -170,6 +226,17 @@ impl Vault {
     /// The store file this vault reads and writes.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Where the key lives.
+    pub fn key_location(&self) -> &KeyLocation {
+        &self.location
+    }
+
+    /// A note for the user about the last write, once: today only that no keyring answered
+    /// and the key went into a key file.
+    pub fn take_notice(&mut self) -> Option<String> {
+        self.notice.take()
     }
 
     /// Stores `value` under `name`, replacing any secret of that name, bound to `hosts`
@@ -253,6 +320,13 @@ impl Vault {
 
     /// Seals every value under a fresh nonce and replaces the store.
     fn save(&mut self) -> Result<(), VaultError> {
+        // The key is put in place first: a store whose key was never kept could not be read.
+        if let Some(pending) = self.pending.take()
+            && let Err(e) = self.settle_key(&pending)
+        {
+            self.pending = Some(pending);
+            return Err(e);
+        }
         let mut secrets = Vec::with_capacity(self.secrets.len());
         for (name, entry) in &self.secrets {
             let ad = store::secret_ad(name, &entry.hosts);
@@ -264,9 +338,15 @@ impl Vault {
                 ciphertext: sealed.ciphertext,
             });
         }
+        let key_source = match &self.location {
+            KeyLocation::Passphrase => StoredKeySource::Passphrase,
+            KeyLocation::Keyring { .. } => StoredKeySource::Keyring,
+            KeyLocation::KeyFile(_) | KeyLocation::Undecided { .. } => StoredKeySource::KeyFile,
+        };
         let file = StoreFile {
             version: store::VERSION,
             cipher: store::CIPHER.to_string(),
+            key_source: Some(key_source),
             kdf: self.kdf.clone(),
             check: store::seal_check(&self.key)?,
             secrets,
@@ -276,12 +356,59 @@ impl Vault {
             source: e.into(),
         })?;
         bytes.push(b'\n');
-        // The key file goes first: a store whose key was never written could not be read.
-        if let Some(key_file) = &self.pending_key_file {
-            key::create_key_file(key_file, &self.key)?;
-            self.pending_key_file = None;
-        }
         store::write_atomic(&self.path, &bytes)
+    }
+
+    /// Keeps a new vault's key where `pending` says, and records where it went.
+    fn settle_key(&mut self, pending: &Pending) -> Result<(), VaultError> {
+        let (keyring, fallback) = match pending {
+            Pending::KeyFile(key_file) => {
+                return key::create_key_file(key_file, &self.key);
+            }
+            Pending::Keyring { keyring, fallback } => (keyring, fallback),
+        };
+        let user = keyring_user(&self.path);
+        // With a fallback this is also the probe, so it waits only briefly.
+        let timeout = if fallback.is_some() {
+            KEYRING_PROBE_TIMEOUT
+        } else {
+            KEYRING_TIMEOUT
+        };
+        match keyring.get(&user, timeout) {
+            // An entry for this path with no store is a key whose store went away (deleted, or
+            // moved and maybe coming back): it is used, never replaced, so no key is lost.
+            Ok(Some(secret)) => {
+                self.key = key::key_from_keyring(&secret).ok_or_else(|| {
+                    VaultError::KeyringEntryInvalid {
+                        path: self.path.clone(),
+                        user: user.clone(),
+                    }
+                })?;
+            }
+            Ok(None) => keyring
+                .set(&user, &key::keyring_secret(&self.key), KEYRING_TIMEOUT)
+                .map_err(|e| VaultError::KeyringWrite {
+                    path: self.path.clone(),
+                    reason: e.to_string(),
+                })?,
+            Err(e) => {
+                let Some(key_file) = fallback else {
+                    return Err(VaultError::KeyringWrite {
+                        path: self.path.clone(),
+                        reason: e.to_string(),
+                    });
+                };
+                key::create_key_file(key_file, &self.key)?;
+                self.notice = Some(format!(
+                    "no OS keyring (Secret Service) answered; the vault key is in {}",
+                    key_file.display()
+                ));
+                self.location = KeyLocation::KeyFile(key_file.clone());
+                return Ok(());
+            }
+        }
+        self.location = KeyLocation::Keyring { user };
+        Ok(())
     }
 }
 
@@ -305,41 +432,92 @@ fn read_store(path: &Path) -> Result<Option<Vec<u8>>, VaultError> {
     std::fs::read(path).map(Some).map_err(io)
 }
 
-/// The key for an existing store: the source must be the kind the store was made with.
+/// The key for an existing store, and where it lives: the source must be the kind the store
+/// was sealed with, as it records (or, written by an older cairn, as its `kdf` shows).
 fn derive_stored_key(
     path: &Path,
     file: &StoreFile,
     key_source: &KeySource,
-) -> Result<Key, VaultError> {
+) -> Result<(Key, KeyLocation), VaultError> {
+    let stored = StoredKeySource::of(file);
+    let damaged = |reason: &str| VaultError::Damaged {
+        path: path.to_path_buf(),
+        reason: reason.to_string(),
+    };
+    match (stored, &file.kdf) {
+        (StoredKeySource::Passphrase, None) => {
+            return Err(damaged("key_source is \"passphrase\" but kdf is missing"));
+        }
+        (StoredKeySource::KeyFile | StoredKeySource::Keyring, Some(_)) => {
+            return Err(damaged("kdf is set, but key_source is not \"passphrase\""));
+        }
+        _ => {}
+    }
     let mismatch = |expected: &'static str, hint: &'static str| VaultError::KeySourceMismatch {
         path: path.to_path_buf(),
         expected,
         given: key_source.kind(),
         hint,
     };
-    match (key_source, &file.kdf) {
-        (KeySource::KeyFile(key_file), None) => {
-            key::read_key_file(key_file)?.ok_or_else(|| VaultError::KeyFileMissing {
+    let from_keyring = |keyring: &Arc<dyn Keyring>| {
+        let user = keyring_user(path);
+        let secret = keyring
+            .get(&user, KEYRING_TIMEOUT)
+            .map_err(|e| VaultError::KeyringUnavailable {
                 path: path.to_path_buf(),
-                key_file: key_file.clone(),
-            })
-        }
-        (KeySource::Passphrase(passphrase), Some(kdf)) => {
+                reason: e.to_string(),
+            })?
+            .ok_or_else(|| VaultError::KeyringEntryMissing {
+                path: path.to_path_buf(),
+                user: user.clone(),
+            })?;
+        let key =
+            key::key_from_keyring(&secret).ok_or_else(|| VaultError::KeyringEntryInvalid {
+                path: path.to_path_buf(),
+                user: user.clone(),
+            })?;
+        Ok((key, KeyLocation::Keyring { user }))
+    };
+    let from_key_file = |key_file: &PathBuf| match key::read_key_file(key_file)? {
+        Some(key) => Ok((key, KeyLocation::KeyFile(key_file.clone()))),
+        None => Err(VaultError::KeyFileMissing {
+            path: path.to_path_buf(),
+            key_file: key_file.clone(),
+        }),
+    };
+    match (key_source, stored) {
+        (KeySource::Keyring(keyring), StoredKeySource::Keyring)
+        | (KeySource::Auto { keyring, .. }, StoredKeySource::Keyring) => from_keyring(keyring),
+        (KeySource::KeyFile(key_file), StoredKeySource::KeyFile)
+        | (KeySource::Auto { key_file, .. }, StoredKeySource::KeyFile) => from_key_file(key_file),
+        (KeySource::Passphrase(passphrase), StoredKeySource::Passphrase) => {
+            let Some(kdf) = &file.kdf else {
+                return Err(damaged("kdf is missing"));
+            };
             if let Some(reason) = kdf.problem() {
                 return Err(VaultError::Damaged {
                     path: path.to_path_buf(),
                     reason,
                 });
             }
-            kdf.derive(passphrase)
+            Ok((kdf.derive(passphrase)?, KeyLocation::Passphrase))
         }
-        (KeySource::KeyFile(_), Some(_)) => {
-            Err(mismatch("a passphrase", "; set CAIRN_VAULT_PASSPHRASE"))
-        }
-        (KeySource::Passphrase(_), None) => Err(mismatch(
+        (
+            KeySource::KeyFile(_) | KeySource::Auto { .. } | KeySource::Keyring(_),
+            StoredKeySource::Passphrase,
+        ) => Err(mismatch("a passphrase", "; set CAIRN_VAULT_PASSPHRASE")),
+        (KeySource::Passphrase(_), StoredKeySource::KeyFile) => Err(mismatch(
             "a key file",
             "; unset CAIRN_VAULT_PASSPHRASE to use the key file next to it",
         )),
+        (KeySource::Passphrase(_), StoredKeySource::Keyring) => Err(mismatch(
+            "a key in the OS keyring",
+            "; unset CAIRN_VAULT_PASSPHRASE to use it",
+        )),
+        (KeySource::KeyFile(_), StoredKeySource::Keyring) => {
+            Err(mismatch("a key in the OS keyring", ""))
+        }
+        (KeySource::Keyring(_), StoredKeySource::KeyFile) => Err(mismatch("a key file", "")),
     }
 }
 

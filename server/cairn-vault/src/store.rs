@@ -1,13 +1,16 @@
 //! The store file: its JSON format, the AEAD around each value, and atomic replacement.
 //!
 //! ```json
-//! { "version": 1, "cipher": "xchacha20poly1305",
+//! { "version": 1, "cipher": "xchacha20poly1305", "key_source": "passphrase",
 //!   "kdf": { "algorithm": "argon2id", "m_cost_kib": 19456, "t_cost": 2, "p_cost": 1, "salt": "…" },
 //!   "check": { "nonce": "…", "ciphertext": "…" },
 //!   "secrets": [ { "name": "github", "hosts": ["api.github.com"], "nonce": "…", "ciphertext": "…" } ] }
 //! ```
 //!
-//! `kdf` is `null` for a key-file vault. `check` seals a fixed text, so a wrong key is told
+//! `key_source` is `"keyring"`, `"key_file"` or `"passphrase"`: where the key came from, so
+//! opening never has to guess (`key.rs`). A store without it was written before it existed and
+//! is read as before: a passphrase when `kdf` is set, else a key file. `kdf` is `null` unless
+//! the key is a passphrase's. `check` seals a fixed text, so a wrong key is told
 //! apart from a damaged secret even in an empty vault. Each value is sealed under a random
 //! 24-byte nonce with its name and hosts as associated data: moving a ciphertext to another
 //! name, or adding a host to its list, makes it fail to authenticate.
@@ -37,9 +40,31 @@ const SECRET_AD: &[u8] = b"cairn-vault/1/secret";
 pub struct StoreFile {
     pub version: u32,
     pub cipher: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_source: Option<StoredKeySource>,
     pub kdf: Option<KdfParams>,
     pub check: Sealed,
     pub secrets: Vec<StoredSecret>,
+}
+
+/// The key source a store records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StoredKeySource {
+    KeyFile,
+    Passphrase,
+    Keyring,
+}
+
+impl StoredKeySource {
+    /// What the store was sealed with: as recorded, or as an older cairn wrote it.
+    pub fn of(file: &StoreFile) -> StoredKeySource {
+        match (file.key_source, &file.kdf) {
+            (Some(source), _) => source,
+            (None, Some(_)) => StoredKeySource::Passphrase,
+            (None, None) => StoredKeySource::KeyFile,
+        }
+    }
 }
 
 /// Only the version, read first so a newer format is reported as such, not as damage.

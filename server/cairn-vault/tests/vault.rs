@@ -381,7 +381,7 @@ fn secrets_never_print() {
 fn key_source_from_env() {
     let store = Path::new("/x/cairn/vault.json");
     match KeySource::from_env(store, |_| None) {
-        KeySource::KeyFile(p) => assert_eq!(p, Path::new("/x/cairn/vault.key")),
+        KeySource::Auto { key_file, .. } => assert_eq!(key_file, Path::new("/x/cairn/vault.key")),
         other => panic!("{other:?}"),
     }
     let pass = KeySource::from_env(store, |k| {

@@ -55,6 +55,11 @@ pub async fn run(env: &Env, root: Option<PathBuf>) -> anyhow::Result<ExitCode> {
         Ok(()) => line(true, "session store", dir.display().to_string()),
         Err(e) => line(false, "session store", format!("{}: {e}", dir.display())),
     }
+    // No vault yet is a note; a vault whose key cannot be had is a failure.
+    match crate::vault_cmd::doctor(env) {
+        (Some(good), detail) => line(good, "vault", detail),
+        (None, note) => println!("note vault: {note}"),
+    }
     // Code tools are optional: a missing engine or image is a note, not a failure.
     let sandbox = cairn_sandbox::Sandbox::new(config.sandbox.clone());
     match sandbox.engine().await {

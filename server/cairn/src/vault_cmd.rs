@@ -2,20 +2,22 @@
 //!
 //! A value comes from stdin only: a command line is visible to every process on the machine
 //! (`/proc/*/cmdline`) and lands in shell history. The key is the passphrase in
-//! `CAIRN_VAULT_PASSPHRASE` when it is set, else the key file `vault.key` next to the store.
+//! `CAIRN_VAULT_PASSPHRASE` when it is set, else the OS keyring or the key file `vault.key`
+//! next to the store, as `cairn-vault`'s `key.rs` chooses; `list` says which on stderr, so its
+//! stdout stays one secret per line.
 
 use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use cairn_vault::{KeySource, Secret, Vault};
+use cairn_vault::{KeyLocation, KeySource, Keyring as _, Secret, Vault};
 
 use crate::compose::Env;
 
 /// A secret longer than this is not a credential typed or piped by hand.
 const MAX_VALUE_BYTES: u64 = 1024 * 1024;
 
-fn open(env: &Env) -> anyhow::Result<Vault> {
+pub(crate) fn open(env: &Env) -> anyhow::Result<Vault> {
     let get = |k: &str| env.get(k).map(str::to_string);
     let path = cairn_vault::default_store_path(get)
         .ok_or_else(|| anyhow::format_err!("no place for the vault: set XDG_DATA_HOME or HOME"))?;
@@ -66,7 +68,7 @@ fn read_value(name: &str) -> anyhow::Result<Secret> {
 }
 
 /// `cairn vault set NAME --host H...`.
-#[allow(clippy::print_stdout)]
+#[allow(clippy::print_stdout, clippy::print_stderr)]
 pub fn set(env: &Env, name: &str, hosts: Vec<String>) -> anyhow::Result<ExitCode> {
     // Checked before the value is asked for, so a typo costs no typing.
     cairn_vault::validate_name(name)?;
@@ -77,6 +79,9 @@ pub fn set(env: &Env, name: &str, hosts: Vec<String>) -> anyhow::Result<ExitCode
     let mut vault = open(env)?;
     let value = read_value(name)?;
     vault.set(name, value, hosts.clone())?;
+    if let Some(notice) = vault.take_notice() {
+        eprintln!("cairn: {notice}");
+    }
     println!(
         "stored {name} for {} in {}",
         hosts.join(", "),
@@ -85,10 +90,11 @@ pub fn set(env: &Env, name: &str, hosts: Vec<String>) -> anyhow::Result<ExitCode
     Ok(ExitCode::SUCCESS)
 }
 
-/// `cairn vault list`: names and hosts, never values.
-#[allow(clippy::print_stdout)]
+/// `cairn vault list`: names and hosts, never values; where the key lives goes to stderr.
+#[allow(clippy::print_stdout, clippy::print_stderr)]
 pub fn list(env: &Env) -> anyhow::Result<ExitCode> {
     let vault = open(env)?;
+    eprintln!("cairn: vault key: {}", vault.key_location());
     let secrets = vault.list();
     if secrets.is_empty() {
         println!("no secrets in {}", vault.path().display());
@@ -110,4 +116,51 @@ pub fn rm(env: &Env, name: &str) -> anyhow::Result<ExitCode> {
         eprintln!("cairn: no secret named {name}");
         Ok(ExitCode::FAILURE)
     }
+}
+
+/// `cairn doctor`'s vault line: `Some(good)` with the detail for a store, or `None` with a note
+/// when there is none yet. It opens the store (so a key that is not where the store says is a
+/// failure) and, with no store, asks the keyring whether it would take a new key.
+pub(crate) fn doctor(env: &Env) -> (Option<bool>, String) {
+    let get = |k: &str| env.get(k).map(str::to_string);
+    let Some(path) = cairn_vault::default_store_path(get) else {
+        return (
+            None,
+            "no place for a vault: set XDG_DATA_HOME or HOME".into(),
+        );
+    };
+    if path.exists() {
+        return match Vault::open(&path, KeySource::from_env(&path, get)) {
+            Ok(vault) => (
+                Some(true),
+                format!(
+                    "{} ({} secrets); key in {}",
+                    path.display(),
+                    vault.list().len(),
+                    vault.key_location()
+                ),
+            ),
+            Err(e) => (Some(false), e.to_string()),
+        };
+    }
+    let next = match KeySource::from_env(&path, get) {
+        KeySource::Passphrase(_) => KeyLocation::Passphrase.to_string(),
+        _ => match cairn_vault::SecretServiceKeyring.get(
+            &cairn_vault::keyring_user(&path),
+            cairn_vault::KEYRING_PROBE_TIMEOUT,
+        ) {
+            Ok(_) => "the OS keyring (a Secret Service answers)".to_string(),
+            Err(e) => format!(
+                "{} ({e})",
+                KeyLocation::KeyFile(path.with_file_name(cairn_vault::KEY_FILE_NAME))
+            ),
+        },
+    };
+    (
+        None,
+        format!(
+            "none yet at {}; the first `cairn vault set` keeps its key in {next}",
+            path.display()
+        ),
+    )
 }
