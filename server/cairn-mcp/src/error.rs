@@ -55,6 +55,10 @@ pub enum McpError {
     /// The server answered a call with a JSON-RPC error.
     #[error("the server answered with an error: {0}")]
     Rpc(String),
+    /// OAuth authorization to the server failed; `permanent` when trying again would only ask
+    /// the user to sign in again for the same outcome.
+    #[error("authorization failed: {reason}")]
+    Auth { reason: String, permanent: bool },
 }
 
 impl McpError {
@@ -67,6 +71,7 @@ impl McpError {
                 std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied
             ),
             McpError::Protocol(msg) => msg.starts_with("unsupported protocol version"),
+            McpError::Auth { permanent, .. } => *permanent,
             _ => false,
         }
     }
@@ -92,4 +97,31 @@ fn reason_suffix(reason: &Option<String>) -> String {
         Some(r) => format!(" ({r})"),
         None => String::new(),
     }
+}
+
+/// The OAuth failure in an error's source chain, as a hub error: the OAuth client reports it
+/// through rmcp's transport as an `io::Error` wrapping the typed [`crate::OAuthError`].
+pub(crate) fn auth_failure(err: &(dyn std::error::Error + 'static)) -> Option<McpError> {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(e) = cur {
+        let oauth = e.downcast_ref::<crate::OAuthError>().or_else(|| {
+            e.downcast_ref::<std::io::Error>()
+                .and_then(|io| io.get_ref())
+                .and_then(|inner| inner.downcast_ref::<crate::OAuthError>())
+        });
+        if let Some(oauth) = oauth {
+            // A network hiccup may pass; a refusal, a mismatch or a sign-in nobody completed
+            // will not, and retrying would open the sign-in page again and again.
+            let permanent = !matches!(
+                oauth,
+                crate::OAuthError::Http(_) | crate::OAuthError::Store(_)
+            );
+            return Some(McpError::Auth {
+                reason: oauth.to_string(),
+                permanent,
+            });
+        }
+        cur = e.source();
+    }
+    None
 }

@@ -1116,7 +1116,9 @@ fn init_error(e: ClientInitializeError) -> McpError {
                 .join(", ")
         )),
         ClientInitializeError::TransportError { error, .. } => {
-            McpError::Transport(format!("during initialize: {}", chain(&*error.error)))
+            crate::error::auth_failure(&*error.error).unwrap_or_else(|| {
+                McpError::Transport(format!("during initialize: {}", chain(&*error.error)))
+            })
         }
         other => McpError::Protocol(format!("initialize failed: {}", chain(&other))),
     }
@@ -1438,7 +1440,21 @@ async fn supervise(shared: Arc<Shared>, name: String, generation: u64, stop: Can
                     }
                     Some(Ok(Err(e))) => {
                         conn.close().await;
-                        format!("tools/list failed: {e}")
+                        match crate::error::auth_failure(&e) {
+                            Some(auth) if auth.is_permanent() && !builtin => {
+                                set_state(
+                                    &shared,
+                                    &name,
+                                    generation,
+                                    ServerState::Failed {
+                                        reason: auth.to_string(),
+                                    },
+                                );
+                                return;
+                            }
+                            Some(auth) => auth.to_string(),
+                            None => format!("tools/list failed: {e}"),
+                        }
                     }
                     Some(Ok(Ok(tools))) => {
                         let tools = accept_tools(&name, tools);

@@ -283,6 +283,15 @@ impl AuthorizationPrompt for Browser {
 }
 
 fn hub(url: &str, store: Arc<dyn TokenStore>, browser: Arc<Browser>) -> Hub {
+    hub_with(url, store, browser, 0)
+}
+
+fn hub_with(
+    url: &str,
+    store: Arc<dyn TokenStore>,
+    browser: Arc<Browser>,
+    max_restarts: u32,
+) -> Hub {
     let mut servers = BTreeMap::new();
     servers.insert(
         "remote".to_owned(),
@@ -295,7 +304,7 @@ fn hub(url: &str, store: Arc<dyn TokenStore>, browser: Arc<Browser>) -> Hub {
     let config = McpConfig {
         servers,
         handshake_timeout_secs: 10,
-        max_restarts: 0,
+        max_restarts,
         ..McpConfig::default()
     };
     let options = HubOptions {
@@ -490,10 +499,13 @@ async fn a_callback_with_a_wrong_state_is_refused() {
     });
     let base = start(fake.clone()).await;
     let url = format!("{base}/mcp");
-    let hub = hub(
+    // Restarts allowed: a refused sign-in must still fail at once, not open the page again.
+    let browser = Arc::new(Browser::default());
+    let hub = hub_with(
         &url,
         Arc::new(MemoryTokenStore::default()),
-        Arc::new(Browser::default()),
+        browser.clone(),
+        3,
     );
     match settled_state(&hub).await {
         ServerState::Failed { reason } => {
@@ -501,6 +513,8 @@ async fn a_callback_with_a_wrong_state_is_refused() {
         }
         other => panic!("expected a failure, got {other:?}"),
     }
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(browser.opened.load(Ordering::SeqCst), 1);
     assert!(fake.seen("/token").is_empty(), "the code was exchanged");
     hub.shutdown().await;
 }
