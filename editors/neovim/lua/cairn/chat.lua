@@ -1,0 +1,390 @@
+-- The chat buffer: a Markdown chat document (docs/chat-documents.md) that streams the
+-- cairn/runEvent notifications of its runs. It keeps the conversation whatever happens to the
+-- server, and its session id, so a restarted server continues the same session.
+
+local M = {}
+
+M.buf = nil
+M.session_id = nil
+M.run_id = nil
+M.mode = "chat"
+M.early = {}
+
+local YOU = "## You"
+local CAIRN = "## cairn"
+
+local function cairn()
+  return require("cairn")
+end
+
+function M.is_chat(buf)
+  return M.buf ~= nil and buf == M.buf
+end
+
+local function valid()
+  return M.buf ~= nil and vim.api.nvim_buf_is_valid(M.buf)
+end
+
+--- The chat buffer, created when missing.
+function M.get_buf()
+  if valid() then
+    return M.buf
+  end
+  local buf = vim.api.nvim_create_buf(true, false)
+  vim.api.nvim_buf_set_name(buf, "cairn://chat")
+  vim.api.nvim_buf_set_option(buf, "buftype", "nofile")
+  vim.api.nvim_buf_set_option(buf, "bufhidden", "hide")
+  vim.api.nvim_buf_set_option(buf, "swapfile", false)
+  vim.api.nvim_buf_set_option(buf, "filetype", "cairnchat")
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, { YOU, "", "" })
+  vim.api.nvim_buf_set_keymap(buf, "n", "<CR>", "<Cmd>lua require('cairn.chat').send(nil, '')<CR>", {
+    noremap = true,
+    silent = true,
+    desc = "cairn: send the last ## You section",
+  })
+  M.buf = buf
+  M.session_id = nil
+  return buf
+end
+
+--- Shows the chat buffer in a window (reusing one that shows it).
+function M.show()
+  local buf = M.get_buf()
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    if vim.api.nvim_win_get_buf(win) == buf then
+      return win
+    end
+  end
+  local cur = vim.api.nvim_get_current_buf()
+  local empty = vim.api.nvim_buf_get_name(cur) == "" and vim.api.nvim_buf_line_count(cur) <= 1
+    and (vim.api.nvim_buf_get_lines(cur, 0, 1, false)[1] or "") == ""
+  if empty then
+    vim.api.nvim_win_set_buf(0, buf)
+  else
+    vim.cmd(cairn().opts.open or "vsplit")
+    vim.api.nvim_win_set_buf(0, buf)
+  end
+  return vim.api.nvim_get_current_win()
+end
+
+local function lines()
+  return vim.api.nvim_buf_get_lines(M.buf, 0, -1, false)
+end
+
+local function scroll()
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    if vim.api.nvim_win_get_buf(win) == M.buf then
+      vim.api.nvim_win_set_cursor(win, { vim.api.nvim_buf_line_count(M.buf), 0 })
+    end
+  end
+end
+
+--- Appends text at the end of the buffer, continuing its last line.
+local function append_text(text)
+  if not valid() or text == nil or text == "" then
+    return
+  end
+  local n = vim.api.nvim_buf_line_count(M.buf)
+  local last = vim.api.nvim_buf_get_lines(M.buf, n - 1, n, false)[1] or ""
+  local parts = vim.split(last .. text, "\n", { plain = true })
+  vim.api.nvim_buf_set_lines(M.buf, n - 1, n, false, parts)
+  scroll()
+end
+
+--- Appends whole lines as a block: a blank line before and after it, then an empty last line
+--- where streamed text goes on.
+local function append_block(block)
+  if not valid() then
+    return
+  end
+  local n = vim.api.nvim_buf_line_count(M.buf)
+  local last = vim.api.nvim_buf_get_lines(M.buf, n - 1, n, false)[1] or ""
+  local before = vim.api.nvim_buf_get_lines(M.buf, math.max(n - 2, 0), math.max(n - 1, 0), false)[1]
+  local out = {}
+  if last ~= "" then
+    table.insert(out, last)
+    table.insert(out, "")
+  elseif before ~= nil and before ~= "" then
+    table.insert(out, "")
+  end
+  vim.list_extend(out, block)
+  table.insert(out, "")
+  table.insert(out, "")
+  vim.api.nvim_buf_set_lines(M.buf, n - 1, n, false, out)
+  scroll()
+end
+
+local function fence_safe(text)
+  return (text:gsub("```", "ˋˋˋ"))
+end
+
+local function split_lines(text)
+  local out = vim.split(text, "\n", { plain = true })
+  if #out > 1 and out[#out] == "" then
+    table.remove(out)
+  end
+  return out
+end
+
+local function shorten(text, max)
+  local all = split_lines(text)
+  if #all <= max then
+    return all
+  end
+  local shown = vim.list_slice(all, 1, max)
+  table.insert(shown, string.format("… (%d more lines)", #all - max))
+  return shown
+end
+
+local function args_text(arguments)
+  if type(arguments) == "string" then
+    return arguments
+  end
+  if arguments == nil or arguments == vim.NIL then
+    return "{}"
+  end
+  local ok, text = pcall(vim.json.encode, arguments)
+  if ok then
+    if text == "[]" then
+      return "{}"
+    end
+    return text
+  end
+  return vim.inspect(arguments)
+end
+
+local function tool_call_block(name, arguments)
+  local block = { "```tool-call " .. tostring(name) }
+  vim.list_extend(block, split_lines(fence_safe(args_text(arguments))))
+  table.insert(block, "```")
+  return block
+end
+
+local function tool_result_block(is_error, content)
+  local block = { "```tool-result " .. (is_error and "error" or "ok") }
+  vim.list_extend(block, shorten(fence_safe(content or ""), 20))
+  table.insert(block, "```")
+  return block
+end
+
+local ANSWERS = {
+  allowOnce = "> allowed once",
+  allowSession = "> allowed for this session",
+  deny = "> denied",
+}
+
+--- The end of a run: a fresh ## You section to write the next message in.
+local function end_run(note)
+  M.run_id = nil
+  if note then
+    append_block({ note })
+  end
+  append_block({ YOU })
+end
+
+--- Handles one cairn/runEvent notification.
+function M.on_event(ev)
+  if not valid() or ev == nil then
+    return
+  end
+  if M.run_id == false then
+    -- The answer to cairn/chat has not arrived yet: keep events until it names the run.
+    table.insert(M.early, ev)
+    return
+  end
+  if ev.runId ~= M.run_id then
+    return
+  end
+  local kind = ev.kind
+  if kind == "text" then
+    append_text(ev.delta)
+  elseif kind == "toolCall" then
+    append_block(tool_call_block(ev.name, ev.arguments))
+  elseif kind == "toolResult" then
+    append_block(tool_result_block(ev.isError, ev.content))
+  elseif kind == "approval" then
+    if ev.state == "asked" then
+      append_block({ "> cairn asks: allow " .. tostring(ev.reason) .. "?" })
+    else
+      append_block({ ANSWERS[ev.answer] or "> denied" })
+    end
+  elseif kind == "edit" then
+    if ev.applied then
+      append_block({ "> edited " .. tostring(ev.uri) })
+    elseif ev.reason ~= nil and ev.reason ~= vim.NIL then
+      append_block({ "> edit of " .. tostring(ev.uri) .. " rejected: " .. tostring(ev.reason) })
+    else
+      append_block({ "> edit of " .. tostring(ev.uri) .. " rejected" })
+    end
+  elseif kind == "done" then
+    if ev.stopped == "cancelled" then
+      end_run("> cancelled")
+      cairn().notify("the turn was cancelled; what it did so far is in the chat. Write under ## You to go on.")
+    else
+      end_run(nil)
+    end
+  elseif kind == "error" then
+    local msg = tostring(ev.message)
+    end_run("> error: " .. msg)
+    cairn().last_error = msg
+    cairn().notify(
+      "the model request failed: " .. msg .. ". Fix the setting it names (provider.* in ~/.config/cairn/config.toml, "
+        .. "`config` in require(\"cairn\").setup{}, or the environment), then :CairnRestart and send again; the chat is kept.",
+      vim.log.levels.ERROR
+    )
+  end
+end
+
+--- The server went away (crash or restart): a running turn is over, the text stays.
+function M.server_gone(why)
+  if valid() and M.run_id ~= nil then
+    end_run("> interrupted: " .. why)
+  end
+  M.run_id = nil
+end
+
+--- The text under the last ## You heading (outside fences), and the heading's line (1-based).
+local function last_you()
+  local all = lines()
+  local in_fence = false
+  local heading = nil
+  for i, line in ipairs(all) do
+    if line:match("^```") or line:match("^~~~") then
+      in_fence = not in_fence
+    elseif not in_fence then
+      local trimmed = line:gsub("%s+$", "")
+      if trimmed == YOU then
+        heading = i
+      elseif trimmed == CAIRN then
+        heading = nil
+      end
+    end
+  end
+  if heading == nil then
+    return nil, nil
+  end
+  local body = vim.list_slice(all, heading + 1, #all)
+  local text = table.concat(body, "\n"):gsub("^%s+", ""):gsub("%s+$", "")
+  return text, heading
+end
+
+--- Sends a message: `args` when given (written under the last ## You), else what the user
+--- wrote there. `mode` is "chat" or "agent" (nil keeps the buffer's last mode).
+function M.send(mode, args, context)
+  if mode then
+    M.mode = mode
+  end
+  M.get_buf()
+  M.show()
+  if M.run_id ~= nil then
+    cairn().notify("a turn is still running; wait for it or stop it with :CairnCancel", vim.log.levels.WARN)
+    return
+  end
+  local text, heading = last_you()
+  if args ~= nil and args ~= "" then
+    if heading == nil or (text ~= nil and text ~= "") then
+      append_block({ YOU })
+    end
+    append_block({ args })
+    text, heading = last_you()
+  end
+  if text == nil or text == "" then
+    -- Nothing to send yet: leave the cursor where the message goes.
+    local win = M.show()
+    vim.api.nvim_win_set_cursor(win, { vim.api.nvim_buf_line_count(M.buf), 0 })
+    if args == "" and heading ~= nil and context == nil and mode == nil then
+      cairn().notify("nothing to send: write your message under the last ## You heading", vim.log.levels.WARN)
+    end
+    return
+  end
+  if cairn().ensure() == nil then
+    return
+  end
+  local params = { message = text, mode = M.mode }
+  if M.session_id then
+    params.sessionId = M.session_id
+  end
+  if context then
+    params.context = context
+  end
+  append_block({ CAIRN })
+  M.run_id = false -- pending: a second send waits
+  M.early = {}
+  cairn().request("cairn/chat", params, function(err, result)
+    if err then
+      M.run_id = nil
+      local msg = err.message or vim.inspect(err)
+      end_run("> error: " .. msg)
+      cairn().last_error = msg
+      cairn().notify(
+        "could not start the turn: " .. msg .. ". Fix the setting it names, then :CairnRestart and send again; the chat is kept.",
+        vim.log.levels.ERROR
+      )
+      return
+    end
+    M.run_id = result.runId
+    M.session_id = result.sessionId
+    local early = M.early
+    M.early = {}
+    for _, ev in ipairs(early) do
+      M.on_event(ev)
+    end
+  end)
+end
+
+--- Cancels the running turn.
+function M.cancel()
+  local client = cairn().client()
+  if M.run_id == nil or M.run_id == false or client == nil then
+    cairn().notify("no turn is running", vim.log.levels.INFO)
+    return
+  end
+  client.request("cairn/cancel", { runId = M.run_id }, function(err)
+    if err then
+      cairn().notify("cancel failed: " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+    end
+  end)
+end
+
+--- Replaces the buffer with a stored session's transcript and continues that session.
+function M.load_session(session_id, records)
+  local buf = M.get_buf()
+  if M.run_id ~= nil then
+    cairn().notify("a turn is still running; :CairnCancel it first", vim.log.levels.WARN)
+    return
+  end
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, { "" })
+  local role = nil
+  for _, record in ipairs(records or {}) do
+    local msg = record.type == "message" and record.message or nil
+    if msg then
+      if msg.role == "user" then
+        append_block({ YOU })
+        append_block(split_lines(msg.text or ""))
+        role = "user"
+      elseif msg.role == "assistant" then
+        if role ~= "assistant" then
+          append_block({ CAIRN })
+        end
+        role = "assistant"
+        if msg.text and msg.text ~= "" then
+          append_block(split_lines(msg.text))
+        end
+        for _, call in ipairs(msg.toolCalls or {}) do
+          append_block(tool_call_block(call.name, call.arguments))
+        end
+      elseif msg.role == "tool" then
+        append_block(tool_result_block(msg.isError, msg.content))
+      end
+    end
+  end
+  append_block({ YOU })
+  -- Drop the leading blank line left by the reset.
+  if (vim.api.nvim_buf_get_lines(buf, 0, 1, false)[1] or "") == "" then
+    vim.api.nvim_buf_set_lines(buf, 0, 1, false, {})
+  end
+  M.session_id = session_id
+  M.show()
+end
+
+return M

@@ -1,0 +1,66 @@
+" Vim syntax file
+" Language:    cairn chat document (docs/chat-documents.md)
+" Maintainer:  cairn
+" Filenames:   .cairn/chats/*.md, the cairn://chat buffer of the Neovim plugin
+"
+" A chat document is Markdown with a few fixed pieces: the role headings `## You` and
+" `## cairn`, fenced ```tool-call NAME and ```tool-result ok|error blocks, and `> ` event lines.
+" The same file ships as editors/neovim/syntax/cairnchat.vim (a test checks they are equal).
+
+if exists("b:current_syntax")
+  finish
+endif
+
+" Everything else is ordinary Markdown.
+runtime! syntax/markdown.vim
+unlet! b:current_syntax
+
+syn case match
+
+" Role headings: the whole line, trailing spaces allowed.
+syn match cairnChatYou    /^## You\s*$/
+syn match cairnChatCairn  /^## cairn\s*$/
+
+" Tool blocks. The fence line names the tool or the status; the body is shown plainly.
+syn region cairnChatToolCall matchgroup=cairnChatToolCallFence
+      \ start=/^```tool-call\>.*$/ end=/^```\s*$/ keepend contains=cairnChatToolName,cairnChatJsonKey,cairnChatJsonString
+syn match cairnChatToolName /\%(^```tool-call \)\@<=\S\+/ contained containedin=cairnChatToolCallFence
+syn match cairnChatJsonKey /"[^"]*"\ze\s*:/ contained
+syn match cairnChatJsonString /:\s*\zs"\%([^"\\]\|\\.\)*"/ contained
+
+syn region cairnChatToolResultOk matchgroup=cairnChatToolResultOkFence
+      \ start=/^```tool-result ok\s*$/ end=/^```\s*$/ keepend contains=cairnChatMore
+syn region cairnChatToolResultError matchgroup=cairnChatToolResultErrorFence
+      \ start=/^```tool-result error\s*$/ end=/^```\s*$/ keepend contains=cairnChatMore
+syn match cairnChatMore /^… (\d\+ more lines)$/ contained
+
+" Event lines reported by cairn.
+syn match cairnChatAsk     /^> cairn asks: .*$/
+syn match cairnChatAllowed /^> allowed \%(once\|for this session\)\s*$/
+syn match cairnChatDenied  /^> denied\s*$/
+syn match cairnChatEdited  /^> edited .*$/
+syn match cairnChatRejected /^> edit of .* rejected.*$/
+syn match cairnChatCancel  /^> \%(cancelled\|interrupted\>\).*$/
+syn match cairnChatError   /^> error: .*$/
+
+hi def link cairnChatYou                 Title
+hi def link cairnChatCairn               Statement
+hi def link cairnChatToolCallFence       PreProc
+hi def link cairnChatToolName            Function
+hi def link cairnChatJsonKey             Identifier
+hi def link cairnChatJsonString          String
+hi def link cairnChatToolCall            Normal
+hi def link cairnChatToolResultOkFence   PreProc
+hi def link cairnChatToolResultOk        Comment
+hi def link cairnChatToolResultErrorFence ErrorMsg
+hi def link cairnChatToolResultError     WarningMsg
+hi def link cairnChatMore                NonText
+hi def link cairnChatAsk                 Question
+hi def link cairnChatAllowed             DiffAdd
+hi def link cairnChatDenied              WarningMsg
+hi def link cairnChatEdited              Special
+hi def link cairnChatRejected            WarningMsg
+hi def link cairnChatCancel              WarningMsg
+hi def link cairnChatError               ErrorMsg
+
+let b:current_syntax = "cairnchat"
