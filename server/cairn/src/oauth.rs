@@ -87,7 +87,9 @@ impl TokenStore for VaultTokenStore {
                 };
                 match vault.secret_for_host(&name, &host) {
                     Ok(secret) => Ok(Some(secret)),
-                    Err(VaultError::NotFound { .. }) => Ok(None),
+                    // Not stored, or stored for another host (the server's URL changed): no
+                    // grant for this server as configured now.
+                    Err(VaultError::NotFound { .. } | VaultError::NotBound { .. }) => Ok(None),
                     Err(e) => Err(e.to_string()),
                 }
             })
@@ -165,6 +167,58 @@ impl AuthorizationPrompt for TerminalPrompt {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn env(dir: &std::path::Path) -> Env {
+        let mut map = std::collections::HashMap::new();
+        map.insert("XDG_DATA_HOME".to_string(), dir.display().to_string());
+        Env(map)
+    }
+
+    #[tokio::test]
+    async fn grants_go_into_a_new_vault_bound_to_the_host() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let store = VaultTokenStore {
+            env: env(dir.path()),
+        };
+        let url = "https://mcp.example.com/mcp";
+        let grant = StoredGrant {
+            resource: url.to_string(),
+            token_endpoint: "https://auth.example.com/token".to_string(),
+            client_id: "c".to_string(),
+            auth_method: "none".to_string(),
+            access_token: "tok-123".to_string(),
+            refresh_token: Some("ref-456".to_string()),
+            ..StoredGrant::default()
+        };
+        assert_eq!(store.load("tracker", url).await, Ok(None));
+        store
+            .save("tracker", url, &grant)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        // A vault was created, and the token is not in its files in the clear.
+        let vault_dir = dir.path().join("cairn");
+        let files: Vec<_> = std::fs::read_dir(&vault_dir)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .flatten()
+            .collect();
+        assert!(!files.is_empty());
+        for f in files {
+            let bytes = std::fs::read(f.path()).unwrap_or_default();
+            assert!(!String::from_utf8_lossy(&bytes).contains("tok-123"));
+        }
+        assert_eq!(store.load("tracker", url).await, Ok(Some(grant)));
+        // Another URL on the same host, or another host: not this grant.
+        assert_eq!(
+            store.load("tracker", "https://mcp.example.com/other").await,
+            Ok(None)
+        );
+        assert_eq!(
+            store
+                .load("tracker", "https://elsewhere.example.com/mcp")
+                .await,
+            Ok(None)
+        );
+    }
 
     #[test]
     fn secret_names_are_valid_vault_names() {
