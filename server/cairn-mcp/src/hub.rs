@@ -981,6 +981,26 @@ struct Conn {
     cancel: Option<RunningServiceCancellationToken>,
     child: Option<StdioChild>,
     max_line_bytes: usize,
+    /// The OAuth authorization of an HTTP server, whose sign-ins do not count against the
+    /// handshake limit.
+    auth: Option<Arc<crate::oauth::Authorizer>>,
+}
+
+/// Runs `fut` with `limit`, extended for as long as an OAuth flow of `auth` runs (the user is
+/// signing in) or ended less than `limit` ago; `None` when the time ran out.
+async fn within_limit<F: std::future::Future>(
+    limit: Duration,
+    auth: Option<&Arc<crate::oauth::Authorizer>>,
+    fut: F,
+) -> Option<F::Output> {
+    tokio::pin!(fut);
+    loop {
+        match tokio::time::timeout(limit, &mut fut).await {
+            Ok(out) => return Some(out),
+            Err(_) if auth.is_some_and(|a| a.busy(limit)) => continue,
+            Err(_) => return None,
+        }
+    }
 }
 
 impl Conn {
@@ -1003,6 +1023,7 @@ impl Conn {
             cancel,
             child,
             max_line_bytes,
+            auth: None,
         }
     }
 
@@ -1226,20 +1247,24 @@ async fn connect(
                 url,
                 headers,
                 max_line,
-                auth,
+                auth.clone(),
                 shared.options.oauth.max_step_ups,
             )?;
-            match tokio::time::timeout(handshake, client.clone().serve(transport)).await {
-                Err(_) => Err(McpError::HandshakeTimeout(handshake)),
-                Ok(Ok(service)) => Ok(Conn::new(service, None, max_line)),
-                Ok(Err(e)) if cfg.transport.is_none() && wants_sse_fallback(&e) => {
+            match within_limit(handshake, auth.as_ref(), client.clone().serve(transport)).await {
+                None => Err(McpError::HandshakeTimeout(handshake)),
+                Some(Ok(service)) => {
+                    let mut conn = Conn::new(service, None, max_line);
+                    conn.auth = auth;
+                    Ok(conn)
+                }
+                Some(Err(e)) if cfg.transport.is_none() && wants_sse_fallback(&e) => {
                     tracing::info!(server = %name, "streamable HTTP refused ({e}); trying legacy SSE");
                     with_slot(shared, name, generation, |slot| {
                         slot.transport = TransportKind::Sse
                     });
                     connect_sse(shared, name, cfg, client, handshake, max_line).await
                 }
-                Ok(Err(e)) => Err(init_error(e)),
+                Some(Err(e)) => Err(init_error(e)),
             }
         }
     }
@@ -1423,7 +1448,7 @@ async fn supervise(shared: Arc<Shared>, name: String, generation: u64, stop: Can
             Ok(mut conn) => {
                 let handshake = handshake_limit(&config, builtin);
                 let listed = tokio::select! {
-                    r = tokio::time::timeout(handshake, conn.peer.list_all_tools()) => Some(r),
+                    r = within_limit(handshake, conn.auth.as_ref(), conn.peer.list_all_tools()) => Some(r.ok_or(())),
                     _ = stop.cancelled() => None,
                 };
                 match listed {

@@ -269,21 +269,26 @@ async fn start(fake: Arc<Fake>) -> String {
     base
 }
 
-/// A headless browser that counts the sign-ins it was asked for.
+/// A headless browser that counts the sign-ins it was asked for; `slow` is how long the user
+/// takes.
 #[derive(Default)]
 struct Browser {
     opened: AtomicUsize,
+    slow: Duration,
 }
 
 impl AuthorizationPrompt for Browser {
     fn open<'a>(&'a self, _server: &'a str, url: &'a str) -> BoxFuture<'a, Result<(), String>> {
         self.opened.fetch_add(1, Ordering::SeqCst);
-        Box::pin(cairn_mcp::oauth::headless_authorize(url))
+        Box::pin(async move {
+            tokio::time::sleep(self.slow).await;
+            cairn_mcp::oauth::headless_authorize(url).await
+        })
     }
 }
 
 fn hub(url: &str, store: Arc<dyn TokenStore>, browser: Arc<Browser>) -> Hub {
-    hub_with(url, store, browser, 0)
+    hub_with(url, store, browser, 0, 10)
 }
 
 fn hub_with(
@@ -291,6 +296,7 @@ fn hub_with(
     store: Arc<dyn TokenStore>,
     browser: Arc<Browser>,
     max_restarts: u32,
+    handshake_timeout_secs: u64,
 ) -> Hub {
     let mut servers = BTreeMap::new();
     servers.insert(
@@ -303,7 +309,7 @@ fn hub_with(
     );
     let config = McpConfig {
         servers,
-        handshake_timeout_secs: 10,
+        handshake_timeout_secs,
         max_restarts,
         ..McpConfig::default()
     };
@@ -506,6 +512,7 @@ async fn a_callback_with_a_wrong_state_is_refused() {
         Arc::new(MemoryTokenStore::default()),
         browser.clone(),
         3,
+        10,
     );
     match settled_state(&hub).await {
         ServerState::Failed { reason } => {
@@ -557,5 +564,34 @@ async fn metadata_on_an_internal_address_is_not_fetched() {
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(hits.load(Ordering::SeqCst), 0);
     assert!(fake.seen("/authorize").is_empty());
+    hub.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn signing_in_may_take_longer_than_the_handshake_limit() {
+    let fake = Arc::new(Fake {
+        behaviour: Behaviour {
+            expires_in: 3600,
+            ..Behaviour::default()
+        },
+        ..Fake::default()
+    });
+    let base = start(fake.clone()).await;
+    let browser = Arc::new(Browser {
+        slow: Duration::from_millis(2500),
+        ..Browser::default()
+    });
+    let hub = hub_with(
+        &format!("{base}/mcp"),
+        Arc::new(MemoryTokenStore::default()),
+        browser,
+        0,
+        1,
+    );
+    assert!(
+        matches!(settled_state(&hub).await, ServerState::Running { .. }),
+        "{:?}",
+        hub.status()
+    );
     hub.shutdown().await;
 }

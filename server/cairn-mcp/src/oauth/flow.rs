@@ -193,6 +193,25 @@ pub struct Authorizer {
     scopes: Mutex<Vec<String>>,
     /// For `private_key_jwt`: the issuer, the assertion's audience.
     issuer: Mutex<Option<String>>,
+    /// When the last flow started or ended (`None`: never), and whether one runs now: the hub
+    /// does not count the time a user takes to sign in against a server's handshake limit.
+    activity: Mutex<(Option<std::time::Instant>, bool)>,
+}
+
+/// Marks a flow as running for as long as it lives.
+struct Activity<'a>(&'a Mutex<(Option<std::time::Instant>, bool)>);
+
+impl<'a> Activity<'a> {
+    fn start(cell: &'a Mutex<(Option<std::time::Instant>, bool)>) -> Self {
+        *lock(cell) = (Some(std::time::Instant::now()), true);
+        Self(cell)
+    }
+}
+
+impl Drop for Activity<'_> {
+    fn drop(&mut self) {
+        *lock(self.0) = (Some(std::time::Instant::now()), false);
+    }
 }
 
 impl std::fmt::Debug for Authorizer {
@@ -231,7 +250,18 @@ impl Authorizer {
             flow: tokio::sync::Mutex::new(()),
             scopes: Mutex::new(Vec::new()),
             issuer: Mutex::new(None),
+            activity: Mutex::new((None, false)),
         })
+    }
+
+    /// Whether a flow runs now or ended less than `within` ago: a handshake that ran out of
+    /// time meanwhile was waiting for the user, not for the server.
+    pub fn busy(&self, within: Duration) -> bool {
+        match *lock(&self.activity) {
+            (_, true) => true,
+            (Some(at), false) => at.elapsed() < within,
+            (None, false) => false,
+        }
     }
 
     fn current(&self) -> Option<String> {
@@ -352,6 +382,7 @@ impl Authorizer {
 
     /// The whole flow: discovery, registration, the grant, storage.
     async fn authorize(&self, challenge: &Challenge, step_up: bool) -> Result<(), OAuthError> {
+        let _activity = Activity::start(&self.activity);
         let server_url = url::Url::parse(&self.url).map_err(|e| OAuthError::BadUrl {
             url: self.url.clone(),
             reason: e.to_string(),
@@ -465,7 +496,17 @@ impl Authorizer {
     ) -> Vec<String> {
         let split = |s: &str| -> Vec<String> { s.split_whitespace().map(str::to_owned).collect() };
         let mut scopes: Vec<String> = if step_up {
-            lock(&self.scopes).clone()
+            let asked = lock(&self.scopes).clone();
+            if asked.is_empty() {
+                // A grant from an earlier run: widen what it was issued for.
+                lock(&self.grant)
+                    .as_ref()
+                    .and_then(|g| g.scope.as_deref())
+                    .map(split)
+                    .unwrap_or_default()
+            } else {
+                asked
+            }
         } else {
             Vec::new()
         };
