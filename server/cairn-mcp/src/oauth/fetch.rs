@@ -147,16 +147,20 @@ impl Fetcher {
             header.set_sensitive(true);
             request = request.header("authorization", header);
         }
-        let mut response = request
-            .send()
-            .await
-            .map_err(|e| OAuthError::Http(format!("{}: {}", redact_query(&url), chain(&e))))?;
+        let mut response = request.send().await.map_err(|e| {
+            // The URL is named once, without its query; reqwest's own text would repeat it.
+            OAuthError::Http(format!(
+                "{}: {}",
+                redact_query(&url),
+                chain(&e.without_url())
+            ))
+        })?;
         let status = response.status().as_u16();
         let mut bytes = Vec::new();
         while let Some(chunk) = response
             .chunk()
             .await
-            .map_err(|e| OAuthError::Http(format!("{}: {e}", redact_query(&url))))?
+            .map_err(|e| OAuthError::Http(format!("{}: {}", redact_query(&url), e.without_url())))?
         {
             if bytes.len() + chunk.len() > MAX_BODY {
                 return Err(OAuthError::Http(format!(

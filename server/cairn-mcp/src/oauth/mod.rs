@@ -251,11 +251,12 @@ pub async fn headless_authorize(url: &str) -> Result<(), String> {
         .timeout(Duration::from_secs(20))
         .build()
         .map_err(|e| e.to_string())?;
-    let answer = client
-        .get(url)
-        .send()
-        .await
-        .map_err(|e| format!("the authorization endpoint did not answer: {e}"))?;
+    let answer = client.get(url).send().await.map_err(|e| {
+        format!(
+            "the authorization endpoint did not answer: {}",
+            e.without_url()
+        )
+    })?;
     let location = answer
         .headers()
         .get("location")
@@ -274,6 +275,7 @@ pub async fn headless_authorize(url: &str) -> Result<(), String> {
         .get(&location)
         .send()
         .await
-        .map_err(|e| format!("the redirect listener did not answer: {e}"))?;
+        // Without the URL: it carries the authorization code.
+        .map_err(|e| format!("the redirect listener did not answer: {}", e.without_url()))?;
     Ok(())
 }
