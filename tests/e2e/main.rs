@@ -10,6 +10,7 @@ mod cli;
 mod lsp_robustness;
 mod lsp_runs;
 mod mcp;
+mod neovim;
 mod redaction;
 mod sandbox;
 mod secrets;

@@ -23,8 +23,9 @@ syn match cairnChatCairn  /^## cairn\s*$/
 
 " Tool blocks. The fence line names the tool or the status; the body is shown plainly.
 syn region cairnChatToolCall matchgroup=cairnChatToolCallFence
-      \ start=/^```tool-call\>.*$/ end=/^```\s*$/ keepend contains=cairnChatToolName,cairnChatJsonKey,cairnChatJsonString
-syn match cairnChatToolName /\%(^```tool-call \)\@<=\S\+/ contained containedin=cairnChatToolCallFence
+      \ start=/^```tool-call\>/ end=/^```\s*$/ keepend contains=cairnChatToolName,cairnChatJsonKey,cairnChatJsonString
+" The tool's name follows the start match, so it is inside the region.
+syn match cairnChatToolName /\%(^```tool-call \)\@<=\S\+/ contained
 syn match cairnChatJsonKey /"[^"]*"\ze\s*:/ contained
 syn match cairnChatJsonString /:\s*\zs"\%([^"\\]\|\\.\)*"/ contained
 
@@ -44,7 +45,7 @@ syn match cairnChatCancel  /^> \%(cancelled\|interrupted\>\).*$/
 syn match cairnChatError   /^> error: .*$/
 
 hi def link cairnChatYou                 Title
-hi def link cairnChatCairn               Statement
+hi def link cairnChatCairn               Identifier
 hi def link cairnChatToolCallFence       PreProc
 hi def link cairnChatToolName            Function
 hi def link cairnChatJsonKey             Identifier

@@ -61,10 +61,13 @@ function M.show()
   if empty then
     vim.api.nvim_win_set_buf(0, buf)
   else
-    vim.cmd(cairn().opts.open or "vsplit")
+    vim.cmd(cairn().opts.open or "botright vsplit")
     vim.api.nvim_win_set_buf(0, buf)
   end
-  return vim.api.nvim_get_current_win()
+  local win = vim.api.nvim_get_current_win()
+  vim.api.nvim_win_set_option(win, "wrap", true)
+  vim.api.nvim_win_set_option(win, "linebreak", true)
+  return win
 end
 
 local function lines()

@@ -20,8 +20,8 @@ M.defaults = {
   attach = true,
   -- Start the server at setup (otherwise at the first command).
   autostart = true,
-  -- How the chat buffer opens: a command such as "vsplit", "split", "tabnew" or "enew".
-  open = "vsplit",
+  -- How the chat buffer opens: a command such as "botright vsplit", "split", "tabnew" or "enew".
+  open = "botright vsplit",
 }
 
 M.opts = vim.deepcopy(M.defaults)

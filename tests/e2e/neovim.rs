@@ -1,0 +1,360 @@
+//! The Neovim plugin (`editors/neovim`) driven headless by a real `nvim` (Debian's 0.7.2 in CI)
+//! against the real `cairn lsp` and the scripted model. The Lua scripts under
+//! `editors/neovim/tests/` run the commands a user types, answer `vim.ui.select` like a user,
+//! and write what the user saw (the chat buffer, the edited buffer, messages, `:checkhealth`)
+//! as JSON; these tests assert on it. They run when `CAIRN_NEOVIM_TESTS=1` (`.ci/run` sets it).
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use cairn_test_support::{Format, Reply};
+use serde_json::{Value, json};
+
+use crate::support::{Sandbox, uri, wait_exit};
+
+fn enabled() -> bool {
+    let on = std::env::var("CAIRN_NEOVIM_TESTS").as_deref() == Ok("1");
+    if !on {
+        eprintln!(
+            "skipped: set CAIRN_NEOVIM_TESTS=1 with `nvim` (0.7 or later) on PATH (.ci/run does)"
+        );
+    }
+    on
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn plugin() -> PathBuf {
+    std::fs::canonicalize(repo().join("editors/neovim")).unwrap()
+}
+
+/// Runs `nvim --headless` in the sandbox's workspace with the plugin configured to start
+/// `cmd`, sources `editors/neovim/tests/<script>`, and returns what the script recorded.
+fn run_nvim(sb: &Sandbox, cmd: &str, script: &str) -> Value {
+    let init = sb.dir.path().join("init.lua");
+    let out = sb.dir.path().join("nvim-out.json");
+    std::fs::write(
+        &init,
+        format!(
+            "vim.opt.runtimepath:prepend({plugin:?})\n\
+             vim.cmd('filetype plugin on')\n\
+             vim.cmd('syntax on')\n\
+             require('cairn').setup({{ cmd = {{ {cmd:?}, 'lsp' }} }})\n",
+            plugin = plugin().display().to_string(),
+        ),
+    )
+    .unwrap();
+    // The environment the sandbox gives the binary (private home, scripted model), for nvim
+    // and, through it, for the server it starts.
+    let base = sb.command();
+    let mut nvim = std::process::Command::new("nvim");
+    nvim.env_clear();
+    for (k, v) in base.get_envs() {
+        if let Some(v) = v {
+            nvim.env(k, v);
+        }
+    }
+    nvim.env("CAIRN_NVIM_TESTS", plugin().join("tests"))
+        .env("CAIRN_NVIM_OUT", &out)
+        .current_dir(sb.ws())
+        .args(["--headless", "-u"])
+        .arg(&init)
+        .arg("-c")
+        .arg(format!(
+            "luafile {}",
+            plugin().join("tests").join(script).display()
+        ))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut child = nvim
+        .spawn()
+        .expect("cannot run `nvim`; install Neovim 0.7 or later (apt-get install neovim)");
+    let mut stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
+    let status = wait_exit(&mut child, Duration::from_secs(120));
+    if status.is_none() {
+        let _ = child.kill();
+    }
+    let stderr = reader.join().unwrap();
+    let text = std::fs::read_to_string(&out).unwrap_or_else(|_| {
+        panic!("nvim wrote no result ({status:?}); its stderr:\n{stderr}");
+    });
+    let result: Value = serde_json::from_str(&text).unwrap();
+    assert!(
+        result.get("luaError").is_none(),
+        "the test script failed: {}\nnvim stderr:\n{stderr}",
+        result["luaError"]
+    );
+    result
+}
+
+fn lines(value: &Value) -> Vec<String> {
+    value
+        .as_array()
+        .unwrap_or_else(|| panic!("not a list of lines: {value}"))
+        .iter()
+        .map(|l| l.as_str().unwrap().to_string())
+        .collect()
+}
+
+fn notes(result: &Value) -> Vec<String> {
+    result["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["msg"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The index of the first line equal to `want` at or after `from`, panicking with the buffer.
+fn find_from(buffer: &[String], from: usize, want: &str) -> usize {
+    buffer[from..]
+        .iter()
+        .position(|l| l == want)
+        .map(|i| i + from)
+        .unwrap_or_else(|| {
+            panic!(
+                "no line {want:?} after line {from} in:\n{}",
+                buffer.join("\n")
+            )
+        })
+}
+
+/// The whole turn a user makes: `:CairnAgent` with an unsaved buffer, a `read_file` call that
+/// sees the unsaved text, an `edit_file` call approved with "Allow once" in `vim.ui.select`,
+/// the edit in the buffer (not on disk), the answer streamed into the chat buffer.
+#[test]
+fn neovim_agent_turn_with_a_tool_call_an_approval_and_an_edit() {
+    if !enabled() {
+        return;
+    }
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::tool_call("read_file", json!({"path": "notes.txt"})).with_text("Let me look."),
+            Reply::tool_call(
+                "edit_file",
+                json!({"path": "notes.txt", "old_string": "teh", "new_string": "the"}),
+            ),
+            Reply::text("Fixed the typo."),
+        ],
+    );
+    let path = sb.write("notes.txt", "on disk\n");
+    let result = run_nvim(&sb, env!("CARGO_BIN_EXE_cairn"), "turn.lua");
+    assert_eq!(result["finished"], true, "{result:#}");
+    let chat = lines(&result["chat"]);
+    let text = chat.join("\n");
+
+    // The conversation, in the order the user saw it.
+    let you = find_from(&chat, 0, "## You");
+    let asked = find_from(&chat, you, "fix the typo in notes.txt");
+    let cairn = find_from(&chat, asked, "## cairn");
+    let look = find_from(&chat, cairn, "Let me look.");
+    let read = find_from(&chat, look, "```tool-call read_file");
+    assert_eq!(chat[read + 1], r#"{"path":"notes.txt"}"#);
+    let read_result = find_from(&chat, read, "```tool-result ok");
+    assert!(
+        chat[read_result + 1].contains("fix teh typo"),
+        "read_file saw the unsaved buffer:\n{text}"
+    );
+    let edit = find_from(&chat, read_result, "```tool-call edit_file");
+    let question = find_from(
+        &chat,
+        edit,
+        "> cairn asks: allow `edit_file` writes files (policy.effects.write)?",
+    );
+    let allowed = find_from(&chat, question, "> allowed once");
+    let edited = find_from(&chat, allowed, &format!("> edited {}", uri(&path)));
+    let edit_result = find_from(&chat, edited, "```tool-result ok");
+    assert!(chat[edit_result + 1].starts_with("edited notes.txt: replaced 1 occurrence"));
+    let answer = find_from(&chat, edit_result, "Fixed the typo.");
+    let next = find_from(&chat, answer, "## You");
+    assert!(
+        chat[next + 1..].iter().all(|l| l.is_empty()),
+        "a fresh ## You section ends the chat:\n{text}"
+    );
+
+    // The approval question went through vim.ui.select with the three answers.
+    let questions = result["asked"].as_array().unwrap();
+    assert_eq!(questions.len(), 1, "{result:#}");
+    assert_eq!(questions[0]["kind"], "cairn.approval");
+    assert!(
+        questions[0]["prompt"]
+            .as_str()
+            .unwrap()
+            .contains("edit_file"),
+        "{result:#}"
+    );
+    assert_eq!(
+        questions[0]["items"],
+        json!(["Allow once", "Allow for this session", "Deny"])
+    );
+
+    // The edit landed in the buffer, unsaved and undoable; the file on disk is untouched.
+    assert_eq!(result["edited"], json!(["fix the typo"]));
+    assert_eq!(result["modified"], true);
+    assert_eq!(sb.read("notes.txt"), "on disk\n");
+    assert_eq!(result["syntax"], "cairnchat");
+    assert!(notes(&result).is_empty(), "no error was shown: {result:#}");
+
+    // :checkhealth cairn with a running server.
+    let health = lines(&result["health"]).join("\n");
+    assert!(health.contains("OK: Neovim 0."), "{health}");
+    assert!(health.contains("found at"), "{health}");
+    assert!(health.contains("OK: server running"), "{health}");
+    assert!(!health.contains("ERROR"), "{health}");
+
+    // The model saw the unsaved text and was offered the editing tool.
+    let requests = sb.model.requests();
+    assert_eq!(requests.len(), 3);
+    assert!(requests[1].body.to_string().contains("fix teh typo"));
+}
+
+/// `cairn` not on PATH: the message names the install command and :CairnRestart, the typed
+/// message stays in the chat buffer, and :checkhealth cairn reports the error.
+#[test]
+fn neovim_without_cairn_on_path_says_how_to_install_it() {
+    if !enabled() {
+        return;
+    }
+    let sb = Sandbox::new(Format::OpenAi, vec![]);
+    let result = run_nvim(&sb, "cairn-not-installed-anywhere", "missing.lua");
+    let shown = notes(&result);
+    assert!(
+        shown.iter().any(|m| m.contains(
+            "`cairn-not-installed-anywhere` is not installed or not on PATH: install it with `cargo install --path server/cairn --locked`"
+        ) && m.contains(":CairnRestart")),
+        "{shown:#?}"
+    );
+    let chat = lines(&result["chat"]);
+    find_from(&chat, 0, "hello there");
+    let health = lines(&result["health"]).join("\n");
+    assert!(
+        health.contains("ERROR: `cairn-not-installed-anywhere` is not installed or not on PATH"),
+        "{health}"
+    );
+    assert!(
+        health.contains("cargo install --path server/cairn --locked"),
+        "{health}"
+    );
+    assert!(sb.model.requests().is_empty());
+}
+
+/// The server dies after a turn: the user is told what happened and what to do, the chat
+/// stays, :CairnRestart starts a new server and the next message continues the session.
+#[test]
+fn neovim_server_crash_keeps_the_chat_and_restart_continues_the_session() {
+    if !enabled() {
+        return;
+    }
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::text("Noted: cobalt."),
+            Reply::text("You said cobalt."),
+        ],
+    );
+    let result = run_nvim(&sb, env!("CARGO_BIN_EXE_cairn"), "restart.lua");
+    assert_eq!(result["first"], true, "{result:#}");
+    assert_eq!(result["told"], true, "{result:#}");
+    assert_eq!(result["second"], true, "{result:#}");
+    assert_eq!(result["sameSession"], true, "{result:#}");
+    let shown = notes(&result);
+    assert!(
+        shown
+            .iter()
+            .any(|m| m.contains("the server stopped unexpectedly")
+                && m.contains("signal 9")
+                && m.contains("run :CairnRestart")),
+        "{shown:#?}"
+    );
+    let after_crash = lines(&result["afterCrash"]);
+    let first = find_from(&after_crash, 0, "remember the word cobalt");
+    find_from(&after_crash, first, "Noted: cobalt.");
+    let chat = lines(&result["chat"]);
+    let first = find_from(&chat, 0, "remember the word cobalt");
+    let answer = find_from(&chat, first, "Noted: cobalt.");
+    let second = find_from(&chat, answer, "which word?");
+    find_from(&chat, second, "You said cobalt.");
+    // The new server sent the first exchange as history: the session continued.
+    let requests = sb.model.requests();
+    assert_eq!(requests.len(), 2);
+    let history = requests[1].body.to_string();
+    assert!(
+        history.contains("remember the word cobalt") && history.contains("Noted: cobalt."),
+        "{history}"
+    );
+}
+
+/// A turn cancelled half way and a provider error: each is shown in the chat and as a message
+/// that says what to do, and the chat so far stays.
+#[test]
+fn neovim_cancel_and_provider_error_are_reported_and_the_chat_stays() {
+    if !enabled() {
+        return;
+    }
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::stall("I am thinking"),
+            Reply::status(401, r#"{"error":{"message":"bad key"}}"#),
+        ],
+    );
+    let result = run_nvim(&sb, env!("CARGO_BIN_EXE_cairn"), "faults.lua");
+    assert_eq!(result["cancelled"], true, "{result:#}");
+    assert_eq!(result["errored"], true, "{result:#}");
+    let after_cancel = lines(&result["afterCancel"]);
+    let asked = find_from(&after_cancel, 0, "think hard");
+    let cancelled = find_from(&after_cancel, asked, "> cancelled");
+    assert!(
+        after_cancel[asked..cancelled]
+            .iter()
+            .any(|l| l.starts_with("I am")),
+        "the partial answer stays:\n{}",
+        after_cancel.join("\n")
+    );
+    find_from(&after_cancel, cancelled, "## You");
+    let chat = lines(&result["chat"]);
+    let again = find_from(&chat, cancelled, "try again");
+    let error = chat[again..]
+        .iter()
+        .find(|l| l.starts_with("> error: "))
+        .unwrap_or_else(|| panic!("no error line:\n{}", chat.join("\n")));
+    assert!(
+        error.contains("authentication failed (HTTP 401)") && error.contains("OPENAI_API_KEY"),
+        "{error}"
+    );
+    let shown = notes(&result);
+    assert!(
+        shown.iter().any(|m| m.contains("the turn was cancelled")),
+        "{shown:#?}"
+    );
+    assert!(
+        shown.iter().any(|m| m.contains("the model request failed")
+            && m.contains("OPENAI_API_KEY")
+            && m.contains("the chat is kept")),
+        "{shown:#?}"
+    );
+}
+
+/// The plugin ships the chat-document syntax of `grammars/vim` unchanged.
+#[test]
+fn neovim_plugin_ships_the_vim_grammar_unchanged() {
+    for file in ["syntax/cairnchat.vim", "ftdetect/cairnchat.vim"] {
+        let grammar = std::fs::read_to_string(repo().join("grammars/vim").join(file)).unwrap();
+        let shipped = std::fs::read_to_string(repo().join("editors/neovim").join(file)).unwrap();
+        assert_eq!(
+            grammar, shipped,
+            "editors/neovim/{file} differs from grammars/vim/{file}; copy it over"
+        );
+    }
+}
