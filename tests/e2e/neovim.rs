@@ -346,6 +346,81 @@ fn neovim_cancel_and_provider_error_are_reported_and_the_chat_stays() {
     );
 }
 
+/// A selection as context (`:2,3CairnChat`), `<CR>` in the chat buffer to send what the user
+/// typed (same session), `:CairnTools`, and `:CairnSessions` reopening the stored session.
+#[test]
+fn neovim_selection_enter_tools_and_sessions() {
+    if !enabled() {
+        return;
+    }
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::text("It adds two numbers."),
+            Reply::text("Then it returns the sum."),
+        ],
+    );
+    sb.write(
+        "calc.py",
+        "import sys\ndef add(a, b):\n    return a + b\nprint(add(1, 2))\n",
+    );
+    let result = run_nvim(&sb, env!("CARGO_BIN_EXE_cairn"), "more.lua");
+    assert_eq!(result["first"], true, "{result:#}");
+    assert_eq!(result["second"], true, "{result:#}");
+    assert_eq!(result["sameSession"], true, "{result:#}");
+
+    // The selected lines (and only they) reached the model with the question.
+    let requests = sb.model.requests();
+    assert_eq!(requests.len(), 2);
+    let first = requests[0].body.to_string();
+    assert!(
+        first.contains("what does this do?") && first.contains("def add(a, b):"),
+        "{first}"
+    );
+    assert!(
+        !first.contains("import sys"),
+        "only lines 2-3 are sent: {first}"
+    );
+    // <CR> sent the typed line, with the first exchange as history.
+    let second = requests[1].body.to_string();
+    assert!(
+        second.contains("and then?") && second.contains("It adds two numbers."),
+        "{second}"
+    );
+    let typed = lines(&result["typed"]);
+    let q = find_from(&typed, 0, "what does this do?");
+    let a = find_from(&typed, q, "It adds two numbers.");
+    let t = find_from(&typed, a, "and then?");
+    find_from(&typed, t, "Then it returns the sum.");
+
+    // The tool catalog, one tool a line with its effect and policy.
+    let tools = lines(&result["tools"]);
+    assert!(
+        tools[0].ends_with("tools (name, effect, policy; * agent mode only)"),
+        "{tools:#?}"
+    );
+    let edit = tools
+        .iter()
+        .find(|l| l.starts_with("edit_file "))
+        .unwrap_or_else(|| panic!("{tools:#?}"));
+    assert!(
+        edit.contains("write") && edit.contains("ask") && edit.contains('*'),
+        "{edit}"
+    );
+    assert!(
+        tools.iter().any(|l| l.starts_with("read_file ")),
+        "{tools:#?}"
+    );
+
+    // The session, reopened from the store after its buffer was wiped.
+    let reopened = lines(&result["reopened"]);
+    let q = find_from(&reopened, 0, "what does this do?");
+    let a = find_from(&reopened, q, "It adds two numbers.");
+    let t = find_from(&reopened, a, "and then?");
+    let last = find_from(&reopened, t, "Then it returns the sum.");
+    find_from(&reopened, last, "## You");
+}
+
 /// The plugin ships the chat-document syntax of `grammars/vim` unchanged.
 #[test]
 fn neovim_plugin_ships_the_vim_grammar_unchanged() {

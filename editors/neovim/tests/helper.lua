@@ -13,7 +13,8 @@ vim.notify = function(msg, level, opts)
   return real_notify(msg, level, opts)
 end
 
---- Answers every vim.ui.select with the item labelled `label`, recording the question.
+--- Answers every vim.ui.select with the item labelled `label` (a trailing `*` matches any
+--- rest), recording the question.
 function H.answer_select(label)
   vim.ui.select = function(items, opts, on_choice)
     local labels = {}
@@ -21,7 +22,7 @@ function H.answer_select(label)
     for _, item in ipairs(items) do
       local text = opts.format_item and opts.format_item(item) or tostring(item)
       table.insert(labels, text)
-      if text == label then
+      if text == label or (label:sub(-1) == "*" and text:sub(1, #label - 1) == label:sub(1, -2)) then
         pick = item
       end
     end
