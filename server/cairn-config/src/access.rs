@@ -28,10 +28,11 @@
 use std::collections::BTreeMap;
 
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// One set of grants.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Grants {
     pub read: Vec<String>,
@@ -39,7 +40,7 @@ pub struct Grants {
 }
 
 /// A user's entry: their groups and their own grants.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct UserEntry {
     pub groups: Vec<String>,
@@ -48,7 +49,7 @@ pub struct UserEntry {
 }
 
 /// `.cairn/policy.toml`, or the `[access]` part of a user's config.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct AccessPolicy {
     /// Grants for everyone.

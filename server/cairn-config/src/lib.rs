@@ -14,6 +14,7 @@ pub mod access;
 mod layers;
 mod mcp_import;
 mod model;
+mod schema;
 pub mod trust;
 
 pub use layers::{ConfigError, Layer, LayerSource, Layers, default_user_config_path};
@@ -28,3 +29,4 @@ pub use model::{
     WebSearchConfig,
 };
 pub use model::{ApiAuthConfig, ApiAuthScheme, ApiConfig, OpenApiSpecConfig};
+pub use schema::{json_schema, vscode_configuration};

@@ -3,10 +3,11 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The whole configuration.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     pub provider: ProviderConfig,
@@ -23,7 +24,7 @@ pub struct Config {
 }
 
 /// `[web]`: the web tools and the guard every one of their requests goes through.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct WebConfig {
     /// Offer the web tools (`web_fetch`, `web_links`, ...).
@@ -48,7 +49,7 @@ pub struct WebConfig {
 
 /// `[web.search]`: which search provider `web_search` asks, and with which vault secret.
 /// Like the rest of `[web]`, only the user's own config (or the environment) may set it.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct WebSearchConfig {
     /// `searxng`, `brave` or `tavily`; unset, `web_search` says what to configure.
@@ -62,7 +63,7 @@ pub struct WebSearchConfig {
 }
 
 /// A web search API `web_search` knows how to call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SearchProvider {
     /// A SearXNG instance's JSON API (`/search?format=json`).
@@ -91,7 +92,7 @@ impl Default for WebConfig {
 
 /// `[api]`: the API tools (`api_request`, `graphql_query`, `openapi_call`, ...). They send
 /// through the web guard built from `[web]`, so they are off when `web.enabled` is.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct ApiConfig {
     /// Offer the API tools.
@@ -111,7 +112,7 @@ impl Default for ApiConfig {
 }
 
 /// One `[[api.openapi]]` entry.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OpenApiSpecConfig {
     /// The prefix of the operations' tool names.
@@ -127,7 +128,7 @@ pub struct OpenApiSpecConfig {
 }
 
 /// A vault secret by name, and where the web guard puts it (only for hosts it is bound to).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ApiAuthConfig {
     /// The vault secret's name (`cairn vault set NAME --host HOST`).
@@ -140,7 +141,7 @@ pub struct ApiAuthConfig {
 }
 
 /// Where an API secret goes.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ApiAuthScheme {
     /// `Authorization: Bearer <value>`.
@@ -155,7 +156,7 @@ pub enum ApiAuthScheme {
 }
 
 /// `[selection]`: which of the catalog's tools each model call is shown.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct SelectionConfig {
     /// Choose tools per request; `false` offers every allowed tool on every call.
@@ -208,7 +209,7 @@ impl Default for SelectionConfig {
 
 /// `[sandbox]`: where code runs (a Docker-compatible engine) and the limits it runs under.
 /// Only the user's own config may set it: the model never can, and a repository cannot.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct SandboxConfig {
     /// The engine: `unix:///var/run/docker.sock`, `tcp://host:2376`...; default `DOCKER_HOST`,
@@ -276,7 +277,7 @@ impl Default for SandboxConfig {
 
 /// `[access]`: who the user is, and their own read and write grants (the same shape as the
 /// team's `.cairn/policy.toml`, added to it). Only the user's own config may set it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct AccessConfig {
     /// The identity policies name; default: git's `user.email`.
@@ -299,7 +300,7 @@ impl AccessConfig {
 }
 
 /// Which wire protocol the model provider speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ProviderKind {
     /// OpenAI-compatible chat completions: OpenAI, Ollama, vLLM, llama.cpp, LM Studio, OpenRouter.
@@ -309,7 +310,7 @@ pub enum ProviderKind {
 }
 
 /// `[provider]`: the model and where it is served.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct ProviderConfig {
     /// Wire protocol; when unset, `anthropic` if only `ANTHROPIC_API_KEY` is set, else `openai`.
@@ -351,7 +352,7 @@ impl Default for ProviderConfig {
 }
 
 /// `[agent]`: the turn loop.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct AgentConfig {
     /// Hard cap on tool calls in one turn; parallel calls count one by one.
@@ -376,7 +377,7 @@ impl Default for AgentConfig {
 }
 
 /// What happens when the model calls a tool.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Decision {
     Allow,
@@ -385,7 +386,7 @@ pub enum Decision {
 }
 
 /// Defaults by what a tool does.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct EffectPolicy {
     pub read: Decision,
@@ -406,7 +407,7 @@ impl Default for EffectPolicy {
 }
 
 /// `[policy]`: approvals. The most specific entry wins: tool, then category, then effect.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct PolicyConfig {
     /// Per tool name, e.g. `edit_file = "deny"`.
@@ -417,7 +418,7 @@ pub struct PolicyConfig {
 }
 
 /// `[sessions]`: where transcripts are kept.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct SessionsConfig {
     /// Directory of the JSON Lines transcripts; default `$XDG_DATA_HOME/cairn/sessions`.
@@ -425,7 +426,7 @@ pub struct SessionsConfig {
 }
 
 /// `[log]`: where cairn's log goes (never stdout).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct LogConfig {
     /// A filter such as `info` or `cairn_lsp=debug`; `CAIRN_LOG` overrides it.
@@ -435,7 +436,7 @@ pub struct LogConfig {
 }
 
 /// `[mcp]`: MCP servers and how they are supervised.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct McpConfig {
     /// `[mcp.servers.NAME]`, one per server.
@@ -466,7 +467,7 @@ impl Default for McpConfig {
 }
 
 /// How cairn talks to a server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum McpTransport {
     /// A child process speaking JSON-RPC lines on stdin/stdout.
@@ -478,7 +479,7 @@ pub enum McpTransport {
 }
 
 /// `[mcp.servers.NAME]`: either `command` (stdio) or `url` (HTTP).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct McpServerConfig {
     /// Program to start (stdio).
@@ -503,7 +504,7 @@ pub struct McpServerConfig {
 }
 
 /// `[mcp.servers.NAME.oauth]`: OAuth 2.1 settings for one HTTP server.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct McpOAuthConfig {
     /// A client id registered with the authorization server beforehand; without it cairn uses a
@@ -536,7 +537,7 @@ pub struct McpOAuthConfig {
 }
 
 /// The OAuth grant cairn uses for a server.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum OAuthGrant {
     #[default]

@@ -101,10 +101,26 @@ enum Command {
         #[command(subcommand)]
         command: VaultCommand,
     },
+    /// The configuration's JSON Schema: `cairn config schema` (`--vscode`: the VS Code
+    /// extension's `contributes.configuration`, generated from it).
+    Config {
+        #[command(subcommand)]
+        command: ConfigCommand,
+    },
     /// Check configuration, the model provider, and the session store.
     Doctor {
         #[arg(short = 'w', long = "workspace")]
         workspace: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+enum ConfigCommand {
+    /// Print the JSON Schema of the user configuration (`config.toml`).
+    Schema {
+        /// Print the VS Code settings (`contributes.configuration`) generated from it instead.
+        #[arg(long)]
+        vscode: bool,
     },
 }
 
@@ -374,6 +390,9 @@ fn main() -> ExitCode {
                 VaultCommand::List => vault_cmd::list(&env),
                 VaultCommand::Rm { name } => vault_cmd::rm(&env, &name),
             },
+            Command::Config {
+                command: ConfigCommand::Schema { vscode },
+            } => print_schema(vscode),
             Command::Doctor { workspace } => {
                 doctor::run(
                     &env,
@@ -391,6 +410,22 @@ fn main() -> ExitCode {
             eprintln_error(&e);
             ExitCode::FAILURE
         }
+    }
+}
+
+/// `cairn config schema [--vscode]`: pretty JSON on stdout.
+fn print_schema(vscode: bool) -> anyhow::Result<ExitCode> {
+    let value = if vscode {
+        cairn_config::vscode_configuration()
+    } else {
+        cairn_config::json_schema()
+    };
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout().lock();
+    match writeln!(stdout, "{}", serde_json::to_string_pretty(&value)?) {
+        // `| head` closed the pipe: not an error of ours.
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(ExitCode::SUCCESS),
     }
 }
 
