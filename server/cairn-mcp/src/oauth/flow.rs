@@ -82,6 +82,8 @@ impl CallbackListener {
     async fn serve(&self, state: &str) -> Result<String, OAuthError> {
         loop {
             let Ok((mut stream, _)) = self.listener.accept().await else {
+                // Out of descriptors or the like: wait instead of spinning until the deadline.
+                tokio::time::sleep(Duration::from_millis(100)).await;
                 continue;
             };
             let Ok(Ok(target)) =
