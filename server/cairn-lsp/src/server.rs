@@ -403,6 +403,17 @@ impl LanguageServer for Backend {
         {
             roots.push(path);
         }
+        // Helix sends only `rootPath` (its working directory) when no root marker of the
+        // language is found above the file.
+        #[allow(deprecated)]
+        if roots.is_empty()
+            && let Some(path) = params.root_path.as_deref().filter(|p| !p.is_empty())
+        {
+            let path = PathBuf::from(path);
+            if path.is_absolute() {
+                roots.push(std::fs::canonicalize(&path).unwrap_or(path));
+            }
+        }
         let mut warnings = Vec::new();
         if let Ok(mut layers) = self.state.layers.lock() {
             layers.workspace = match roots.first() {
