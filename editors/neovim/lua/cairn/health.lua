@@ -36,7 +36,7 @@ function M.check()
   end
   if cairn.last_error and cairn.last_error ~= msg then
     warn("last problem: " .. cairn.last_error)
-  else
+  elseif found then
     info("no problem reported")
   end
 end
