@@ -535,6 +535,99 @@ fn helix_provider_error_is_shown_in_the_chat_document() {
     assert!(pane.contains("Hello?"), "{pane}");
 }
 
+/// `:lsp-workspace-command cairn.cancel` stops a run half way: the document keeps what was
+/// written, says `> cancelled`, and offers a fresh `## You`.
+#[test]
+fn helix_cancel_stops_the_run_and_keeps_the_chat() {
+    let Some(hx) = helix() else { return };
+    let words: Vec<String> = (1..=60).map(|i| format!("word{i}")).collect();
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![Reply::text(words.join(" ")).with_delay_ms(200)],
+    );
+    sb.write(".cairn/chats/test.md", "## You\n\nCount, slowly.\n");
+    let helix = Helix::start(&sb, &hx, ".cairn/chats/test.md");
+    helix.wait("Helix showing the chat document", |p| {
+        p.contains("Count, slowly.")
+    });
+    helix.code_action("Send");
+    helix.wait("the answer streaming", |p| p.contains("word2"));
+    helix.type_text(":lsp-workspace-command cairn.cancel");
+    helix.keys(&["Enter"]);
+    let pane = helix.wait("the run cancelled", |p| p.contains("> cancelled"));
+    assert!(!pane.contains("word60"), "{pane}");
+    assert!(pane.contains("Count, slowly."), "{pane}");
+    let after = pane.split("> cancelled").nth(1).unwrap_or_default();
+    assert!(after.contains("## You"), "{pane}");
+}
+
+/// The server crashes mid-run: Helix says the language server exited, the document keeps the
+/// answer so far, and after `:lsp-restart` Send works again.
+#[test]
+fn helix_server_crash_then_lsp_restart() {
+    let Some(hx) = helix() else { return };
+    let words: Vec<String> = (1..=60).map(|i| format!("word{i}")).collect();
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::text(words.join(" ")).with_delay_ms(200),
+            Reply::text("Back after the restart."),
+        ],
+    );
+    sb.write(".cairn/chats/test.md", "## You\n\nCount, slowly.\n");
+    let helix = Helix::start(&sb, &hx, ".cairn/chats/test.md");
+    helix.wait("Helix showing the chat document", |p| {
+        p.contains("Count, slowly.")
+    });
+    helix.code_action("Send");
+    helix.wait("the answer streaming", |p| p.contains("word2"));
+    let server = cairn_of(&helix.home).expect("the cairn server Helix started");
+    let status = Command::new("kill")
+        .args(["-9", &server.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let pane = helix.wait("Helix reporting the exit", |p| {
+        p.contains("Language server exited")
+    });
+    assert!(pane.contains("word2"), "{pane}");
+    assert!(!pane.contains("word60"), "{pane}");
+
+    helix.type_text(":lsp-restart");
+    helix.keys(&["Enter"]);
+    // The last section is cairn's cut-off answer: write the next message under a new heading.
+    helix.keys(&["g", "e", "o", "Enter"]);
+    helix.type_text("## You");
+    helix.keys(&["Enter", "Enter"]);
+    helix.type_text("Go on.");
+    helix.keys(&["Escape"]);
+    helix.code_action("Send");
+    let pane = helix.wait("the answer after the restart", |p| {
+        p.contains("Back after the restart.")
+    });
+    assert!(pane.contains("word2"), "{pane}");
+    assert!(pane.contains("Go on."), "{pane}");
+    assert_ne!(cairn_of(&helix.home), Some(server));
+}
+
+/// The pid of the `cairn` process started with this home (read from /proc), if any.
+fn cairn_of(home: &Path) -> Option<u32> {
+    let want = format!("HOME={}", home.display());
+    let exe = std::fs::canonicalize(env!("CARGO_BIN_EXE_cairn")).ok()?;
+    std::fs::read_dir("/proc").ok()?.find_map(|entry| {
+        let entry = entry.ok()?;
+        let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+        if std::fs::read_link(entry.path().join("exe")).ok()? != exe {
+            return None;
+        }
+        let environ = std::fs::read(entry.path().join("environ")).ok()?;
+        environ
+            .split(|b| *b == 0)
+            .any(|v| v == want.as_bytes())
+            .then_some(pid)
+    })
+}
+
 /// The health check finds the cairn-chat queries, and says plainly when `cairn` is not on
 /// the PATH (what a user without cairn installed sees).
 #[test]
