@@ -421,6 +421,44 @@ fn neovim_selection_enter_tools_and_sessions() {
     find_from(&reopened, last, "## You");
 }
 
+/// The Explain code action through Neovim's own LSP client (`range_code_action` and
+/// `vim.ui.select` on 0.7): the chat document is created under `.cairn/chats/`, shown
+/// (`window/showDocument`, which 0.7 lacks and the plugin answers), and the streamed answer
+/// reads as one line although it arrives in pieces.
+#[test]
+fn neovim_explain_code_action_streams_into_a_chat_document() {
+    if !enabled() {
+        return;
+    }
+    let sb = Sandbox::new(Format::OpenAi, vec![Reply::text("It adds two numbers.")]);
+    sb.write(
+        "calc.py",
+        "import sys\ndef add(a, b):\n    return a + b\nprint(add(1, 2))\n",
+    );
+    let result = run_nvim(&sb, env!("CARGO_BIN_EXE_cairn"), "explain.lua");
+    assert_eq!(result["answered"], true, "{result:#}");
+    assert_eq!(
+        result["asked"][0]["items"],
+        json!(["Ask cairn", "Explain", "Fix"])
+    );
+    let name = result["docName"].as_str().unwrap();
+    assert!(
+        name.contains("/.cairn/chats/chat-") && name.ends_with(".md"),
+        "{name}"
+    );
+    assert_eq!(result["filetype"], "cairnchat");
+    let doc = lines(&result["doc"]);
+    let q = find_from(&doc, 0, "Explain this code.");
+    let code = find_from(&doc, q, "def add(a, b):");
+    let heading = find_from(&doc, code, "## cairn");
+    let answer = find_from(&doc, heading, "It adds two numbers.");
+    find_from(&doc, answer, "## You");
+    assert!(
+        !doc.iter().any(|l| l == "import sys"),
+        "only lines 2-3: {doc:#?}"
+    );
+}
+
 /// The plugin ships the chat-document syntax of `grammars/vim` unchanged.
 #[test]
 fn neovim_plugin_ships_the_vim_grammar_unchanged() {

@@ -146,6 +146,14 @@ function M.start()
         return require("cairn.approve").ask(params)
       end,
       ["cairn/mcpStatus"] = function() end,
+      ["workspace/applyEdit"] = function(err, params, ctx, config)
+        return require("cairn.edits").apply(err, params, ctx, config)
+      end,
+      -- Neovim 0.7 has no handler for it; Explain, Fix and Ask cairn show their chat document
+      -- with it, and an OAuth sign-in its address.
+      ["window/showDocument"] = function(_, params)
+        return M.show_document(params)
+      end,
     },
     on_init = function(client)
       vim.schedule(function()
@@ -170,6 +178,48 @@ function M.start()
     end
   end
   return vim.lsp.get_client_by_id(id)
+end
+
+--- window/showDocument: opens a file in a window (attached, so the server sees it open), or
+--- an external address in the browser.
+function M.show_document(params)
+  if params == nil or type(params.uri) ~= "string" then
+    return { success = false }
+  end
+  if params.external then
+    M.notify("open this address in your browser: " .. params.uri, vim.log.levels.WARN)
+    if vim.fn.executable("xdg-open") == 1 then
+      vim.fn.jobstart({ "xdg-open", params.uri }, { detach = true })
+    end
+    return { success = true }
+  end
+  if params.uri:sub(1, 7) ~= "file://" then
+    return { success = false }
+  end
+  local path = vim.uri_to_fname(params.uri)
+  local shown = false
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    local buf = vim.api.nvim_win_get_buf(win)
+    if vim.api.nvim_buf_get_name(buf) == path and vim.api.nvim_buf_is_loaded(buf) then
+      vim.api.nvim_set_current_win(win)
+      shown = true
+    end
+  end
+  if not shown then
+    if chat.is_chat(vim.api.nvim_get_current_buf()) then
+      vim.cmd("wincmd p")
+    end
+    local ok, err = pcall(vim.cmd, "split " .. vim.fn.fnameescape(path))
+    if not ok then
+      M.notify("could not open " .. path .. ": " .. tostring(err), vim.log.levels.ERROR)
+      return { success = false }
+    end
+  end
+  M.attach(vim.api.nvim_get_current_buf())
+  if params.selection and params.selection.start then
+    pcall(vim.api.nvim_win_set_cursor, 0, { params.selection.start.line + 1, params.selection.start.character })
+  end
+  return { success = true }
 end
 
 --- Attaches a file buffer under the workspace root to the server.
