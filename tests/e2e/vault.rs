@@ -260,3 +260,86 @@ fn key_in_the_os_keyring() {
     assert!(!key_file.exists());
     assert_eq!(std::fs::read(&path).unwrap(), before);
 }
+
+/// On a terminal, `vault set` prompts and the value typed is not echoed: the terminal's output
+/// holds the prompt but not the value, and the value stored is the one typed (a file holding
+/// it reads back redacted under the secret's name).
+#[test]
+fn the_terminal_prompt_does_not_echo_the_value() {
+    use std::io::Read;
+    const TYPED: &str = "typed-on-a-tty-5c1e";
+    let sb = sandbox();
+    let cairn = env!("CARGO_BIN_EXE_cairn");
+    // `script` gives the command a terminal; its stdin feeds that terminal.
+    let inner = format!("{cairn} vault set tty_token --host example.com");
+    let mut cmd = Command::new("script");
+    cmd.args(["-qefc", &inner, "/dev/null"]);
+    for (k, v) in sb.command().get_envs() {
+        if let Some(v) = v {
+            cmd.env(k, v);
+        }
+    }
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let reader = std::thread::spawn(move || {
+        let mut buf = [0u8; 256];
+        while let Ok(n) = stdout.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            sink.lock().unwrap().extend_from_slice(&buf[..n]);
+        }
+    });
+    // Type only once the prompt is up, when echo is already off (as a person would).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !text(&seen.lock().unwrap()).contains("(not shown): ") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no prompt: {}",
+            text(&seen.lock().unwrap())
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child
+        .stdin
+        .as_mut()
+        .unwrap()
+        .write_all(format!("{TYPED}\n").as_bytes())
+        .unwrap();
+    let status = child.wait().unwrap();
+    reader.join().unwrap();
+    let transcript = text(&seen.lock().unwrap());
+    assert!(status.success(), "{transcript}");
+    assert!(
+        transcript.contains("value for tty_token (not shown): "),
+        "{transcript}"
+    );
+    assert!(
+        !transcript.contains(TYPED),
+        "the value was echoed: {transcript}"
+    );
+
+    sb.write("notes.txt", &format!("token {TYPED}\n"));
+    let ws = sb.ws();
+    let out = sb.run(
+        &[
+            "tools",
+            "call",
+            "read_file",
+            "--args",
+            r#"{"path": "notes.txt"}"#,
+            "-w",
+            ws.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let shown = text(&out.stdout);
+    assert!(shown.contains("token [REDACTED:tty_token]"), "{shown}");
+}

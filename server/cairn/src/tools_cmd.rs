@@ -110,10 +110,17 @@ pub async fn call(
             }
         }
     };
+    // What a tool returns passes the redactor here too: terminal output gets pasted and shared.
+    let redactor = crate::redaction::agent_redactor(env);
     if as_json {
-        println!("{}", serde_json::to_string_pretty(&result)?);
+        let shown =
+            cairn_agent::redact::redact_json(redactor.as_ref(), serde_json::to_value(&result)?);
+        println!("{}", serde_json::to_string_pretty(&shown)?);
     } else {
-        println!("{}", cairn_agent::run::result_text(&result));
+        println!(
+            "{}",
+            redactor.redact(&cairn_agent::run::result_text(&result))
+        );
     }
     mcp.hub.shutdown().await;
     compose::shutdown_sandbox().await;

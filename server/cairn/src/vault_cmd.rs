@@ -25,22 +25,19 @@ pub(crate) fn open(env: &Env) -> anyhow::Result<Vault> {
     Ok(Vault::open(path, key)?)
 }
 
-/// The value from stdin: one line after a prompt on a terminal, else everything up to EOF, less
-/// one trailing newline (what `echo` and most editors add).
+/// The value from stdin: one line after a prompt on a terminal (not echoed), else everything up
+/// to EOF, less one trailing newline (what `echo` and most editors add).
 fn read_value(name: &str) -> anyhow::Result<Secret> {
     let stdin = std::io::stdin();
     let terminal = stdin.is_terminal();
     let mut bytes = Vec::new();
     if terminal {
         let mut err = std::io::stderr();
-        let _ = write!(
-            err,
-            "value for {name} (shown as you type; pipe it in to keep it off the screen): "
-        );
+        let _ = write!(err, "value for {name} (not shown): ");
         let _ = err.flush();
-        let mut line = String::new();
-        stdin.read_line(&mut line).context("reading the value")?;
-        bytes = line.into_bytes();
+        bytes = read_line_unechoed(&stdin)
+            .context("reading the value")?
+            .into_bytes();
     } else {
         stdin
             .lock()
@@ -65,6 +62,23 @@ fn read_value(name: &str) -> anyhow::Result<Secret> {
         anyhow::bail!("the value on stdin is empty; nothing was stored");
     }
     Ok(value)
+}
+
+/// One line from the terminal with echo off (the newline is still echoed, so the cursor moves
+/// on); the terminal's settings are put back even when reading fails.
+fn read_line_unechoed(stdin: &std::io::Stdin) -> std::io::Result<String> {
+    use rustix::termios::{LocalModes, OptionalActions, tcgetattr, tcsetattr};
+    let original = tcgetattr(stdin)?;
+    let mut quiet = original.clone();
+    quiet.local_modes.remove(LocalModes::ECHO);
+    quiet.local_modes.insert(LocalModes::ECHONL);
+    tcsetattr(stdin, OptionalActions::Flush, &quiet)?;
+    let mut line = String::new();
+    let read = stdin.read_line(&mut line);
+    let restored = tcsetattr(stdin, OptionalActions::Now, &original);
+    read?;
+    restored?;
+    Ok(line)
 }
 
 /// `cairn vault set NAME --host H...`.
