@@ -249,8 +249,9 @@ fn neovim_without_cairn_on_path_says_how_to_install_it() {
     assert!(sb.model.requests().is_empty());
 }
 
-/// The server dies after a turn: the user is told what happened and what to do, the chat
-/// stays, :CairnRestart starts a new server and the next message continues the session.
+/// The server dies in the middle of a turn: the user is told what happened and what to do,
+/// the chat stays with the partial answer marked interrupted, :CairnRestart starts a new server
+/// and the next message continues the session (the saved turn is its history).
 #[test]
 fn neovim_server_crash_keeps_the_chat_and_restart_continues_the_session() {
     if !enabled() {
@@ -260,14 +261,14 @@ fn neovim_server_crash_keeps_the_chat_and_restart_continues_the_session() {
         Format::OpenAi,
         vec![
             Reply::text("Noted: cobalt."),
+            Reply::stall("Thinking about amber and more"),
             Reply::text("You said cobalt."),
         ],
     );
     let result = run_nvim(&sb, env!("CARGO_BIN_EXE_cairn"), "restart.lua");
-    assert_eq!(result["first"], true, "{result:#}");
-    assert_eq!(result["told"], true, "{result:#}");
-    assert_eq!(result["second"], true, "{result:#}");
-    assert_eq!(result["sameSession"], true, "{result:#}");
+    for key in ["first", "streaming", "told", "second", "sameSession"] {
+        assert_eq!(result[key], true, "{key}: {result:#}");
+    }
     let shown = notes(&result);
     assert!(
         shown
@@ -279,16 +280,30 @@ fn neovim_server_crash_keeps_the_chat_and_restart_continues_the_session() {
     );
     let after_crash = lines(&result["afterCrash"]);
     let first = find_from(&after_crash, 0, "remember the word cobalt");
-    find_from(&after_crash, first, "Noted: cobalt.");
+    let noted = find_from(&after_crash, first, "Noted: cobalt.");
+    let second = find_from(&after_crash, noted, "and the word amber");
+    let interrupted = after_crash[second..]
+        .iter()
+        .find(|l| l.starts_with("> interrupted: the server stopped (signal 9)"))
+        .unwrap_or_else(|| panic!("{}", after_crash.join("\n")));
+    assert!(
+        interrupted.contains("the model will not remember it"),
+        "{interrupted}"
+    );
+    assert!(
+        after_crash[second..]
+            .iter()
+            .any(|l| l.starts_with("Thinking")),
+        "the partial answer stays: {}",
+        after_crash.join("\n")
+    );
     let chat = lines(&result["chat"]);
-    let first = find_from(&chat, 0, "remember the word cobalt");
-    let answer = find_from(&chat, first, "Noted: cobalt.");
-    let second = find_from(&chat, answer, "which word?");
-    find_from(&chat, second, "You said cobalt.");
-    // The new server sent the first exchange as history: the session continued.
+    let third = find_from(&chat, second, "which word?");
+    find_from(&chat, third, "You said cobalt.");
+    // The new server sent the saved turn as history: the session continued.
     let requests = sb.model.requests();
-    assert_eq!(requests.len(), 2);
-    let history = requests[1].body.to_string();
+    assert_eq!(requests.len(), 3);
+    let history = requests[2].body.to_string();
     assert!(
         history.contains("remember the word cobalt") && history.contains("Noted: cobalt."),
         "{history}"

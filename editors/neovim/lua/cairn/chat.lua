@@ -241,7 +241,12 @@ end
 --- The server went away (crash or restart): a running turn is over, the text stays.
 function M.server_gone(why)
   if valid() and M.run_id ~= nil then
-    end_run("> interrupted: " .. why)
+    end_run(
+      "> interrupted: "
+        .. why
+        .. " before this turn was saved, so the model will not remember it; "
+        .. ":CairnRestart if needed, then send it again (earlier turns are kept)"
+    )
   end
   M.run_id = nil
 end

@@ -110,7 +110,8 @@ local function on_exit(code, signal, client_id)
       vim.lsp.get_log_path()
     )
     M.last_error = msg
-    chat.server_gone("the server stopped (exit code " .. tostring(code) .. "); run :CairnRestart")
+    local how = (signal ~= nil and signal ~= 0) and ("signal " .. tostring(signal)) or ("exit code " .. tostring(code))
+    chat.server_gone("the server stopped (" .. how .. ")")
     M.notify(msg, vim.log.levels.ERROR)
   end)
 end
