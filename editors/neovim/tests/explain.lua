@@ -1,5 +1,6 @@
 -- The Explain code action on Neovim's own LSP UI (vim.lsp.buf.code_action through
--- vim.ui.select): the chat document is created, shown (window/showDocument) and streamed into.
+-- vim.ui.select): the chat document is created, shown (window/showDocument) and streamed into;
+-- then Send in that document sends what the user wrote under its last ## You.
 local H = dofile(os.getenv("CAIRN_NVIM_TESTS") .. "/helper.lua")
 H.run(function()
   H.answer_select("Explain")
@@ -37,7 +38,32 @@ H.run(function()
     end
     return false
   end, 20)
+  -- Write under the last ## You of the chat document and run its Send code action.
+  local sent = false
+  if answered then
+    for _, win in ipairs(vim.api.nvim_list_wins()) do
+      if vim.api.nvim_win_get_buf(win) == doc then
+        vim.api.nvim_set_current_win(win)
+      end
+    end
+    local n = vim.api.nvim_buf_line_count(doc)
+    vim.api.nvim_buf_set_lines(doc, n - 1, n, false, { "and why?" })
+    H.answer_select("Send")
+    vim.api.nvim_win_set_cursor(0, { n, 0 })
+    vim.lsp.buf.code_action()
+    sent = vim.wait(20000, function()
+      local all = H.lines(doc)
+      local seen = false
+      for _, line in ipairs(all) do
+        if line == "Because it returns a + b." then
+          seen = true
+        end
+      end
+      return seen and all[#all - 1] == "## You"
+    end, 20)
+  end
   H.finish({
+    sent = sent,
     answered = answered,
     doc = doc and H.lines(doc) or {},
     docName = doc and vim.api.nvim_buf_get_name(doc) or "",
