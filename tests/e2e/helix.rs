@@ -216,14 +216,14 @@ impl Helix {
             let started = Instant::now();
             while started.elapsed() < Duration::from_secs(3) {
                 let pane = self.pane(false);
-                if let Some(menu) = menu_items(&pane) {
-                    if let Some(i) = menu.iter().position(|item| item == action) {
-                        for _ in 0..i {
-                            self.keys(&["Down"]);
-                        }
-                        self.keys(&["Enter"]);
-                        return;
+                if let Some(menu) = menu_items(&pane)
+                    && let Some(i) = menu.iter().position(|item| item == action)
+                {
+                    for _ in 0..i {
+                        self.keys(&["Down"]);
                     }
+                    self.keys(&["Enter"]);
+                    return;
                 }
                 std::thread::sleep(Duration::from_millis(100));
             }
