@@ -439,13 +439,19 @@ fn neovim_selection_enter_tools_and_sessions() {
 /// The Explain code action through Neovim's own LSP client (`range_code_action` and
 /// `vim.ui.select` on 0.7): the chat document is created under `.cairn/chats/`, shown
 /// (`window/showDocument`, which 0.7 lacks and the plugin answers), and the streamed answer
-/// reads as one line although it arrives in pieces.
+/// reads as one line although it arrives in pieces; then Send in that document.
 #[test]
 fn neovim_explain_code_action_streams_into_a_chat_document() {
     if !enabled() {
         return;
     }
-    let sb = Sandbox::new(Format::OpenAi, vec![Reply::text("It adds two numbers.")]);
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::text("It adds two numbers."),
+            Reply::text("Because it returns a + b."),
+        ],
+    );
     sb.write(
         "calc.py",
         "import sys\ndef add(a, b):\n    return a + b\nprint(add(1, 2))\n",
@@ -467,10 +473,26 @@ fn neovim_explain_code_action_streams_into_a_chat_document() {
     let code = find_from(&doc, q, "def add(a, b):");
     let heading = find_from(&doc, code, "## cairn");
     let answer = find_from(&doc, heading, "It adds two numbers.");
-    find_from(&doc, answer, "## You");
+    let you = find_from(&doc, answer, "## You");
     assert!(
         !doc.iter().any(|l| l == "import sys"),
         "only lines 2-3: {doc:#?}"
+    );
+    // Send, offered first in the chat document, sent the typed line with the document as history.
+    assert_eq!(result["sent"], true, "{result:#}");
+    assert_eq!(
+        result["asked"][1]["items"],
+        json!(["Send", "Ask cairn", "Explain", "Fix"])
+    );
+    let why = find_from(&doc, you, "and why?");
+    let answer = find_from(&doc, why, "Because it returns a + b.");
+    find_from(&doc, answer, "## You");
+    let requests = sb.model.requests();
+    assert_eq!(requests.len(), 2);
+    let second = requests[1].body.to_string();
+    assert!(
+        second.contains("and why?") && second.contains("It adds two numbers."),
+        "{second}"
     );
 }
 
