@@ -211,6 +211,10 @@ fn neovim_agent_turn_with_a_tool_call_an_approval_and_an_edit() {
     assert!(health.contains("OK: Neovim 0."), "{health}");
     assert!(health.contains("found at"), "{health}");
     assert!(health.contains("OK: server running"), "{health}");
+    assert!(
+        health.contains("OK: MCP server cairn-files (inProcess): running"),
+        "{health}"
+    );
     assert!(!health.contains("ERROR"), "{health}");
 
     // The model saw the unsaved text and was offered the editing tool.

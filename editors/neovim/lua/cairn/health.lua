@@ -34,6 +34,29 @@ function M.check()
   elseif found then
     warn("the server is not running", { "run :CairnRestart" })
   end
+  local status = cairn.mcp_status
+  if client and type(status) == "table" then
+    for _, server in ipairs(status.servers or {}) do
+      local line = string.format("MCP server %s (%s): %s", tostring(server.name), tostring(server.transport), tostring(server.state))
+      if server.tools then
+        line = line .. string.format(", %d tools", server.tools)
+      end
+      if server.reason then
+        line = line .. ": " .. tostring(server.reason)
+      end
+      if server.state == "failed" or server.state == "restarting" then
+        warn(line)
+      else
+        ok(line)
+      end
+    end
+    for _, name in ipairs(status.waitingForTrust or {}) do
+      warn("MCP server " .. name .. " waits until you trust the workspace", { "run `cairn mcp trust` in the workspace" })
+    end
+    for _, problem in ipairs(status.problems or {}) do
+      warn("MCP server " .. tostring(problem.server) .. ": " .. tostring(problem.message))
+    end
+  end
   if cairn.last_error and cairn.last_error ~= msg then
     warn("last problem: " .. cairn.last_error)
   elseif found then

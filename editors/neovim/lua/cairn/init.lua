@@ -130,7 +130,7 @@ function M.start()
   end
   local root = root_dir()
   local init_options = { capabilities = { approvals = true } }
-  if M.opts.config ~= nil then
+  if type(M.opts.config) == "table" and not vim.tbl_isempty(M.opts.config) then
     init_options.config = M.opts.config
   end
   local id = vim.lsp.start_client({
@@ -146,7 +146,10 @@ function M.start()
       ["cairn/approve"] = function(_, params)
         return require("cairn.approve").ask(params)
       end,
-      ["cairn/mcpStatus"] = function() end,
+      -- Kept for :checkhealth cairn.
+      ["cairn/mcpStatus"] = function(_, params)
+        M.mcp_status = params
+      end,
       ["workspace/applyEdit"] = function(err, params, ctx, config)
         return require("cairn.edits").apply(err, params, ctx, config)
       end,
