@@ -347,7 +347,7 @@ function M.cancel()
     cairn().notify("no turn is running", vim.log.levels.INFO)
     return
   end
-  client.request("cairn/cancel", { runId = M.run_id }, function(err)
+  cairn().call(client, "request", "cairn/cancel", { runId = M.run_id }, function(err)
     if err then
       cairn().notify("cancel failed: " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
     end

@@ -35,6 +35,18 @@ M.setup_done = false
 local INSTALL_HINT = "install it with `cargo install --path server/cairn --locked` from a clone of cairn "
   .. "(see its README), make sure ~/.cargo/bin is on PATH, or set `cmd` in require(\"cairn\").setup{}"
 
+-- Client methods: called with a dot up to 0.10, as methods (client:request) from 0.11, where
+-- the dot form is deprecated.
+local METHOD_CALLS = vim.fn.has("nvim-0.11") == 1
+
+--- Calls `client.<name>(...)` the way this Neovim expects.
+function M.call(client, name, ...)
+  if METHOD_CALLS then
+    return client[name](client, ...)
+  end
+  return client[name](...)
+end
+
 function M.notify(msg, level)
   vim.notify("cairn: " .. msg, level or vim.log.levels.INFO)
 end
@@ -69,7 +81,7 @@ function M.client()
     return nil
   end
   local client = vim.lsp.get_client_by_id(M.client_id)
-  if client == nil or (client.is_stopped and client.is_stopped()) then
+  if client == nil or (client.is_stopped and M.call(client, "is_stopped")) then
     return nil
   end
   return client
@@ -83,7 +95,7 @@ local function flush_pending(client, err)
   M.pending = {}
   for _, p in ipairs(pending) do
     if client then
-      client.request(p.method, p.params, p.handler)
+      M.call(client, "request", p.method, p.params, p.handler)
     else
       p.handler(err, nil)
     end
@@ -250,7 +262,7 @@ function M.restart()
   local client = M.client()
   if client then
     M.stopping[client.id] = true
-    client.stop(true)
+    M.call(client, "stop", true)
   end
   M.client_id = nil
   chat.server_gone("the server was restarted")
@@ -274,7 +286,7 @@ function M.request(method, params, handler)
     return false
   end
   if client.initialized then
-    client.request(method, params, handler)
+    M.call(client, "request", method, params, handler)
   else
     table.insert(M.pending, { method = method, params = params, handler = handler })
   end
