@@ -628,6 +628,67 @@ fn cairn_of(home: &Path) -> Option<u32> {
     })
 }
 
+/// Helix only logs a failed command; cairn also shows the error, so Send with nothing to send
+/// says what to do on the screen.
+#[test]
+fn helix_shows_why_a_command_failed() {
+    let Some(hx) = helix() else { return };
+    let sb = Sandbox::new(Format::OpenAi, vec![]);
+    sb.write(".cairn/chats/test.md", "# Notes\n\n## You\n\n");
+    let helix = Helix::start(&sb, &hx, ".cairn/chats/test.md");
+    helix.wait("Helix showing the chat document", |p| p.contains("# Notes"));
+    helix.code_action("Send");
+    helix.wait("the error on the screen", |p| {
+        p.contains("nothing to send: write your message under the last `## You` heading")
+    });
+    assert!(sb.model.requests().is_empty());
+}
+
+/// The server's side of that: a failed command from a client named `helix` is also a
+/// `window/showMessage` error; other clients show the reply themselves and get no message.
+#[test]
+fn failed_commands_are_shown_to_helix_only() {
+    for (client, shown) in [("helix", true), ("Neovim", false)] {
+        let sb = Sandbox::new(Format::OpenAi, vec![]);
+        let doc = sb.write(".cairn/chats/test.md", "## You\n\n");
+        let u = uri(&doc);
+        let mut ed = Editor::spawn(&sb, &[]);
+        ed.call(
+            "initialize",
+            json!({
+                "processId": null,
+                "clientInfo": {"name": client},
+                "rootUri": uri(&sb.ws()),
+                "capabilities": {"workspace": {"applyEdit": true}}
+            }),
+        );
+        ed.notify("initialized", json!({}));
+        ed.open(&u, "## You\n\n");
+        let reply = ed.request(
+            "workspace/executeCommand",
+            json!({"command": "cairn.send", "arguments": [{"uri": u}]}),
+        );
+        assert_eq!(reply["error"]["code"], -32602, "{reply}");
+        // A request after it: its reply comes after any message the failure sent.
+        ed.call("cairn/sessions", json!({}));
+        let messages: Vec<String> = ed
+            .notifications
+            .iter()
+            .filter(|n| n["method"] == "window/showMessage")
+            .map(|n| {
+                n["params"]["message"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string()
+            })
+            .collect();
+        let found = messages.iter().any(|m| {
+            m == "cairn: cairn.send: nothing to send: write your message under the last `## You` heading"
+        });
+        assert_eq!(found, shown, "{client}: {messages:?}");
+    }
+}
+
 /// The health check finds the cairn-chat queries, and says plainly when `cairn` is not on
 /// the PATH (what a user without cairn installed sees).
 #[test]

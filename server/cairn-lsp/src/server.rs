@@ -57,6 +57,9 @@ pub(crate) struct State {
     pub approvals: Arc<Mutex<PendingApprovals>>,
     /// Configuration problems found before the client could be told.
     pub startup_warnings: Mutex<Vec<String>>,
+    /// The client only logs a failed `workspace/executeCommand` (Helix does), so the error is
+    /// also shown with `window/showMessage`.
+    pub hides_command_errors: std::sync::atomic::AtomicBool,
 }
 
 impl State {
@@ -375,6 +378,13 @@ impl LanguageServer for Backend {
         if let Ok(mut ext) = self.state.extensions.lock() {
             *ext = options.capabilities;
         }
+        let helix = params
+            .client_info
+            .as_ref()
+            .is_some_and(|c| c.name == "helix");
+        self.state
+            .hides_command_errors
+            .store(helix, std::sync::atomic::Ordering::Relaxed);
 
         let offers_utf8 = params
             .capabilities
@@ -646,6 +656,28 @@ impl LanguageServer for Backend {
     }
 
     async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<Value>> {
+        let command = params.command.clone();
+        let result = self.run_command(params).await;
+        if let Err(e) = &result
+            && self
+                .state
+                .hides_command_errors
+                .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            let message = self
+                .state
+                .redact(format!("cairn: {command}: {}", e.message));
+            self.state
+                .client
+                .show_message(MessageType::ERROR, message)
+                .await;
+        }
+        result
+    }
+}
+
+impl Backend {
+    async fn run_command(&self, params: ExecuteCommandParams) -> Result<Option<Value>> {
         let args = &params.arguments;
         let result = match params.command.as_str() {
             commands::CHAT => {
@@ -789,6 +821,7 @@ pub async fn serve(options: ServeOptions) {
             sessions: Mutex::default(),
             approvals: Arc::default(),
             startup_warnings: Mutex::default(),
+            hides_command_errors: Default::default(),
         }),
         test_faults,
     })
