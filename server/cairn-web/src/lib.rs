@@ -35,6 +35,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod api;
 mod blocklist;
 mod classify;
 mod config;
@@ -43,7 +44,6 @@ mod error;
 mod guard;
 mod limits;
 mod resolve;
-pub mod api;
 pub mod tools;
 
 pub use blocklist::{Blocklist, BlocklistMatch};
