@@ -295,6 +295,7 @@ fn strip_sgr(s: &str) -> String {
 /// The default theme's colours, as true-colour SGR parameters.
 const GREEN_DIFF_PLUS: &str = "38;2;53;191;134"; // diff.plus = #35bf86
 const LILAC_HEADING: &str = "38;2;219;191;239"; // markup.heading = lilac #dbbfef
+const RAW_ALMOND: &str = "38;2;236;205;186"; // markup.raw = almond #eccdba
 
 /// Send in a chat document: the tool call, its result and the answer stream into the buffer,
 /// highlighted by the cairn-chat queries, and `:w` saves the conversation.
@@ -311,12 +312,12 @@ fn helix_send_streams_a_tool_call_and_the_answer_into_the_chat_document() {
     sb.write("notes.txt", "Hello from the demo.\nThe answer is 42.\n");
     sb.write(
         ".cairn/chats/test.md",
-        "## You\n\nWhat does notes.txt say?\n",
+        "## You\n\nWhat does `notes.txt` say?\n",
     );
 
     let helix = Helix::start(&sb, &hx, ".cairn/chats/test.md");
     let pane = helix.wait("Helix showing the chat document", |p| {
-        p.contains("What does notes.txt say?") && p.contains("cairn-chat")
+        p.contains("What does `notes.txt` say?") && p.contains("cairn-chat")
     });
     // The statusline names the language: the glob of languages.toml picked cairn-chat.
     assert!(pane.contains("cairn-chat"), "{pane}");
@@ -334,7 +335,7 @@ fn helix_send_streams_a_tool_call_and_the_answer_into_the_chat_document() {
     };
     let order = [
         at("## You"),
-        at("What does notes.txt say?"),
+        at("What does `notes.txt` say?"),
         at("## cairn"),
         at("```tool-call read_file"),
         at(r#"{"path":"notes.txt"}"#),
@@ -381,6 +382,13 @@ fn helix_send_streams_a_tool_call_and_the_answer_into_the_chat_document() {
         "{result:?}\n{answer:?}"
     );
 
+    // The inherited injections work: the inline code in the question has the raw colour.
+    let question = colored_line(&colors, "What does");
+    assert!(
+        question.contains(&format!("{RAW_ALMOND}mnotes.txt")),
+        "{question:?}"
+    );
+
     // The model got the tool's result before answering.
     let requests = sb.model.requests();
     assert_eq!(requests.len(), 2);
@@ -404,7 +412,7 @@ fn helix_send_streams_a_tool_call_and_the_answer_into_the_chat_document() {
         std::thread::sleep(Duration::from_millis(100));
     };
     assert!(
-        saved.starts_with("## You\n\nWhat does notes.txt say?\n\n## cairn\n"),
+        saved.starts_with("## You\n\nWhat does `notes.txt` say?\n\n## cairn\n"),
         "{saved}"
     );
     for part in [
