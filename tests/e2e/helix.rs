@@ -416,8 +416,8 @@ fn helix_send_streams_a_tool_call_and_the_answer_into_the_chat_document() {
         "{saved}"
     );
     for part in [
-        "```tool-call read_file\n{\"path\":\"notes.txt\"}\n```",
-        "```tool-result ok\n",
+        "## cairn\n\n```tool-call read_file\n{\"path\":\"notes.txt\"}\n```\n\n```tool-result ok\n",
+        "The answer is 42.\n```\n\nThe notes say",
         "Hello from the demo.",
         "The notes say hello, and that the answer is 42.",
     ] {

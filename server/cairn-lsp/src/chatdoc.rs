@@ -119,7 +119,7 @@ pub fn render_event(event: &RunEvent) -> Option<String> {
             is_error, content, ..
         } => {
             let status = if *is_error { "error" } else { "ok" };
-            let shown = shorten_lines(content, 20);
+            let shown = shorten_lines(content.trim_end_matches('\n'), 20);
             Some(format!(
                 "```tool-result {status}\n{}\n```\n\n",
                 fence_safe(&shown)
@@ -159,6 +159,15 @@ pub fn render_event(event: &RunEvent) -> Option<String> {
             Some(format!("\n\n> error: {message}\n\n{USER_HEADING}\n\n"))
         }
     }
+}
+
+/// `text` without those of its leading newlines that would leave more than one blank line
+/// after `tail` (the end of what the document holds), so blocks are one blank line apart.
+pub fn after<'a>(tail: &str, text: &'a str) -> &'a str {
+    let have = tail.len() - tail.trim_end_matches('\n').len();
+    let lead = text.len() - text.trim_start_matches('\n').len();
+    let keep = lead.min(2usize.saturating_sub(have));
+    &text[lead - keep..]
 }
 
 /// Tool output must not close the block it is shown in.
@@ -230,6 +239,33 @@ mod tests {
         assert!(!is_chat_document(std::path::Path::new(
             "/ws/.cairn/chats/a.txt"
         )));
+    }
+
+    #[test]
+    fn blocks_are_one_blank_line_apart() {
+        for (tail, text, want) in [
+            ("## cairn\n\n", "\n\n```tool-call a\n", "```tool-call a\n"),
+            ("answer", "\n\n```tool-call a\n", "\n\n```tool-call a\n"),
+            ("answer\n", "\n\n> cancelled\n", "\n> cancelled\n"),
+            (
+                "```\n\n",
+                "\n\n> cancelled\n\n## You\n\n",
+                "> cancelled\n\n## You\n\n",
+            ),
+            ("", "\n\nx", "\n\nx"),
+            ("a\n\n", "text", "text"),
+        ] {
+            assert_eq!(after(tail, text), want, "{tail:?} + {text:?}");
+        }
+        let rendered = render_event(&RunEvent::ToolResult {
+            call_id: "c".into(),
+            is_error: false,
+            content: "    1\thi\n".into(),
+        });
+        assert_eq!(
+            rendered.as_deref(),
+            Some("```tool-result ok\n    1\thi\n```\n\n")
+        );
     }
 
     #[test]

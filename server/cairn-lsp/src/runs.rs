@@ -436,6 +436,7 @@ async fn send_event(
         other => other,
     };
     if to_document && let Some(text) = chatdoc::render_event(&event) {
+        let text = chatdoc::after(pending, &text).to_string();
         pending.push_str(&text);
     }
     state
@@ -451,14 +452,17 @@ async fn send_event(
 /// reports the new version so the next append is based on it.
 async fn append_to_document(state: &State, uri: &Uri, text: &str) -> bool {
     let enc = state.encoding();
-    let Some((end, version)) = state
-        .documents
-        .lock()
-        .ok()
-        .and_then(|docs| docs.by_uri.get(uri).map(|d| (d.end(enc), d.version)))
-    else {
+    let Some((end, version, tail)) = state.documents.lock().ok().and_then(|docs| {
+        docs.by_uri.get(uri).map(|d| {
+            let chars = d.rope.len_chars();
+            let tail = d.rope.slice(chars.saturating_sub(2)..).to_string();
+            (d.end(enc), d.version, tail)
+        })
+    }) else {
         return false;
     };
+    // The seam with what the document ends with (`pending` handled the seams inside it).
+    let text = chatdoc::after(&tail, text);
     let edit = WorkspaceEdit {
         document_changes: Some(DocumentChanges::Edits(vec![TextDocumentEdit {
             text_document: OptionalVersionedTextDocumentIdentifier {
