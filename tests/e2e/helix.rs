@@ -13,7 +13,7 @@ use serde_json::json;
 
 use crate::support::{Editor, Sandbox, uri};
 
-const HX_TIMEOUT: Duration = Duration::from_secs(30);
+const HX_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The command that runs hx, when the Helix tests are on.
 fn helix() -> Option<String> {
@@ -121,6 +121,7 @@ impl Helix {
             .arg("-S")
             .arg(&socket)
             .args([
+                "-u",
                 "-f",
                 "/dev/null",
                 "new-session",
