@@ -77,7 +77,13 @@ struct Helix {
 impl Helix {
     /// Starts `hx FILE` in the workspace, configured by [`configure`].
     fn start(sb: &Sandbox, hx: &str, file: &str) -> Helix {
-        let home = configure(sb);
+        configure(sb);
+        Helix::launch(sb, hx, file)
+    }
+
+    /// Starts `hx FILE` in the workspace with the config already in the sandbox's home.
+    fn launch(sb: &Sandbox, hx: &str, file: &str) -> Helix {
+        let home = sb.dir.path().join("home");
         let socket = sb.dir.path().join("tmux.sock");
         let mut env = vec![
             ("HOME".to_string(), home.display().to_string()),
@@ -696,6 +702,25 @@ fn failed_commands_are_shown_to_helix_only() {
         });
         assert_eq!(found, shown, "{client}: {messages:?}");
     }
+}
+
+/// `cairn` not installed: with the shipped languages.toml (`command = "cairn"`) and no cairn on
+/// the PATH, Helix says no server offers code actions (and `hx --health`, tested below, why).
+#[test]
+fn helix_without_cairn_on_the_path() {
+    let Some(hx) = helix() else { return };
+    let sb = Sandbox::new(Format::OpenAi, vec![]);
+    sb.write(".cairn/chats/test.md", "## You\n\nHello?\n");
+    let home = configure(&sb);
+    let shipped = std::fs::read_to_string(repo().join("editors/helix/languages.toml")).unwrap();
+    std::fs::write(home.join("config/helix/languages.toml"), shipped).unwrap();
+    let helix = Helix::launch(&sb, &hx, ".cairn/chats/test.md");
+    helix.wait("Helix showing the chat document", |p| p.contains("Hello?"));
+    helix.keys(&["Space", "a"]);
+    helix.wait("Helix saying no server offers code actions", |p| {
+        p.contains("No configured language server supports code actions")
+    });
+    assert!(sb.model.requests().is_empty());
 }
 
 /// The health check finds the cairn-chat queries, and says plainly when `cairn` is not on
