@@ -1,5 +1,6 @@
 //! The configuration schema, and the VS Code settings generated from it: the extension's
 //! `package.json` must hold exactly the generated `contributes.configuration`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use serde_json::{Value, json};
 
