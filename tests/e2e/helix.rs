@@ -2,7 +2,8 @@
 //! with `editors/helix/languages.toml` and the `cairn-chat` queries of `grammars/helix`, driving
 //! the real `cairn lsp` against the scripted model. Keys go in with `tmux send-keys`; what the
 //! user sees is read back with `tmux capture-pane`. Gated by `CAIRN_HELIX_TESTS=1` (`.ci/run`
-//! sets it); one test of the server's side of Helix's initialize runs always.
+//! sets it); the tests of the server's side of Helix (a `rootPath`-only initialize, errors of
+//! commands shown as messages) run always.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
