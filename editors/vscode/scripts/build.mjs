@@ -14,6 +14,8 @@ await build({ ...common, minify: true, entryPoints: [join(root, "src/extension.t
 const tests = readdirSync(join(root, "test")).filter((f) => f.endsWith(".test.ts"));
 await build({ ...common, entryPoints: tests.map((f) => join(root, "test", f)), outdir: join(dist, "test"), external: ["vscode", "playwright-core"] });
 
+await build({ ...common, entryPoints: [join(root, "scripts/screenshot.ts")], outfile: join(dist, "screenshot.js"), external: ["playwright-core"] });
+
 export const GRAMMAR = "cairn-chat.tmLanguage.json";
 mkdirSync(join(dist, "syntaxes"), { recursive: true });
 copyFileSync(join(root, "../../grammars/textmate", GRAMMAR), join(dist, "syntaxes", GRAMMAR));

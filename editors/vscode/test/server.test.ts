@@ -156,6 +156,7 @@ async function start(script: unknown[]): Promise<Session> {
         connection.dispose();
         server.kill("SIGKILL");
         model.proc.kill("SIGKILL");
+        for (const stream of [server.stdin, server.stdout, server.stderr, model.proc.stdout]) stream?.destroy();
       }
     },
   };
@@ -197,6 +198,11 @@ test("a chat with a tool call and an approval answered in the view", { skip, tim
     assert.equal(done.kind, "done", JSON.stringify(done));
     assert.equal(readFileSync(join(s.ws, "notes.txt"), "utf8"), "Hello from the demo.\nThe answer is 43.\n");
     assert.deepEqual(s.chat.items.map((i) => i.type), ["user", "tool", "tool", "assistant"]);
+    if (process.env.CAIRN_RECORD_EVENTS) {
+      // scripts/screenshot.mjs renders these (test/fixtures/recorded-run.json).
+      const recorded = s.events.filter((e) => e.runId === runId);
+      writeFileSync(process.env.CAIRN_RECORD_EVENTS, JSON.stringify(recorded, null, 1).replaceAll(s.ws, "/home/you/demo") + "\n");
+    }
     const html = renderChat(s.chat);
     assert.match(html, /<details class="tool ok" data-call="[^"]+"><summary><span class="tool-icon">⚙<\/span> <span class="tool-name">read_file<\/span> <span class="tool-arg">notes.txt<\/span>/);
     assert.match(html, /The answer is 42\./, "read_file's result is in its collapsed block");
@@ -255,7 +261,7 @@ test("the server dying mid-run ends the run in the view and keeps the chat", { s
     s.connection.onClose(() => s.chat.serverStopped("The cairn server stopped unexpectedly", ["restart"]));
     await send(s, "Do the thing", "chat");
     await s.until((e) => e.kind === "text", "the first words");
-    const shown = s.events.filter((e) => e.kind === "text").map((e) => (e.kind === "text" ? e.delta : "")).join("");
+    const shown = s.events.filter((e) => e.kind === "text").map((e) => (e.kind === "text" ? e.delta : "")).join("").trim();
     s.server.kill("SIGKILL");
     await s.exited;
     const deadline = Date.now() + 5000;
