@@ -37,8 +37,9 @@ export class Chat {
   items: Item[] = [];
   /** The run this view is showing, while it runs. */
   runId?: string;
-  /** The message of the running turn, for a retry after an error. */
+  /** The message and mode of the last turn, for a retry after an error. */
   lastMessage?: string;
+  lastMode: "chat" | "agent" = "chat";
   private readonly tools = new Map<string, ToolItem>();
 
   static from(data: ChatData | undefined): Chat {
@@ -58,9 +59,10 @@ export class Chat {
     return this.runId !== undefined;
   }
 
-  addUser(text: string): void {
+  addUser(text: string, mode: "chat" | "agent" = "chat"): void {
     this.items.push({ type: "user", text });
     this.lastMessage = text;
+    this.lastMode = mode;
   }
 
   started(runId: string, sessionId: string): void {

@@ -115,24 +115,24 @@ class Extension {
         },
       },
     };
-    const lsp = new LanguageClient("cairn", "cairn", serverOptions, clientOptions);
-    this.lsp = lsp;
-    const client = new CairnClient({
-      sendRequest: (method, params) => lsp.sendRequest(method, params),
-      onNotification: (method, handler) => lsp.onNotification(method, handler as (p: unknown) => void),
-      onRequest: (method, handler) => lsp.onRequest(method, handler as (p: unknown) => unknown),
-    });
-    this.client = client;
-    client.listen({
-      runEvent: (e) => this.runEvent(e),
-      approve: (p) => this.approve(p),
-      mcpStatus: (s) => this.mcpStatus(s),
-    });
     this.stopping = false;
     try {
-      // Spawn errors (ENOENT) surface here, before the handshake.
+      // Spawn errors (ENOENT, EACCES) surface here, before the client is made.
       await checkSpawnable(path);
+      const lsp = new LanguageClient("cairn", "cairn", serverOptions, clientOptions);
+      this.lsp = lsp;
+      const client = new CairnClient({
+        sendRequest: (method, params) => lsp.sendRequest(method, params),
+        onNotification: (method, handler) => lsp.onNotification(method, handler as (p: unknown) => void),
+        onRequest: (method, handler) => lsp.onRequest(method, handler as (p: unknown) => unknown),
+      });
+      client.listen({
+        runEvent: (e) => this.runEvent(e),
+        approve: (p) => this.approve(p),
+        mcpStatus: (s) => this.mcpStatus(s),
+      });
       await lsp.start();
+      this.client = client;
       this.status.text = "$(check) cairn";
       this.status.tooltip = "cairn: server running";
       void this.refreshSessions();
@@ -340,7 +340,8 @@ class Extension {
   private async send(text: string, mode: "chat" | "agent", context?: ChatParams["context"]): Promise<void> {
     const client = this.requireClient();
     if (!client || this.chat.running) return;
-    this.chat.addUser(text + (context ? `\n\n_(with ${vscode.workspace.asRelativePath(vscode.Uri.parse(context.uri))})_` : ""));
+    this.chat.addUser(text + (context ? `\n\n_(with ${vscode.workspace.asRelativePath(vscode.Uri.parse(context.uri))})_` : ""), mode);
+    this.chat.lastMessage = text;
     this.changed();
     try {
       const r = await client.chat({ message: text, mode, sessionId: this.chat.sessionId, context });
@@ -435,7 +436,7 @@ class Extension {
           void this.restart();
           break;
         case "retry":
-          if (this.chat.lastMessage) void this.send(this.chat.lastMessage, "chat");
+          if (this.chat.lastMessage) void this.send(this.chat.lastMessage, this.chat.lastMode);
           break;
         case "openSettings":
           void vscode.commands.executeCommand("workbench.action.openSettings", "cairn.");
