@@ -376,18 +376,30 @@ fn helix_send_streams_a_tool_call_and_the_answer_into_the_chat_document() {
     );
     let result = colored_line(&colors, "Hello from the demo.");
     let answer = colored_line(&colors, "The notes say hello");
+    // The colour in effect where `text` starts: the parameters of the last SGR before it.
     let color_of = |line: &str, text: &str| {
         let at = line.find(text).unwrap();
-        line[..at]
-            .rsplit("\u{1b}[")
-            .next()
-            .unwrap_or_default()
-            .to_string()
+        let (params, _) = line[..at]
+            .rsplit_once("\u{1b}[")
+            .and_then(|(_, s)| s.split_once('m'))
+            .unwrap();
+        params.to_string()
     };
+    let result_color = color_of(result, "Hello");
     assert_ne!(
-        color_of(result, "Hello"),
+        result_color,
         color_of(answer, "notes"),
         "{result:?}\n{answer:?}"
+    );
+    // (Without the cairn-chat queries it would be the code block's colour.)
+    assert_ne!(result_color, RAW_ALMOND, "{result:?}");
+
+    // A tool call's arguments are highlighted as JSON: the key and the string differ.
+    let arguments = colored_line(&colors, r#"{"path":"notes.txt"}"#);
+    assert_ne!(
+        color_of(arguments, "\"path\""),
+        color_of(arguments, "\"notes.txt\""),
+        "{arguments:?}"
     );
 
     // The inherited injections work: the inline code in the question has the raw colour.
