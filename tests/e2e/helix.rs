@@ -610,8 +610,9 @@ fn helix_server_crash_then_lsp_restart() {
     helix.code_action("Send");
     helix.wait("the answer streaming", |p| p.contains("word2"));
     let server = cairn_of(&helix.home).expect("the cairn server Helix started");
-    let status = Command::new("kill")
-        .args(["-9", &server.to_string()])
+    // The shell's own `kill`: procps may be missing on a minimal machine.
+    let status = Command::new("sh")
+        .args(["-c", &format!("kill -9 {server}")])
         .status()
         .unwrap();
     assert!(status.success());
