@@ -41,6 +41,10 @@ export class Chat {
   lastMessage?: string;
   lastMode: "chat" | "agent" = "chat";
   private readonly tools = new Map<string, ToolItem>();
+  /** Between sending `cairn/chat` and its answer: events and questions of a run not known yet. */
+  private awaiting = false;
+  private early: RunEvent[] = [];
+  private earlyQuestions: ApproveParams[] = [];
 
   static from(data: ChatData | undefined): Chat {
     const chat = new Chat();
@@ -63,12 +67,28 @@ export class Chat {
     this.items.push({ type: "user", text });
     this.lastMessage = text;
     this.lastMode = mode;
+    this.awaiting = true;
   }
 
+  /** `cairn/chat` answered: the run's events that came before the answer are applied now. */
   started(runId: string, sessionId: string): void {
     this.runId = runId;
     this.sessionId = sessionId;
     this.tools.clear();
+    this.awaiting = false;
+    const early = this.early.filter((e) => e.runId === runId);
+    const questions = this.earlyQuestions.filter((q) => q.runId === runId);
+    this.early = [];
+    this.earlyQuestions = [];
+    for (const e of early) this.apply(e);
+    for (const q of questions) this.ask(q);
+  }
+
+  /** `cairn/chat` failed: nothing will start. */
+  notStarted(): void {
+    this.awaiting = false;
+    this.early = [];
+    this.earlyQuestions = [];
   }
 
   notice(level: "info" | "warning" | "error", text: string, actions?: NoticeAction[]): void {
@@ -77,7 +97,10 @@ export class Chat {
 
   /** Applies one run event; false when it belongs to another run. */
   apply(e: RunEvent): boolean {
-    if (e.runId !== this.runId) return false;
+    if (e.runId !== this.runId) {
+      if (this.awaiting && this.early.length < 10000) this.early.push(e);
+      return false;
+    }
     switch (e.kind) {
       case "text": {
         const last = this.items[this.items.length - 1];
@@ -129,7 +152,11 @@ export class Chat {
 
   /** Shows an approval question in the view (from `cairn/approve`). */
   ask(p: ApproveParams): boolean {
-    if (p.runId !== this.runId) return false;
+    if (p.runId !== this.runId) {
+      if (!this.awaiting) return false;
+      this.earlyQuestions.push(p);
+      return true;
+    }
     const t = this.tool(p.callId, p.tool);
     if (t.arguments === undefined) t.arguments = p.arguments;
     t.asking = { approvalId: p.approvalId, reason: p.reason, options: p.options, protectedPaths: p.protectedPaths };

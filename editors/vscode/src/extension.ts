@@ -347,6 +347,7 @@ class Extension {
       const r = await client.chat({ message: text, mode, sessionId: this.chat.sessionId, context });
       this.chat.started(r.runId, r.sessionId);
     } catch (error) {
+      this.chat.notStarted();
       this.chat.notice("error", `cairn could not start the run: ${(error as Error).message}`, ["retry", "openSettings"]);
     }
     this.changed();

@@ -164,3 +164,22 @@ test("the tool budget stop names the setting", () => {
   chat.apply({ runId: "r", kind: "done", usage: { inputTokens: 1, outputTokens: 1 }, toolCalls: 25, stopped: "toolBudget" });
   assert.match(renderChat(chat), /cairn\.agent\.max_tool_calls/);
 });
+
+test("events and a question that come before cairn/chat's answer are shown once it comes", () => {
+  const chat = new Chat();
+  chat.addUser("quick");
+  assert.equal(chat.apply({ runId: "r1", kind: "toolCall", callId: "c", name: "edit_file", arguments: { path: "a" } }), false);
+  assert.equal(
+    chat.ask({ approvalId: "a", runId: "r1", callId: "c", tool: "edit_file", arguments: { path: "a" }, argsHash: "", reason: "writes", options: ["allowOnce", "deny"] }),
+    true,
+    "the view will ask, not a notification",
+  );
+  chat.apply({ runId: "other", kind: "text", delta: "not ours" });
+  chat.started("r1", "s1");
+  const html = renderChat(chat);
+  assert.match(html, /tool-name">edit_file</);
+  assert.match(html, /data-approval="a" data-decision="allowOnce"/);
+  assert.doesNotMatch(html, /not ours/);
+  // Once started, another run's question is not this view's.
+  assert.equal(chat.ask({ approvalId: "b", runId: "r9", callId: "x", tool: "t", arguments: {}, argsHash: "", reason: "", options: ["deny"] }), false);
+});

@@ -166,8 +166,6 @@ async function send(s: Session, message: string, mode: "chat" | "agent"): Promis
   s.chat.addUser(message);
   const r = await s.client.chat({ message, mode, sessionId: s.chat.sessionId });
   s.chat.started(r.runId, r.sessionId);
-  // Events may have come before the answer; replay the ones of this run.
-  for (const e of s.events) if (e.runId === r.runId) s.chat.apply(e);
   return r.runId;
 }
 
