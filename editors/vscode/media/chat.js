@@ -33,7 +33,8 @@
       log.querySelectorAll("details[data-call]").forEach((d) => open.set(d.dataset.call, d.open));
       log.innerHTML = m.html;
       log.querySelectorAll("details[data-call]").forEach((d) => {
-        if (open.has(d.dataset.call) && !d.querySelector(":scope ~ .approval")) d.open = open.get(d.dataset.call) || d.open;
+        // A block waiting for approval comes open from the extension; otherwise as the user left it.
+        if (open.has(d.dataset.call)) d.open = open.get(d.dataset.call) || d.hasAttribute("open");
       });
       if (atBottom) log.scrollTop = log.scrollHeight;
       send.disabled = m.running;

@@ -183,7 +183,9 @@ fn setting(schema: &Value, defs: &Map<String, Value>, path: &[String]) -> Value 
         _ => Map::new(),
     };
     let dotted = path.join(".");
-    let user_only = WORKSPACE_FORBIDDEN.iter().any(|(key, _)| *key == dotted)
+    let user_only = WORKSPACE_FORBIDDEN
+        .iter()
+        .any(|(key, _)| dotted == *key || dotted.starts_with(&format!("{key}.")))
         || path
             .first()
             .is_some_and(|section| USER_ONLY_SECTIONS.contains(&section.as_str()));
