@@ -405,12 +405,20 @@ fn d5_placeholders_are_not_expanded_and_credentials_stay_with_their_host() {
         2,
         "only the two placeholder requests reach evil: {evil_heads:?}"
     );
+    // The calls run side by side, so the two requests arrive in either order.
+    let get = evil_heads
+        .iter()
+        .find(|h| h.starts_with("GET "))
+        .expect("the web_fetch request");
     assert!(
-        evil_heads[0].contains("%7B%7Bvault.github%7D%7D")
-            || evil_heads[0].contains("{{vault.github}}"),
-        "{}",
-        evil_heads[0]
+        get.contains("%7B%7Bvault.github%7D%7D") || get.contains("{{vault.github}}"),
+        "{get}"
     );
+    let post = evil_heads
+        .iter()
+        .find(|h| h.starts_with("POST /collect"))
+        .expect("the api_request POST");
+    assert!(post.contains("x-token: secret:github"), "{post}");
     assert!(
         results[2].contains("may not be sent to 127.0.0.1"),
         "{}",
