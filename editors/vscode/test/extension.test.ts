@@ -1,13 +1,18 @@
 // The vscode glue (dist/extension.js, the bundle VS Code loads) in node, with a stand-in for
-// the `vscode` module: commands are registered, and with `cairn` missing the user sees what
-// happened and what to do, in a notification and in the chat view.
+// the `vscode` module: commands are registered; with `cairn` missing the user sees what happened
+// and what to do; with the real `cairn lsp` ($CAIRN_BIN) and the scripted model, a chat sent from
+// the view asks its approval in the view and ends with the answer there.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import Module from "node:module";
-import { join } from "node:path";
-import { readFileSync } from "node:fs";
+import { ChildProcess, spawn } from "node:child_process";
+import { join, dirname } from "node:path";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { pathToFileURL } from "node:url";
 
 const root = join(__dirname, "../..");
+const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
 
 /** Anything: callable, constructible, extendable; every property is another stand-in. */
 function anything(): unknown {
@@ -27,14 +32,24 @@ function anything(): unknown {
   });
 }
 
-test("with cairn missing, the commands exist and the user is told to install it or set cairn.path", async () => {
-  const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+interface Fake {
+  commands: Map<string, unknown>;
+  errors: { text: string; items: string[] }[];
+  posted: { type: string; html?: string; running?: boolean }[];
+  saved: Map<string, unknown>;
+  ext: { activate(c: unknown): void; deactivate(): Promise<void> };
+  context: unknown;
+  /** Opens the chat view; returns the function the page's messages go to. */
+  openView(): (m: unknown) => void;
+  unload(): void;
+}
+
+function load(path: string, folder?: string): Fake {
   const commands = new Map<string, unknown>();
-  const errors: { text: string; items: string[] }[] = [];
-  const posted: { type: string; html?: string }[] = [];
-  let provider: { resolveWebviewView(view: unknown): void } | undefined;
-  let onMessage: ((m: unknown) => void) | undefined;
+  const errors: Fake["errors"] = [];
+  const posted: Fake["posted"] = [];
   const saved = new Map<string, unknown>();
+  let provider: { resolveWebviewView(view: unknown): void } | undefined;
   const base = anything() as Record<string, unknown>;
   const window = new Proxy(base.window as object, {
     get(w, q) {
@@ -43,10 +58,12 @@ test("with cairn missing, the commands exist and the user is told to install it 
       return (w as Record<PropertyKey, unknown>)[q];
     },
   });
+  const uri = folder ? { scheme: "file", fsPath: folder, path: folder, toString: () => pathToFileURL(folder).toString() } : undefined;
   const workspace = new Proxy(base.workspace as object, {
     get(w, q) {
-      if (q === "getConfiguration") return () => ({ get: (k: string) => (k === "path" ? "/nonexistent/cairn" : undefined), inspect: () => undefined });
-      if (q === "workspaceFolders") return undefined;
+      if (q === "getConfiguration") return () => ({ get: (k: string) => (k === "path" ? path : undefined), inspect: () => undefined, has: () => false });
+      if (q === "workspaceFolders") return uri ? [{ uri, name: "ws", index: 0 }] : undefined;
+      if (q === "textDocuments") return [];
       return (w as Record<PropertyKey, unknown>)[q];
     },
   });
@@ -54,51 +71,139 @@ test("with cairn missing, the commands exist and the user is told to install it 
   // Own properties, as `import * as vscode` copies them; the rest (what vscode-languageclient
   // reaches for) are stand-ins.
   const own: Record<string, unknown> = { window, workspace, commands: commandsApi, version: "1.85.0" };
-  for (const k of ["env", "Uri", "StatusBarAlignment", "WorkspaceEdit", "Range", "languages", "extensions", "Disposable", "EventEmitter"]) own[k] = base[k];
+  own.env = new Proxy(base.env as object, {
+    get: (e, q) => (q === "appName" ? "VS Code (stand-in)" : q === "language" ? "en" : (e as Record<PropertyKey, unknown>)[q]),
+  });
+  for (const k of ["Uri", "StatusBarAlignment", "WorkspaceEdit", "Range", "languages", "extensions", "Disposable", "EventEmitter"]) own[k] = base[k];
   const vscode = new Proxy(own, { get: (o, p) => (p in o ? o[p as string] : base[p as string]) });
-  const load = (Module as unknown as { _load: (r: string, ...a: unknown[]) => unknown })._load;
+  const original = (Module as unknown as { _load: (r: string, ...a: unknown[]) => unknown })._load;
   (Module as unknown as { _load: unknown })._load = (request: string, ...rest: unknown[]) =>
-    request === "vscode" ? vscode : load(request, ...rest);
+    request === "vscode" ? vscode : original(request, ...rest);
+  const bundle = join(root, "dist/extension.js");
+  delete require.cache[bundle];
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const ext = require(bundle);
+  const context = {
+    subscriptions: [] as unknown[],
+    workspaceState: { get: (k: string) => saved.get(k), update: async (k: string, v: unknown) => void saved.set(k, v) },
+    extension: { packageJSON: pkg },
+    extensionUri: anything(),
+  };
+  return {
+    commands, errors, posted, saved, ext, context,
+    openView: () => {
+      assert.ok(provider, "the chat view is registered");
+      let onMessage: ((m: unknown) => void) | undefined;
+      provider.resolveWebviewView({
+        webview: {
+          options: {},
+          html: "",
+          cspSource: "vscode-resource:",
+          asWebviewUri: (u: unknown) => u,
+          postMessage: async (m: Fake["posted"][number]) => void posted.push(m),
+          onDidReceiveMessage: (f: (m: unknown) => void) => void (onMessage = f),
+        },
+      });
+      return (m) => onMessage!(m);
+    },
+    unload: () => {
+      (Module as unknown as { _load: unknown })._load = original;
+    },
+  };
+}
+
+async function until<T>(f: () => T | undefined, what: string, ms = 20000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = f();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const lastRender = (f: Fake) => [...f.posted].reverse().find((m) => m.type === "render");
+
+test("with cairn missing, the commands exist and the user is told to install it or set cairn.path", async () => {
+  const f = load("/nonexistent/cairn");
   try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const ext = require(join(root, "dist/extension.js"));
-    const context = {
-      subscriptions: [] as unknown[],
-      workspaceState: { get: (k: string) => saved.get(k), update: async (k: string, v: unknown) => void saved.set(k, v) },
-      extension: { packageJSON: pkg },
-      extensionUri: anything(),
-    };
-    ext.activate(context);
-    for (const c of pkg.contributes.commands as { command: string }[]) assert.ok(commands.has(c.command), c.command);
-    const deadline = Date.now() + 5000;
-    while (errors.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    assert.equal(errors.length, 1);
-    assert.match(errors[0].text, /cairn is not installed or not on the PATH: could not start `\/nonexistent\/cairn lsp`/);
-    assert.match(errors[0].text, /cargo install --locked --path server\/cairn/);
-    assert.match(errors[0].text, /cairn\.path/);
-    assert.deepEqual(errors[0].items, ["Restart", "Open Settings", "Copy Install Command", "Show Log"]);
+    f.ext.activate(f.context);
+    for (const c of pkg.contributes.commands as { command: string }[]) assert.ok(f.commands.has(c.command), c.command);
+    await until(() => f.errors.length > 0 || undefined, "the error message", 5000);
+    assert.equal(f.errors.length, 1);
+    assert.match(f.errors[0].text, /cairn is not installed or not on the PATH: could not start `\/nonexistent\/cairn lsp`/);
+    assert.match(f.errors[0].text, /cargo install --locked --path server\/cairn/);
+    assert.match(f.errors[0].text, /cairn\.path/);
+    assert.deepEqual(f.errors[0].items, ["Restart", "Open Settings", "Copy Install Command", "Show Log"]);
     // The chat view shows it too, with its buttons, and it is saved with the chat.
-    assert.ok(provider, "the chat view is registered");
-    provider.resolveWebviewView({
-      webview: {
-        options: {},
-        html: "",
-        cspSource: "vscode-resource:",
-        asWebviewUri: (u: unknown) => u,
-        postMessage: async (m: { type: string; html?: string }) => void posted.push(m),
-        onDidReceiveMessage: (f: (m: unknown) => void) => void (onMessage = f),
-      },
-    });
-    onMessage!({ type: "ready" });
-    const render = posted.find((m) => m.type === "render");
-    assert.ok(render?.html, JSON.stringify(posted));
+    f.openView()({ type: "ready" });
+    const render = lastRender(f);
+    assert.ok(render?.html, JSON.stringify(f.posted));
     assert.match(render.html, /cairn is not installed or not on the PATH/);
     assert.match(render.html, /data-action="install">How to install</);
     assert.match(render.html, /data-action="restart">Restart server</);
-    const chat = saved.get("cairn.chat") as { items: { type: string; text?: string }[] };
+    const chat = f.saved.get("cairn.chat") as { items: { type: string; text?: string }[] };
     assert.ok(chat.items.some((i) => i.type === "notice" && /not installed/.test(i.text ?? "")));
-    await ext.deactivate();
+    await f.ext.deactivate();
   } finally {
-    (Module as unknown as { _load: unknown })._load = load;
+    f.unload();
+  }
+});
+
+const CAIRN = process.env.CAIRN_BIN;
+const skip = CAIRN ? false : "CAIRN_BIN is not set";
+if (!CAIRN) process.stderr.write("extension.test: the real-server test is skipped: set CAIRN_BIN to target/debug/cairn\n");
+
+test("through the glue and the real cairn lsp: send, approve in the view, the answer", { skip, timeout: 60000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), "cairn-vscode-glue-"));
+  const ws = join(dir, "ws");
+  mkdirSync(ws);
+  writeFileSync(join(ws, "notes.txt"), "The answer is 42.\n");
+  writeFileSync(join(dir, "script.json"), JSON.stringify([
+    { toolCalls: [{ name: "edit_file", arguments: { path: "notes.txt", old_string: "42", new_string: "43" } }] },
+    { text: "Changed it to **43**." },
+  ]));
+  const model: ChildProcess = spawn(process.env.SCRIPTED_MODEL || join(dirname(CAIRN!), "scripted-model"), ["--format", "openai", "--script", join(dir, "script.json")], { stdio: ["ignore", "pipe", "inherit"] });
+  const saved = { ...process.env };
+  const f = load(CAIRN!, ws);
+  try {
+    const url = await new Promise<string>((resolve) => {
+      let out = "";
+      model.stdout!.on("data", (d: Buffer) => (out += d) && out.includes("\n") && resolve(out.trim()));
+    });
+    // The server inherits the extension host's environment.
+    Object.assign(process.env, {
+      HOME: join(dir, "home"), XDG_CONFIG_HOME: join(dir, "home/config"), XDG_DATA_HOME: join(dir, "home/data"),
+      OPENAI_BASE_URL: url, CAIRN_MODEL: "scripted", CAIRN_SELECTION__FILTER: "false", HF_HUB_OFFLINE: "1",
+      CAIRN_PROVIDER__MAX_RETRIES: "0", DBUS_SESSION_BUS_ADDRESS: "unix:path=/nonexistent/cairn-vscode-no-bus",
+    });
+    delete process.env.OPENAI_API_KEY;
+    f.ext.activate(f.context);
+    const post = f.openView();
+    post({ type: "ready" });
+    await new Promise((r) => setTimeout(r, 500));
+    assert.deepEqual(f.errors, [], "the server started");
+    post({ type: "send", text: "Make it 43", mode: "agent" });
+    const asking = await until(() => {
+      const r = lastRender(f);
+      return r?.html?.includes("data-decision") ? r : undefined;
+    }, "the approval question in the view");
+    assert.match(asking.html!, /cairn asks: allow <code>edit_file<\/code>\?/);
+    const approvalId = /data-approval="([^"]+)" data-decision="allowOnce"/.exec(asking.html!)![1];
+    assert.equal(readFileSync(join(ws, "notes.txt"), "utf8"), "The answer is 42.\n");
+    post({ type: "approve", approvalId, decision: "allowOnce" });
+    const end = await until(() => {
+      const r = lastRender(f);
+      return r && r.running === false && r.html?.includes("Changed it to") ? r : undefined;
+    }, "the answer");
+    assert.match(end.html!, /<strong>43<\/strong>/);
+    assert.match(end.html!, /Approval answered: allow once\./);
+    assert.match(end.html!, /data-action="accept"/, "the edit waits for review");
+    assert.equal(readFileSync(join(ws, "notes.txt"), "utf8"), "The answer is 43.\n");
+    await f.ext.deactivate();
+  } finally {
+    f.unload();
+    process.env = saved;
+    model.kill("SIGKILL");
   }
 });
