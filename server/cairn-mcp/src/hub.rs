@@ -723,8 +723,11 @@ fn accept_tools(server: &str, tools: Vec<Tool>) -> Vec<Tool> {
 /// order, so names are stable while the set of servers is.
 fn rebuild_catalog(shared: &Shared) {
     let mut entries = Vec::new();
+    // The catalog is stored while the servers are still locked: two servers coming up at once
+    // each rebuild it, and the rebuild that read the older state must not be stored last (a
+    // server shown `Running` whose tools are missing from the catalog).
+    let servers = lock(&shared.servers);
     {
-        let servers = lock(&shared.servers);
         let mut table = NameTable::new(shared.options.reserved_names.iter().cloned());
         for (name, slot) in servers.iter() {
             if let Kind::InProcess { meta, .. } = &slot.kind {
@@ -783,6 +786,7 @@ fn rebuild_catalog(shared: &Shared) {
         .catalog
         .write()
         .unwrap_or_else(std::sync::PoisonError::into_inner) = Catalog { entries, by_name };
+    drop(servers);
     let _ = shared.events.send(HubEvent::CatalogChanged);
 }
 

@@ -256,3 +256,28 @@ async fn external_tools_cannot_shadow_builtins() {
     assert!(names.contains(&"other__echo".to_owned()), "{names:?}");
     hub.shutdown().await;
 }
+
+/// Many built-in servers coming up at once: once the hub has settled, every server is running
+/// and every one of its tools is in the catalog. (Rebuilds of the catalog used to race: one
+/// computed from older state could be stored last, and a `Running` server's tools were missing;
+/// under parallel load `cairn tools call read_file` then said "unknown tool".)
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn servers_starting_together_all_reach_the_catalog() {
+    for round in 0..100 {
+        let hub = Hub::new(config(5), HubOptions::default());
+        let names: Vec<String> = (0..8).map(|i| format!("builtin{i}")).collect();
+        for name in &names {
+            hub.add_in_process(name, TestServer::default(), meta);
+        }
+        hub.settled(std::time::Duration::from_secs(30)).await;
+        let running = hub
+            .status()
+            .iter()
+            .filter(|s| matches!(s.state, ServerState::Running { .. }))
+            .count();
+        assert_eq!(running, names.len(), "round {round}");
+        // Two tools per server: the first server's under their own names, the others prefixed.
+        assert_eq!(hub.list().len(), 2 * names.len(), "round {round}");
+        hub.shutdown().await;
+    }
+}
