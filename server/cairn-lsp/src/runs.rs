@@ -435,6 +435,13 @@ async fn send_event(
         },
         other => other,
     };
+    // Once the editor hears the run ended, the run is gone: a `cairn/cancel` sent on seeing
+    // `done` must not find it.
+    if matches!(event, RunEvent::Done { .. } | RunEvent::Error { .. })
+        && let Ok(mut runs) = state.runs.lock()
+    {
+        runs.remove(run_id);
+    }
     if to_document && let Some(text) = chatdoc::render_event(&event) {
         let text = chatdoc::after(pending, &text).to_string();
         pending.push_str(&text);
