@@ -7,13 +7,12 @@
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
 use cairn_test_support::{Format, Reply};
 use serde_json::json;
 
-use crate::support::{Sandbox, text};
+use crate::support::{Sandbox, text, vault_set};
 
 const VALUE: &str = "ghp_e2e_api_value_5d81c0";
 
@@ -53,25 +52,6 @@ fn recording_api() -> (u16, Arc<Mutex<Vec<String>>>) {
 }
 
 /// `cairn vault set NAME --host HOST`, the value on stdin.
-fn store_secret(sb: &Sandbox, name: &str, host: &str, value: &str) {
-    let mut child = sb
-        .command()
-        .args(["vault", "set", name, "--host", host])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(format!("{value}\n").as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", text(&out.stderr));
-}
-
 #[test]
 fn api_request_auth_reaches_the_bound_api_and_never_the_model() {
     let (port, seen) = recording_api();
@@ -90,7 +70,7 @@ fn api_request_auth_reaches_the_bound_api_and_never_the_model() {
             Reply::text("You are octo-e2e."),
         ],
     );
-    store_secret(&sb, "gh", "localhost", VALUE);
+    vault_set(&sb, "gh", "localhost", VALUE);
     let ws = sb.ws();
     let out = sb.run(
         &[
@@ -146,4 +126,25 @@ fn api_request_auth_reaches_the_bound_api_and_never_the_model() {
     for shown in [text(&out.stdout), text(&out.stderr)] {
         assert!(!shown.contains(VALUE), "{shown}");
     }
+}
+
+/// A configured OpenAPI spec that cannot be loaded is reported by `cairn mcp status`, naming
+/// the entry and why; the API tools themselves are still there.
+#[test]
+fn an_openapi_spec_that_does_not_load_is_reported() {
+    let sb = Sandbox::new(Format::OpenAi, vec![]);
+    sb.user_config("[[api.openapi]]\nname = \"petstore\"\nspec = \"specs/missing.yaml\"\n");
+    let ws = sb.ws();
+    let out = sb.run(&["mcp", "status", "-w", ws.to_str().unwrap()], &[]);
+    let shown = text(&out.stdout);
+    assert!(
+        !out.status.success(),
+        "a problem makes the status unhealthy: {shown}"
+    );
+    assert!(
+        shown.contains("cairn-openapi") && shown.contains("api.openapi `petstore`"),
+        "{shown}"
+    );
+    assert!(shown.contains("its operations are left out"), "{shown}");
+    assert!(shown.contains("cairn-api"), "{shown}");
 }

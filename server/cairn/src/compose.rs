@@ -213,14 +213,23 @@ pub async fn terminal_hub(
     root: &Path,
 ) -> Result<McpHandle, String> {
     let plan = runnable_servers(config, layers, env, Some(root));
-    let handle = start_hub(None, plan, env, config, &[root.to_path_buf()], None)?;
+    let mut handle = start_hub(None, plan, env, config, &[root.to_path_buf()], None)?;
     // A terminal command sees the `[[api.openapi]]` tools: wait for their specs to load.
     let loading = OPENAPI_LOADING
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .take();
-    if let Some(task) = loading {
-        let _ = task.await;
+    if let Some(task) = loading
+        && let Ok(problems) = task.await
+    {
+        // A spec that did not load is a problem the terminal reports, like a server that
+        // did not start; the other specs' operations are there.
+        handle.problems.extend(problems.into_iter().map(|p| {
+            (
+                "cairn-openapi".to_string(),
+                format!("{p} (its operations are left out)"),
+            )
+        }));
     }
     handle
         .hub
@@ -692,7 +701,7 @@ fn add_builtin<H: ToolHost + Clone + 'static>(hub: &Hub, name: &'static str, hos
 }
 
 /// The latest load of the `[[api.openapi]]` specs, for terminal commands to wait on.
-static OPENAPI_LOADING: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>> =
+static OPENAPI_LOADING: std::sync::Mutex<Option<tokio::task::JoinHandle<Vec<String>>>> =
     std::sync::Mutex::new(None);
 
 /// Adds the API tools (`cairn-api`) and, once their specs have loaded in the background, the
@@ -727,7 +736,9 @@ fn add_api(hub: &Hub, tools: cairn_web::api::ApiTools, config: &cairn_config::Ap
         Ok(runtime) => {
             let task = runtime.spawn(async move {
                 let operations = tools.only_operations().with_openapi(&sources).await;
+                let problems = operations.problems().to_vec();
                 add_builtin(&hub, "cairn-openapi", operations);
+                problems
             });
             *OPENAPI_LOADING
                 .lock()
