@@ -77,6 +77,22 @@ impl McpError {
     }
 }
 
+/// An error and its sources as one line, each cause once (rmcp and reqwest often repeat the
+/// inner message in the outer one).
+pub(crate) fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut cur = e.source();
+    while let Some(s) = cur {
+        let next = s.to_string();
+        if !text.contains(&next) {
+            text.push_str(": ");
+            text.push_str(&next);
+        }
+        cur = s.source();
+    }
+    text
+}
+
 pub(crate) fn fmt_duration(d: Duration) -> String {
     if d.subsec_millis() == 0 {
         format!("{} s", d.as_secs())

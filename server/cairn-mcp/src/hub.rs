@@ -1142,25 +1142,17 @@ fn init_error(e: ClientInitializeError) -> McpError {
         )),
         ClientInitializeError::TransportError { error, .. } => {
             crate::error::auth_failure(&*error.error).unwrap_or_else(|| {
-                McpError::Transport(format!("during initialize: {}", chain(&*error.error)))
+                McpError::Transport(format!(
+                    "during initialize: {}",
+                    crate::error::chain(&*error.error)
+                ))
             })
         }
-        other => McpError::Protocol(format!("initialize failed: {}", chain(&other))),
+        other => McpError::Protocol(format!(
+            "initialize failed: {}",
+            crate::error::chain(&other)
+        )),
     }
-}
-
-fn chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = e.to_string();
-    let mut cur = e.source();
-    while let Some(s) = cur {
-        let next = s.to_string();
-        if !text.contains(&next) {
-            text.push_str(": ");
-            text.push_str(&next);
-        }
-        cur = s.source();
-    }
-    text
 }
 
 /// Whether a failed streamable-HTTP initialize means "this is a legacy SSE server": the MCP

@@ -152,7 +152,7 @@ impl Fetcher {
             OAuthError::Http(format!(
                 "{}: {}",
                 redact_query(&url),
-                chain(&e.without_url())
+                crate::error::chain(&e.without_url())
             ))
         })?;
         let status = response.status().as_u16();
@@ -201,18 +201,4 @@ fn redact_query(url: &url::Url) -> String {
     u.set_query(None);
     u.set_fragment(None);
     u.to_string()
-}
-
-fn chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = e.to_string();
-    let mut cur = e.source();
-    while let Some(s) = cur {
-        let next = s.to_string();
-        if !text.contains(&next) {
-            text.push_str(": ");
-            text.push_str(&next);
-        }
-        cur = s.source();
-    }
-    text
 }
