@@ -145,15 +145,7 @@ pub(crate) async fn read_for_edit(
 }
 
 /// Run blocking work off the executor, for a value rather than a result.
-pub(crate) async fn off_thread<T: Send + 'static>(
-    ws: &Arc<Workspace>,
-    f: impl FnOnce(&Workspace) -> T + Send + 'static,
-) -> Result<T, String> {
-    let ws = ws.clone();
-    tokio::task::spawn_blocking(move || f(&ws))
-        .await
-        .map_err(|e| format!("internal error: the tool failed ({e})"))
-}
+pub(crate) use cairn_workspace::off_thread;
 
 /// Replace the whole text of a file that was read as `old` (at `version` when open in the
 /// editor): through the editor when it was open there, else atomically on disk. `Ok` says

@@ -151,5 +151,17 @@ impl Workspace {
     }
 }
 
+/// Runs `f` on the workspace on a blocking thread, off the async executor (file work blocks);
+/// a panic there becomes an error message instead of taking the caller down.
+pub async fn off_thread<T: Send + 'static>(
+    ws: &Arc<Workspace>,
+    f: impl FnOnce(&Workspace) -> T + Send + 'static,
+) -> Result<T, String> {
+    let ws = ws.clone();
+    tokio::task::spawn_blocking(move || f(&ws))
+        .await
+        .map_err(|e| format!("internal error: the tool failed ({e})"))
+}
+
 #[cfg(test)]
 mod tests;

@@ -72,7 +72,8 @@ pub(super) async fn call(tools: &WebTools, args: Map<String, Value>) -> CallTool
     };
     let requested = a.path.clone();
     let overwrite = a.overwrite;
-    let checked = blocking(&ws, move |ws| check_target(ws, &requested, overwrite)).await;
+    let checked =
+        cairn_workspace::off_thread(&ws, move |ws| check_target(ws, &requested, overwrite)).await;
     let target = match checked {
         Ok(Ok(target)) => target,
         Ok(Err(message)) | Err(message) => return error(message),
@@ -103,7 +104,7 @@ pub(super) async fn call(tools: &WebTools, args: Map<String, Value>) -> CallTool
     let size = response.body.len();
     let body = response.body;
     let written_path = path.clone();
-    let written = blocking(&ws, move |ws| {
+    let written = cairn_workspace::off_thread(&ws, move |ws| {
         if existed {
             ws.write_bytes_atomic(&written_path, &body)
         } else {
@@ -169,17 +170,6 @@ fn check_target(ws: &Workspace, requested: &str, overwrite: bool) -> Result<Targ
         Err(ScopeError::NotFound { .. }) => Ok(Target::New(path)),
         Err(e) => Err(e.to_string()),
     }
-}
-
-/// Workspace file work off the async executor; a panic there becomes an error message.
-async fn blocking<T: Send + 'static>(
-    ws: &Arc<Workspace>,
-    f: impl FnOnce(&Workspace) -> T + Send + 'static,
-) -> Result<T, String> {
-    let ws = ws.clone();
-    tokio::task::spawn_blocking(move || f(&ws))
-        .await
-        .map_err(|e| format!("internal error: the download failed ({e})"))
 }
 
 /// The result with the edit reported under [`EDITS_META_KEY`], as the built-in file tools do.
