@@ -22,7 +22,7 @@ pub struct VaultRedactor {
 
 impl VaultRedactor {
     pub fn new(env: Env) -> Self {
-        let stamp = store_stamp(&env);
+        let stamp = crate::secrets::store_modified(&env);
         let redactor = Arc::new(crate::secrets::log_redactor(&env));
         Self {
             env,
@@ -31,19 +31,13 @@ impl VaultRedactor {
     }
 
     fn redactor(&self) -> Arc<Redactor> {
-        let stamp = store_stamp(&self.env);
+        let stamp = crate::secrets::store_modified(&self.env);
         let mut current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
         if current.0 != stamp {
             *current = (stamp, Arc::new(crate::secrets::log_redactor(&self.env)));
         }
         current.1.clone()
     }
-}
-
-fn store_stamp(env: &Env) -> Option<SystemTime> {
-    let get = |k: &str| env.get(k).map(str::to_string);
-    let path = cairn_vault::default_store_path(get)?;
-    std::fs::metadata(path).and_then(|m| m.modified()).ok()
 }
 
 impl Redact for VaultRedactor {

@@ -177,6 +177,14 @@ pub fn provider_key(env: &Env, name: &str, base_url: &str) -> Option<String> {
     }
 }
 
+/// When the default vault's store last changed (`None`: no store), so what was read from it can
+/// be read again after `cairn vault set` in another terminal.
+pub fn store_modified(env: &Env) -> Option<std::time::SystemTime> {
+    let get = |k: &str| env.get(k).map(str::to_string);
+    let path = cairn_vault::default_store_path(get)?;
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
 /// The vault as the web guard's source of credentials: tools name a secret, the guard asks
 /// here for its value for each host it sends to. The store is read again when its file changes,
 /// so `cairn vault set` takes effect without a restart.
@@ -192,12 +200,6 @@ impl VaultCredentials {
             cached: std::sync::Mutex::new(None),
         }
     }
-
-    fn store_changed(&self) -> Option<std::time::SystemTime> {
-        let get = |k: &str| self.env.get(k).map(str::to_string);
-        let path = cairn_vault::default_store_path(get)?;
-        std::fs::metadata(path).and_then(|m| m.modified()).ok()
-    }
 }
 
 impl cairn_web::Credentials for VaultCredentials {
@@ -212,7 +214,7 @@ impl cairn_web::Credentials for VaultCredentials {
             .cached
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let modified = self.store_changed();
+        let modified = store_modified(&self.env);
         let fresh = matches!((&*cached, modified), (Some((at, _)), Some(m)) if *at == m);
         if !fresh {
             *cached = None;
