@@ -5,56 +5,30 @@
 //! server received carries the value, while the API's answer does reach the model (with the
 //! value it echoed replaced by the redactor).
 
-use std::io::{Read, Write};
-use std::net::TcpListener;
-use std::sync::{Arc, Mutex};
-
 use cairn_test_support::{Format, Reply};
 use serde_json::json;
 
-use crate::support::{Sandbox, text, vault_set};
+use crate::support::{HttpStub, Sandbox, StubReply, text, vault_set};
 
 const VALUE: &str = "ghp_e2e_api_value_5d81c0";
 
 /// A loopback JSON API that records the head of every request and, like many debugging
 /// endpoints, echoes the `Authorization` header it received in its answer.
-fn recording_api() -> (u16, Arc<Mutex<Vec<String>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let record = seen.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut head = Vec::new();
-            let mut byte = [0u8; 1];
-            while !head.ends_with(b"\r\n\r\n") && head.len() < 64 * 1024 {
-                match stream.read(&mut byte) {
-                    Ok(1) => head.push(byte[0]),
-                    _ => break,
-                }
-            }
-            let head = text(&head);
-            record.lock().unwrap().push(head.clone());
-            let echoed = head
-                .lines()
-                .find_map(|l| l.strip_prefix("authorization: "))
-                .unwrap_or("");
-            let body = json!({"login": "octo-e2e", "id": 42, "you_sent": echoed}).to_string();
-            let response = format!(
-                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            );
-            let _ = stream.write_all(response.as_bytes());
-        }
-    });
-    (port, seen)
+fn recording_api() -> HttpStub {
+    HttpStub::start(|head| {
+        let echoed = head
+            .lines()
+            .find_map(|l| l.strip_prefix("authorization: "))
+            .unwrap_or("");
+        let body = json!({"login": "octo-e2e", "id": 42, "you_sent": echoed}).to_string();
+        StubReply::Status(200, vec!["content-type: application/json".into()], body)
+    })
 }
 
-/// `cairn vault set NAME --host HOST`, the value on stdin.
 #[test]
 fn api_request_auth_reaches_the_bound_api_and_never_the_model() {
-    let (port, seen) = recording_api();
+    let api = recording_api();
+    let port = api.port;
     let auth = json!({"secret": "gh", "scheme": "bearer"});
     let sb = Sandbox::new(
         Format::OpenAi,
@@ -87,7 +61,7 @@ fn api_request_auth_reaches_the_bound_api_and_never_the_model() {
 
     // Exactly one request arrived (the unbound one was refused before connecting), and it
     // carried the vault's value as the bearer token.
-    let heads = seen.lock().unwrap().clone();
+    let heads = api.heads();
     assert_eq!(heads.len(), 1, "{heads:?}");
     assert!(heads[0].starts_with("GET /user "), "{}", heads[0]);
     assert!(

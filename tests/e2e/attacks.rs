@@ -10,7 +10,7 @@
 use cairn_test_support::{Format, Reply};
 use serde_json::{Value, json};
 
-use crate::support::{HttpStub, Sandbox, StubReply, text, tool_results, vault_set};
+use crate::support::{HttpStub, Sandbox, StubReply, path_of, text, tool_results, vault_set};
 
 const LOOPBACK_ALLOWED: (&str, &str) = ("CAIRN_WEB__ALLOW_LOOPBACK", "true");
 
@@ -114,7 +114,8 @@ fn c2_encoded_and_confusing_urls_are_refused() {
 /// the redirector can be reached; that switch lifts loopback alone.
 #[test]
 fn c5_redirects_are_checked_at_every_hop() {
-    let stub = HttpStub::start(|path| {
+    let stub = HttpStub::start(|head| {
+        let path = path_of(head);
         let to = |location: &str| {
             StubReply::Status(302, vec![format!("location: {location}")], String::new())
         };

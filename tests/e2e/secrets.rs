@@ -3,42 +3,18 @@
 //! `localhost`; and vault values and credential patterns never reach a log line or
 //! `cairn mcp status`.
 
-use std::io::{Read, Write};
-use std::net::TcpListener;
 use std::process::{Output, Stdio};
-use std::sync::{Arc, Mutex};
 
 use cairn_test_support::Format;
 
-use crate::support::{Sandbox, text, vault_set};
+use crate::support::{HttpStub, Sandbox, StubReply, text, vault_set};
 
 const VALUE: &str = "Bearer e2e-handle-value-7f3a9c";
 const AWS_KEY_ID: &str = "AKIAIOSFODNN7EXAMPLE";
 
 /// A loopback HTTP listener that records the head of every request and answers 500.
-fn recording_server() -> (u16, Arc<Mutex<Vec<String>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let record = seen.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut head = Vec::new();
-            let mut byte = [0u8; 1];
-            while !head.ends_with(b"\r\n\r\n") && head.len() < 64 * 1024 {
-                match stream.read(&mut byte) {
-                    Ok(1) => head.push(byte[0]),
-                    _ => break,
-                }
-            }
-            record.lock().unwrap().push(text(&head));
-            let _ = stream.write_all(
-                b"HTTP/1.1 500 Internal Server Error\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
-            );
-        }
-    });
-    (port, seen)
+fn recording_server() -> HttpStub {
+    HttpStub::start(|_| StubReply::Status(500, vec![], String::new()))
 }
 
 fn status(sb: &Sandbox) -> Output {
@@ -58,12 +34,13 @@ fn http_config(port: u16) -> String {
 
 #[test]
 fn a_header_handle_reaches_only_a_bound_host() {
-    let (port, seen) = recording_server();
+    let server = recording_server();
+    let port = server.port;
     let sb = Sandbox::new(Format::OpenAi, vec![]);
     vault_set(&sb, "tok", "127.0.0.1", VALUE);
     sb.user_config(&http_config(port));
     let out = status(&sb);
-    let requests = seen.lock().unwrap().clone();
+    let requests = server.heads();
     assert!(!requests.is_empty(), "the server was not contacted");
     for r in &requests {
         let lower = r.to_ascii_lowercase();
@@ -80,7 +57,8 @@ fn a_header_handle_reaches_only_a_bound_host() {
 
 #[test]
 fn a_header_handle_for_another_host_is_refused_before_connecting() {
-    let (port, seen) = recording_server();
+    let server = recording_server();
+    let port = server.port;
     let sb = Sandbox::new(Format::OpenAi, vec![]);
     vault_set(&sb, "tok", "mcp.example.com", VALUE);
     sb.user_config(&http_config(port));
@@ -94,7 +72,7 @@ fn a_header_handle_for_another_host_is_refused_before_connecting() {
         stdout.contains("cairn vault set tok --host 127.0.0.1"),
         "{stdout}"
     );
-    assert!(seen.lock().unwrap().is_empty(), "the server was contacted");
+    assert!(server.heads().is_empty(), "the server was contacted");
     for shown in [stdout, text(&out.stderr)] {
         assert!(!shown.contains("e2e-handle-value"), "{shown}");
     }
@@ -102,7 +80,8 @@ fn a_header_handle_for_another_host_is_refused_before_connecting() {
 
 #[test]
 fn a_missing_secret_names_the_command_that_adds_it() {
-    let (port, seen) = recording_server();
+    let server = recording_server();
+    let port = server.port;
     let sb = Sandbox::new(Format::OpenAi, vec![]);
     sb.user_config(&http_config(port));
     let out = status(&sb);
@@ -112,7 +91,7 @@ fn a_missing_secret_names_the_command_that_adds_it() {
         stdout.contains("cairn vault set tok --host 127.0.0.1"),
         "{stdout}"
     );
-    assert!(seen.lock().unwrap().is_empty(), "the server was contacted");
+    assert!(server.heads().is_empty(), "the server was contacted");
 }
 
 /// A stdio server gets a `localhost` secret in its env; it echoes it (and an AWS key id) to

@@ -636,7 +636,7 @@ pub enum StubReply {
 
 /// A loopback HTTP/1.1 server on 127.0.0.1 (one thread per connection) that records the head of
 /// every request, counts connections (a refused request must leave both at zero) and the body
-/// bytes it managed to write.
+/// bytes it managed to write. `respond` gets each request's head (see [`path_of`]).
 pub struct HttpStub {
     pub port: u16,
     pub heads: Arc<Mutex<Vec<String>>>,
@@ -670,8 +670,7 @@ impl HttpStub {
                     }
                     let head = text(&head);
                     h.lock().unwrap().push(head.clone());
-                    let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
-                    let (status, extra, body) = match respond(&path) {
+                    let (status, extra, body) = match respond(&head) {
                         StubReply::Status(s, extra, body) => (s, extra, body),
                         StubReply::Echo => (200, vec![], head),
                         StubReply::Big(n) => {
@@ -695,9 +694,15 @@ impl HttpStub {
                         }
                     };
                     let mut out = format!(
-                        "HTTP/1.1 {status} X\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n",
+                        "HTTP/1.1 {status} X\r\ncontent-length: {}\r\nconnection: close\r\n",
                         body.len()
                     );
+                    if !extra
+                        .iter()
+                        .any(|h| h.to_ascii_lowercase().starts_with("content-type:"))
+                    {
+                        out.push_str("content-type: text/plain\r\n");
+                    }
                     for line in extra {
                         out.push_str(&line);
                         out.push_str("\r\n");
@@ -727,6 +732,11 @@ impl HttpStub {
     pub fn heads(&self) -> Vec<String> {
         self.heads.lock().unwrap().clone()
     }
+}
+
+/// The path of a request, from its head.
+pub fn path_of(head: &str) -> &str {
+    head.split_whitespace().nth(1).unwrap_or("/")
 }
 
 /// The tool results of an OpenAI-format request, in order.

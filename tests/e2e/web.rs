@@ -4,81 +4,39 @@
 //! a chat's `web_search` asks the configured SearXNG stand-in and the model reads the results;
 //! an agent chat's `web_download` lands the file in the workspace.
 
-use std::io::{Read, Write};
-use std::net::TcpListener;
 use std::process::Output;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 
 use cairn_test_support::{Format, Reply};
 use serde_json::{Value, json};
 
-use crate::support::{Sandbox, text};
+use crate::support::{HttpStub, Sandbox, StubReply, text};
 
 const PAGE: &str = "<!doctype html><html><head><title>Trail notes</title>\
 <script>tracker()</script></head><body><h1>Cairn trail</h1>\
 <p>Follow the <a href=\"/next\">stone markers</a> north.</p></body></html>";
 
 /// A loopback HTTP server answering every request with [`PAGE`]; counts the connections.
-fn page_server() -> (String, Arc<AtomicUsize>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/trail", listener.local_addr().unwrap());
-    let hits = Arc::new(AtomicUsize::new(0));
-    let counter = hits.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            counter.fetch_add(1, Ordering::SeqCst);
-            let mut buf = [0u8; 4096];
-            let mut request = Vec::new();
-            while !request.windows(4).any(|w| w == b"\r\n\r\n") {
-                match stream.read(&mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => request.extend_from_slice(&buf[..n]),
-                }
-            }
-            let response = format!(
-                "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{PAGE}",
-                PAGE.len()
-            );
-            let _ = stream.write_all(response.as_bytes());
-        }
+fn page_server() -> (String, HttpStub) {
+    let stub = HttpStub::start(|_| {
+        StubReply::Status(
+            200,
+            vec!["content-type: text/html; charset=utf-8".into()],
+            PAGE.to_string(),
+        )
     });
-    (url, hits)
+    (stub.url("/trail"), stub)
 }
 
-/// A loopback server answering every request with `body` (`content_type`); records the request
-/// lines (`GET /path HTTP/1.1`).
-fn stand_in(content_type: &'static str, body: String) -> (String, Arc<Mutex<Vec<String>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let log = seen.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut buf = [0u8; 4096];
-            let mut request = Vec::new();
-            while !request.windows(4).any(|w| w == b"\r\n\r\n") {
-                match stream.read(&mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => request.extend_from_slice(&buf[..n]),
-                }
-            }
-            let first = String::from_utf8_lossy(&request)
-                .lines()
-                .next()
-                .unwrap_or_default()
-                .to_owned();
-            log.lock().unwrap().push(first);
-            let response = format!(
-                "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
-            let _ = stream.write_all(response.as_bytes());
-        }
+/// A loopback server answering every request with `body` (`content_type`).
+fn stand_in(content_type: &'static str, body: String) -> (String, HttpStub) {
+    let stub = HttpStub::start(move |_| {
+        StubReply::Status(
+            200,
+            vec![format!("content-type: {content_type}")],
+            body.clone(),
+        )
     });
-    (base, seen)
+    (stub.url(""), stub)
 }
 
 fn fetch_call(sb: &Sandbox, url: &str, env: &[(&str, &str)]) -> (Output, Value) {
@@ -116,7 +74,7 @@ fn web_fetch_returns_markdown_when_loopback_is_allowed() {
     assert!(body.contains(&format!("URL: {url}")), "{body}");
     assert!(body.contains("Status: 200 OK"), "{body}");
     assert!(!body.contains("tracker"), "{body}");
-    assert_eq!(hits.load(Ordering::SeqCst), 1);
+    assert_eq!(hits.connections(), 1);
 }
 
 #[test]
@@ -131,7 +89,7 @@ fn web_fetch_of_loopback_is_refused_by_default_and_nothing_connects() {
         message.contains("refused") && message.contains("loopback"),
         "{message}"
     );
-    assert_eq!(hits.load(Ordering::SeqCst), 0);
+    assert_eq!(hits.connections(), 0);
 }
 
 #[test]
@@ -157,7 +115,7 @@ fn chat_web_fetch_puts_the_page_into_the_next_request() {
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout).trim(), "The trail goes north.");
-    assert_eq!(hits.load(Ordering::SeqCst), 1);
+    assert_eq!(hits.connections(), 1);
     let requests = sb.model.requests();
     let last = requests.last().unwrap().body.to_string();
     assert!(last.contains("Cairn trail"), "{last}");
@@ -198,8 +156,13 @@ fn chat_web_search_asks_the_searxng_stand_in_and_the_model_reads_the_results() {
         text(&out.stdout).trim(),
         "The guide says the markers lead north."
     );
+    let request_lines: Vec<String> = seen
+        .heads()
+        .iter()
+        .map(|h| h.lines().next().unwrap_or_default().to_owned())
+        .collect();
     assert_eq!(
-        *seen.lock().unwrap(),
+        request_lines,
         vec!["GET /search?q=cairn+trail&format=json HTTP/1.1".to_owned()]
     );
     let requests = sb.model.requests();
@@ -241,7 +204,7 @@ fn agent_chat_web_download_saves_the_file_in_the_workspace() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout).trim(), "Saved the trail map.");
     assert_eq!(sb.read("maps/trail.txt"), map);
-    assert_eq!(seen.lock().unwrap().len(), 1);
+    assert_eq!(seen.heads().len(), 1);
     let requests = sb.model.requests();
     let last = requests.last().unwrap().body.to_string();
     assert!(
