@@ -5,6 +5,7 @@
 //! every request it receives so tests can assert on what the client sent.
 //! It is a double for the LLM provider only; nothing else in cairn is faked here.
 
+pub mod fuzz;
 mod render;
 mod script;
 mod server;
