@@ -181,7 +181,7 @@ async fn bad_arguments_and_unknown_tools_are_errors() {
         ("git_stage", json!({"paths": []}), "at least one path"),
         ("git_diff", json!({"to": "HEAD"}), "`to` needs `from`"),
         ("git_nope", json!({}), "unknown tool `git_nope`"),
-        ("git_show", json!({}), "does not name a revision"),
+        ("git_show", json!({}), "`HEAD` does not name a commit"),
         (
             "git_blame",
             json!({"path": "missing.txt"}),
@@ -523,9 +523,15 @@ async fn repositories_and_paths_outside_the_workspace_are_refused() {
     fs::create_dir_all(&sub).unwrap();
     let inner = GitTools::new(Arc::new(Workspace::new(vec![sub]).unwrap()));
     let text = err(call(&inner, "git_status", json!({})).await);
-    assert!(text.contains("is not inside the workspace"), "{text}");
+    assert!(
+        text.contains("open the repository's own directory"),
+        "{text}"
+    );
     let text = err(call(&inner, "git_stage", json!({"paths": ["."]})).await);
-    assert!(text.contains("is not inside the workspace"), "{text}");
+    assert!(
+        text.contains("open the repository's own directory"),
+        "{text}"
+    );
 }
 
 #[tokio::test]
@@ -686,4 +692,368 @@ async fn contents_the_user_may_not_read_are_withheld() {
     let refused = err(call(&tools, "git_blame", json!({"path": "private/pay.txt"})).await);
     assert!(refused.contains("no read grant"), "{refused}");
     ok(call(&tools, "git_blame", json!({"path": "src/lib.rs"})).await);
+}
+
+/// A repository outside the workspace, with one commit whose file and message are markers.
+struct Outside {
+    dir: tempfile::TempDir,
+    repo: Repository,
+    head: git2::Oid,
+}
+
+impl Outside {
+    fn new() -> Outside {
+        isolate_config();
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init(dir.path()).unwrap();
+        repo.set_head("refs/heads/main").unwrap();
+        fs::write(dir.path().join("secret.txt"), "outside-content\n").unwrap();
+        let mut index = repo.index().unwrap();
+        index.add_path(Path::new("secret.txt")).unwrap();
+        index.write().unwrap();
+        let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+        let sig = Signature::now("Outsider", "out@example.com").unwrap();
+        let head = repo
+            .commit(Some("HEAD"), &sig, &sig, "outside-history\n", &tree, &[])
+            .unwrap();
+        drop(tree);
+        Outside { dir, repo, head }
+    }
+
+    fn git_dir(&self) -> String {
+        self.dir.path().join(".git").to_str().unwrap().to_owned()
+    }
+
+    /// Every ref name and target, to compare before and after.
+    fn refs(&self) -> Vec<(String, Option<git2::Oid>)> {
+        let mut refs: Vec<_> = self
+            .repo
+            .references()
+            .unwrap()
+            .map(|r| {
+                let r = r.unwrap();
+                (r.name().unwrap().to_owned(), r.target())
+            })
+            .collect();
+        refs.sort();
+        refs
+    }
+}
+
+/// Nothing of `outside` in `text`.
+#[track_caller]
+fn nothing_of(outside: &Outside, text: &str) {
+    for marker in [
+        "outside-content".to_owned(),
+        "outside-history".to_owned(),
+        "Outsider".to_owned(),
+        outside.head.to_string()[..7].to_owned(),
+    ] {
+        assert!(!text.contains(&marker), "{marker} leaked: {text}");
+    }
+}
+
+/// Issue 14 class 1: a `.git` file and a small fake git directory whose `commondir` names another
+/// repository on the machine. Every tool refuses, naming what pointed where; nothing of the other
+/// repository shows and its refs are unchanged.
+#[tokio::test]
+async fn a_commondir_pointing_outside_is_refused() {
+    let outside = Outside::new();
+    let before = outside.refs();
+    let f = Fixture::new();
+    f.write("a.txt", "a\n");
+    f.commit_all("inside");
+    f.write("sub/.git", "gitdir: ../fake\n");
+    f.write("fake/HEAD", "ref: refs/heads/main\n");
+    f.write("fake/commondir", &format!("{}\n", outside.git_dir()));
+    f.write(
+        "fake/gitdir",
+        &format!("{}\n", f.dir.path().join("sub/.git").display()),
+    );
+    for repo_path in ["sub", "fake"] {
+        for (tool, args) in [
+            ("git_log", json!({})),
+            ("git_show", json!({})),
+            ("git_status", json!({})),
+            ("git_branches", json!({})),
+            ("git_diff", json!({"from": "HEAD"})),
+            ("git_branch_create", json!({"name": "pwned"})),
+            ("git_stage", json!({"paths": ["sub"]})),
+        ] {
+            let mut args = args.clone();
+            args["repo_path"] = json!(repo_path);
+            let (failed, text) = f.call(tool, args.clone()).await;
+            nothing_of(&outside, &text);
+            assert!(failed, "{tool} {args}: {text}");
+            assert!(
+                text.contains("outside the workspace"),
+                "{tool} {args}: {text}"
+            );
+        }
+    }
+    let text = err(f.call("git_log", json!({"repo_path": "sub"})).await);
+    assert!(text.contains("common directory"), "{text}");
+    assert!(text.contains("fake/commondir"), "{text}");
+    assert!(text.contains(&outside.git_dir()), "{text}");
+    assert_eq!(
+        outside.refs(),
+        before,
+        "the outside repository's refs changed"
+    );
+    // The workspace's own repository still works.
+    assert!(ok(f.call("git_log", json!({})).await).contains("inside"));
+}
+
+/// Other ways for git data to lead outside: alternates, a symlink inside `.git`, a `.git`
+/// symlink, config includes and path keys, a nested repository about to be staged.
+#[tokio::test]
+async fn every_other_pointer_outside_is_refused() {
+    let outside = Outside::new();
+    let head = outside.head.to_string();
+    let outside_objects = format!("{}/objects", outside.git_dir());
+    type Plant<'a> = Box<dyn Fn(&Fixture) + 'a>;
+    let cases: Vec<(&str, Plant<'_>, &str, Value)> = vec![
+        (
+            "alternates",
+            Box::new(|f: &Fixture| {
+                f.write(
+                    ".git/objects/info/alternates",
+                    &format!("{outside_objects}\n"),
+                )
+            }),
+            "alternate object directory",
+            json!({"rev": head}),
+        ),
+        (
+            "relative alternates",
+            Box::new(|f: &Fixture| {
+                let rel = relative_to(
+                    f.dir.path().join(".git/objects").as_path(),
+                    &outside_objects,
+                );
+                f.write(
+                    ".git/objects/info/alternates",
+                    &format!("# shared\n{rel}\n"),
+                )
+            }),
+            "alternate object directory",
+            json!({"rev": head}),
+        ),
+        (
+            "symlinked ref",
+            Box::new(|f: &Fixture| {
+                std::os::unix::fs::symlink(
+                    format!("{}/refs/heads/main", outside.git_dir()),
+                    f.dir.path().join(".git/refs/heads/evil"),
+                )
+                .unwrap()
+            }),
+            "symlink",
+            json!({"rev": "evil"}),
+        ),
+        (
+            "symlinked objects",
+            Box::new(|f: &Fixture| {
+                let dir = &head[..2];
+                std::os::unix::fs::symlink(
+                    format!("{outside_objects}/{dir}"),
+                    f.dir.path().join(".git/objects").join(dir),
+                )
+                .ok();
+            }),
+            "symlink",
+            json!({"rev": head}),
+        ),
+        (
+            "include",
+            Box::new(|f: &Fixture| {
+                let mut c = f.repo.config().unwrap();
+                c.set_str("include.path", &format!("{}/config", outside.git_dir()))
+                    .unwrap();
+            }),
+            "include.path",
+            json!({}),
+        ),
+        (
+            "includeIf",
+            Box::new(|f: &Fixture| {
+                let mut c = f.repo.config().unwrap();
+                c.set_str("includeIf.gitdir:/.path", "../../elsewhere/config")
+                    .unwrap();
+            }),
+            "includeif.gitdir:/.path",
+            json!({}),
+        ),
+        (
+            "excludesFile",
+            Box::new(|f: &Fixture| {
+                let mut c = f.repo.config().unwrap();
+                c.set_str(
+                    "core.excludesFile",
+                    &format!("{}/secret.txt", outside.dir.path().display()),
+                )
+                .unwrap();
+            }),
+            "core.excludesfile",
+            json!({}),
+        ),
+    ];
+    for (name, plant, expected, show_args) in cases {
+        let f = Fixture::new();
+        f.write("a.txt", "a\n");
+        f.commit_all("inside");
+        plant(&f);
+        for (tool, args) in [("git_show", show_args.clone()), ("git_status", json!({}))] {
+            let text = err(f.call(tool, args).await);
+            nothing_of(&outside, &text);
+            assert!(text.contains("outside the workspace"), "{name}: {text}");
+            assert!(text.contains(expected), "{name}: {text}");
+        }
+    }
+
+    // A `.git` symlink to another repository.
+    let f = Fixture::new();
+    f.write("a.txt", "a\n");
+    f.commit_all("inside");
+    std::os::unix::fs::symlink(outside.git_dir(), f.dir.path().join("linked")).unwrap();
+    f.write("other/keep", "");
+    std::os::unix::fs::symlink(outside.git_dir(), f.dir.path().join("other/.git")).unwrap();
+    let text = err(f.call("git_log", json!({"repo_path": "other"})).await);
+    nothing_of(&outside, &text);
+    assert!(text.contains("git directory"), "{text}");
+
+    // A nested repository whose `.git` file leads outside: staging it would read its HEAD.
+    let before = outside.refs();
+    fs::remove_file(f.dir.path().join("other/.git")).unwrap();
+    f.write("nested/.git", &format!("gitdir: {}\n", outside.git_dir()));
+    f.write("nested/x.txt", "x\n");
+    let text = err(f.call("git_stage", json!({"paths": ["."]})).await);
+    assert!(text.contains("nested"), "{text}");
+    nothing_of(&outside, &text);
+    let index = f.repo.index().unwrap();
+    assert!(
+        index.iter().all(|e| e.mode != 0o160_000),
+        "a gitlink was staged"
+    );
+    assert_eq!(outside.refs(), before);
+}
+
+/// `target` relative to `from`, through the common ancestor (`../..`).
+fn relative_to(from: &Path, target: &str) -> String {
+    let from = from.canonicalize().unwrap();
+    let target = Path::new(target).canonicalize().unwrap();
+    let common = from
+        .ancestors()
+        .find(|a| target.starts_with(a))
+        .unwrap()
+        .to_path_buf();
+    let ups = from.strip_prefix(&common).unwrap().components().count();
+    let mut rel = String::from(".");
+    for _ in 0..ups {
+        rel.push_str("/..");
+    }
+    format!("{rel}/{}", target.strip_prefix(&common).unwrap().display())
+}
+
+/// A linked worktree and its main repository, both inside the workspace, are used as before.
+#[tokio::test]
+async fn a_linked_worktree_inside_the_workspace_works() {
+    let f = Fixture::new();
+    f.write("a.txt", "a\n");
+    f.commit_all("inside");
+    let wt = f.dir.path().join("wt");
+    f.repo.worktree("wt", &wt, None).unwrap();
+    let log = ok(f.call("git_log", json!({"repo_path": "wt"})).await);
+    assert!(log.contains("inside"), "{log}");
+    ok(f.call(
+        "git_branch_create",
+        json!({"repo_path": "wt", "name": "side"}),
+    )
+    .await);
+    assert!(f.repo.find_branch("side", git2::BranchType::Local).is_ok());
+}
+
+/// Issue 14 class 7: a withheld file leaks nothing derived from its contents: no blob id (full or
+/// abbreviated) in diffs, `git_show` or an error, no line counts, and naming its blob (or a path
+/// into a tree) answers exactly as a revision that does not exist.
+#[tokio::test]
+async fn withheld_files_leak_no_blob_id_or_counts() {
+    use cairn_workspace::{AccessRules, ExactApprovals};
+    let f = Fixture::new();
+    f.write(".env", "PIN=1234\n");
+    f.write("src/lib.rs", "fn a() {}\n");
+    f.commit_all("initial");
+    f.write(".env", "PIN=5678\nMORE=1\n");
+    f.write("src/lib.rs", "fn b() {}\n");
+    f.commit_all("change");
+    f.write(".env", "PIN=9012\n");
+    let blobs: Vec<String> = ["PIN=1234\n", "PIN=5678\nMORE=1\n", "PIN=9012\n"]
+        .iter()
+        .map(|t| {
+            git2::Oid::hash_object(git2::ObjectType::Blob, t.as_bytes())
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    let ws = Workspace::new(vec![f.dir.path().to_path_buf()])
+        .unwrap()
+        .with_access(
+            |_| AccessRules::new("ada@example.com", None, None),
+            ExactApprovals::new(),
+        );
+    let tools = GitTools::new(Arc::new(ws));
+    let mut outputs = Vec::new();
+    for (name, args) in [
+        ("git_show", json!({})),
+        ("git_show", json!({"rev": "HEAD~1"})),
+        ("git_diff", json!({})),
+        ("git_diff", json!({"from": "HEAD~1"})),
+        ("git_diff", json!({"from": "HEAD~1", "to": "HEAD"})),
+        ("git_diff", json!({"paths": [".env"]})),
+    ] {
+        let out = ok(call(&tools, name, args.clone()).await);
+        assert!(
+            out.contains("diff --git a/.env b/.env"),
+            "{name} {args}: {out}"
+        );
+        assert!(out.contains("[changes withheld"), "{name} {args}: {out}");
+        outputs.push(out);
+    }
+    let show = &outputs[0];
+    assert!(show.contains(" .env | withheld"), "{show}");
+    assert!(show.contains(" src/lib.rs | 2 +-"), "{show}");
+    assert!(
+        show.contains(
+            "1 file changed, 1 insertion(+), 1 deletion(-) (1 withheld file not counted)"
+        ),
+        "{show}"
+    );
+    // Naming the protected file's blob, or a path into a tree, answers like a missing revision.
+    let missing = err(call(
+        &tools,
+        "git_show",
+        json!({"rev": "0123456789abcdef0123456789abcdef01234567"}),
+    )
+    .await);
+    for rev in [
+        blobs[1].clone(),
+        blobs[1][..7].to_owned(),
+        "HEAD:.env".to_owned(),
+        "HEAD:.env^{tree}".to_owned(),
+        "HEAD^{tree}".to_owned(),
+    ] {
+        let text = err(call(&tools, "git_show", json!({"rev": rev})).await);
+        // The same answer as a missing revision (the argument itself is echoed).
+        assert_eq!(
+            text,
+            missing.replace("0123456789abcdef0123456789abcdef01234567", &rev),
+            "{rev}"
+        );
+    }
+    for out in &outputs {
+        for blob in &blobs {
+            assert!(!out.contains(&blob[..7]), "blob id {blob} shown: {out}");
+        }
+        assert!(!out.contains("PIN="), "{out}");
+    }
 }

@@ -29,9 +29,15 @@
 //!
 //! Security (SECURITY.md B9): the git CLI is never run, so no hook, fsmonitor, pager or filter
 //! command can start (libgit2 implements none of them). The repository is discovered from a
-//! `repo_path` resolved by [`Workspace::resolve`] (default: the workspace root), and its working
-//! directory must lie inside the workspace root. Every path argument goes through
-//! [`Workspace::resolve`] as well, and a ref or path beginning with `-` is refused.
+//! `repo_path` resolved by [`Workspace::resolve`] (default: the workspace root), searching up no
+//! further than that root and reading no `GIT_*` environment variable, and it is used only if
+//! every location git2 reads or writes for it lies inside a workspace root (the `confine`
+//! module: git directory, common directory, working directory, object directories and their
+//! alternates, config includes and path keys, every symlink in its git data, and repositories
+//! nested in its working tree). Every path argument goes through [`Workspace::resolve`] as well,
+//! and a ref or path beginning with `-` is refused. Files the user may not read show in diffs by
+//! name only: nothing derived from their contents (blob ids, line counts, similarity) is output,
+//! and a revision that names something other than a commit is refused like a missing one.
 
 /// A handler: parse `$args` for tool `$tool`, then run `$imp` and cap its text.
 macro_rules! handler {
@@ -48,6 +54,7 @@ macro_rules! handler {
     };
 }
 
+mod confine;
 mod read;
 mod write;
 
@@ -182,6 +189,12 @@ impl From<git2::Error> for Fail {
     }
 }
 
+impl From<confine::RepoEscape> for Fail {
+    fn from(e: confine::RepoEscape) -> Fail {
+        Fail(e.to_string())
+    }
+}
+
 impl From<String> for Fail {
     fn from(s: String) -> Fail {
         Fail(s)
@@ -246,14 +259,22 @@ pub(crate) struct Repo {
     pub(crate) workdir: PathBuf,
 }
 
-/// Open the repository containing `repo_path` (default: the workspace root).
+/// Open the repository containing `repo_path` (default: the workspace root). The search goes up
+/// from there but not above the root it started in, reads nothing from the environment, and the
+/// repository is used only if every location git2 would read or write lies inside the workspace
+/// ([`confine::confine`]).
 pub(crate) fn open(ws: &Workspace, repo_path: Option<&str>) -> Result<Repo, Fail> {
     let requested = repo_path.unwrap_or(".");
     refuse_dash("repo_path", requested)?;
     let start = ws.resolve(requested).map_err(|e| Fail(e.to_string()))?;
-    let repo = Repository::discover(start.as_path()).map_err(|e| {
+    // Without OPEN_FROM_ENV libgit2 reads no GIT_* variable; the ceiling stops the search at the
+    // root, so no repository above the workspace is even opened.
+    let ceiling: Vec<&Path> = start.root().parent().into_iter().collect();
+    let repo = Repository::open_ext(start.as_path(), git2::RepositoryOpenFlags::empty(), ceiling)
+        .map_err(|e| {
         Fail(format!(
-            "no git repository found at or above {} ({})",
+            "no git repository found at or above {} inside the workspace ({}); if the workspace \
+             lies inside a repository, open the repository's own directory as the workspace",
             start.display_path(),
             e.message()
         ))
@@ -266,14 +287,34 @@ pub(crate) fn open(ws: &Workspace, repo_path: Option<&str>) -> Result<Repo, Fail
             "cannot resolve the repository's working directory: {e}"
         ))
     })?;
-    if !ws.roots().iter().any(|root| workdir.starts_with(root)) {
-        return Err(Fail(format!(
-            "refused: the repository at {} is not inside the workspace (its working directory \
-             contains the workspace root); open the repository's own directory as the workspace",
-            workdir.display()
-        )));
+    confine::confine(ws, &repo)?;
+    let r = Repo { repo, workdir };
+    check_nested(&r, ws, &[])?;
+    Ok(r)
+}
+
+/// Refuses when a repository nested in `r`'s working tree (a submodule, or a repository about to
+/// be added as one) has git data outside the workspace: libgit2 opens those to read their HEAD
+/// when it looks at the working tree (status, diffs against it, staging). `extra` are more
+/// repository-relative paths to check (directories about to be staged).
+pub(crate) fn check_nested(r: &Repo, ws: &Workspace, extra: &[String]) -> Result<(), Fail> {
+    let index = r.repo.index()?;
+    let gitlinks = index
+        .iter()
+        .filter(|e| e.mode == 0o160_000)
+        .map(|e| String::from_utf8_lossy(&e.path).into_owned());
+    for rel in gitlinks.chain(extra.iter().cloned()) {
+        let dir = r.workdir.join(rel.trim_end_matches('/'));
+        if let Ok(nested) = Repository::open_ext(
+            &dir,
+            git2::RepositoryOpenFlags::NO_SEARCH,
+            std::iter::empty::<&std::ffi::OsStr>(),
+        ) {
+            confine::confine(ws, &nested)
+                .map_err(|e| Fail(format!("{e} (the repository nested at {rel})")))?;
+        }
     }
-    Ok(Repo { repo, workdir })
+    Ok(())
 }
 
 /// Refuse an argument that git could read as an option.
@@ -329,17 +370,21 @@ impl Repo {
     }
 
     /// A revision (`HEAD`, a branch, a tag, an id, `main~2`...) as a commit.
+    ///
+    /// Every failure gets the same message, without libgit2's: its peel errors print the id of
+    /// the object met (a file's blob id), and telling "no such object" from "not a commit" would
+    /// let a caller test guessed blob ids of a file it may not read.
     pub(crate) fn commit(&self, what: &str, rev: &str) -> Result<Commit<'_>, Fail> {
         refuse_dash(what, rev)?;
-        let object = self.repo.revparse_single(rev).map_err(|e| {
-            Fail(format!(
-                "{what} `{rev}` does not name a revision: {}",
-                e.message()
-            ))
-        })?;
-        object
-            .peel_to_commit()
-            .map_err(|_| Fail(format!("{what} `{rev}` does not name a commit")))
+        self.repo
+            .revparse_single(rev)
+            .and_then(|object| object.peel_to_commit())
+            .map_err(|_| {
+                Fail(format!(
+                    "{what} `{rev}` does not name a commit (give a branch, a tag, a commit id or an \
+                     expression such as HEAD~2)"
+                ))
+            })
     }
 
     /// The HEAD commit, or `None` on a branch with no commits yet.

@@ -5,8 +5,7 @@ use std::path::Path;
 
 use cairn_workspace::Workspace;
 use git2::{
-    BranchType, Diff, DiffFindOptions, DiffFormat, DiffOptions, DiffStatsFormat, Oid, Sort, Status,
-    StatusOptions,
+    BranchType, Diff, DiffFindOptions, DiffFormat, DiffOptions, Oid, Sort, Status, StatusOptions,
 };
 use rmcp::model::Tool;
 use serde::Deserialize;
@@ -222,24 +221,16 @@ fn diff_impl(ws: &Workspace, args: DiffArgs) -> GitResult {
 }
 
 /// The patch text of `diff`, stopping a little past the output cap. The changes of files the
-/// user may not read (protected, or outside their read grants) are withheld: their header shows,
-/// their lines do not.
+/// user may not read (protected, or outside their read grants) are withheld, and with them
+/// everything derived from their contents: the header is rebuilt from the paths and the kind of
+/// change alone, so no blob id (`index` line), similarity index, hunk range or binary note shows.
 pub(crate) fn render_patch(ws: &Workspace, r: &Repo, diff: &Diff<'_>) -> GitResult {
     let mut out = String::new();
     let mut stopped = false;
-    let mut withheld_noted: Option<std::path::PathBuf> = None;
     let printed = diff.print(DiffFormat::Patch, |delta, _, line| {
-        let file = delta.new_file().path().or_else(|| delta.old_file().path());
-        let hidden = [delta.old_file().path(), delta.new_file().path()]
-            .into_iter()
-            .flatten()
-            .any(|p| !r.may_read(ws, p));
-        if hidden && line.origin() != 'F' {
-            if withheld_noted.as_deref() != file {
-                out.push_str(
-                    "[changes withheld: you may not read this file, or it is protected]\n",
-                );
-                withheld_noted = file.map(Path::to_path_buf);
+        if hidden(ws, r, &delta) {
+            if line.origin() == 'F' {
+                out.push_str(&withheld_header(&delta));
             }
             return true;
         }
@@ -257,6 +248,94 @@ pub(crate) fn render_patch(ws: &Workspace, r: &Repo, diff: &Diff<'_>) -> GitResu
         Err(e) if !stopped => Err(e.into()),
         _ => Ok(out),
     }
+}
+
+/// Whether either side of `delta` is a file the user may not read.
+fn hidden(ws: &Workspace, r: &Repo, delta: &git2::DiffDelta<'_>) -> bool {
+    [delta.old_file().path(), delta.new_file().path()]
+        .into_iter()
+        .flatten()
+        .any(|p| !r.may_read(ws, p))
+}
+
+/// The header of a withheld file's change: paths and the kind of change, nothing from contents.
+fn withheld_header(delta: &git2::DiffDelta<'_>) -> String {
+    let name = |f: git2::DiffFile<'_>| {
+        f.path()
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    let (old, new) = (name(delta.old_file()), name(delta.new_file()));
+    let kind = match delta.status() {
+        git2::Delta::Added => "added".to_owned(),
+        git2::Delta::Deleted => "deleted".to_owned(),
+        git2::Delta::Renamed => format!("renamed from {old}"),
+        git2::Delta::Copied => format!("copied from {old}"),
+        _ => "changed".to_owned(),
+    };
+    format!(
+        "diff --git a/{old} b/{new}\n[changes withheld: you may not read this file, or it is protected; it was {kind}]\n"
+    )
+}
+
+/// `git show --stat`-like lines: per file the lines added and removed, and a total; a file the
+/// user may not read is listed as withheld and counts toward nothing (its counts derive from its
+/// contents).
+fn stat_lines(ws: &Workspace, r: &Repo, diff: &Diff<'_>) -> GitResult {
+    let mut out = String::new();
+    let (mut files, mut added, mut removed, mut withheld) = (0, 0, 0, 0);
+    for (idx, delta) in diff.deltas().enumerate() {
+        let path = delta
+            .new_file()
+            .path()
+            .or(delta.old_file().path())
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if hidden(ws, r, &delta) {
+            withheld += 1;
+            let _ = writeln!(out, " {path} | withheld");
+            continue;
+        }
+        files += 1;
+        match git2::Patch::from_diff(diff, idx)? {
+            Some(patch) => {
+                let (_, a, d) = patch.line_stats()?;
+                added += a;
+                removed += d;
+                let _ = writeln!(
+                    out,
+                    " {path} | {} {}{}",
+                    a + d,
+                    "+".repeat(a.min(40)),
+                    "-".repeat(d.min(40))
+                );
+            }
+            None => {
+                let _ = writeln!(out, " {path} | binary");
+            }
+        }
+        if out.len() > MAX_OUTPUT_BYTES {
+            break;
+        }
+    }
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let _ = write!(
+        out,
+        " {} changed, {}, {}",
+        plural(files, "file", "files"),
+        plural(added, "insertion(+)", "insertions(+)"),
+        plural(removed, "deletion(-)", "deletions(-)")
+    );
+    if withheld > 0 {
+        let _ = write!(
+            out,
+            " ({} not counted)",
+            plural(withheld, "withheld file", "withheld files")
+        );
+    }
+    out.push('\n');
+    Ok(out)
 }
 
 // ---------------------------------------------------------------- git_log
@@ -406,8 +485,7 @@ fn show_impl(ws: &Workspace, args: ShowArgs) -> GitResult {
         .repo
         .diff_tree_to_tree(parent_tree.as_ref(), Some(&commit.tree()?), None)?;
     diff.find_similar(Some(DiffFindOptions::new().renames(true)))?;
-    let stats = diff.stats()?.to_buf(DiffStatsFormat::FULL, 80)?;
-    out.push_str(&String::from_utf8_lossy(&stats));
+    out.push_str(&stat_lines(ws, &r, &diff)?);
     out.push('\n');
     out.push_str(&render_patch(ws, &r, &diff)?);
     Ok(out)

@@ -9,7 +9,9 @@ use rmcp::model::Tool;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{Fail, GitResult, Repo, identity, is_whole, one_line, open, refuse_dash, schema};
+use super::{
+    Fail, GitResult, Repo, check_nested, identity, is_whole, one_line, open, refuse_dash, schema,
+};
 use crate::util::tool;
 
 // ---------------------------------------------------------------- git_branch_create
@@ -209,6 +211,14 @@ fn stage_impl(ws: &Workspace, args: PathsArgs) -> GitResult {
         .filter_map(|d| d.new_file().path().or(d.old_file().path()))
         .map(|p| p.to_string_lossy().into_owned())
         .collect();
+    // An untracked directory listed whole is a nested repository: staging it opens it to read
+    // its HEAD, so it must pass the same check as the repository itself.
+    let nested: Vec<String> = staged
+        .iter()
+        .filter(|p| p.ends_with('/'))
+        .cloned()
+        .collect();
+    check_nested(&r, ws, &nested)?;
     let mut index = r.repo.index()?;
     index.add_all(specs.iter(), IndexAddOption::DISABLE_PATHSPEC_MATCH, None)?;
     index.update_all(specs.iter(), None)?;
