@@ -182,7 +182,20 @@ pub enum Access {
     Deny { why: String },
 }
 
-/// Paths that hold secrets or run code, whatever the policy grants: (glob, why).
+/// Why a CI configuration file is protected.
+const CI: &str = "CI runs it on the next push, with the repository's secrets";
+/// Why a shell start-up file is protected.
+const SHELL: &str = "the shell runs it";
+
+/// Paths that hold secrets or run code, whatever the policy grants: (glob, why). Globs are
+/// lower-case: paths are also matched lower-cased, so `Jenkinsfile` and `.GIT` are caught.
+///
+/// "Runs code" means runs without the user asking for it: on opening the folder or a file, on
+/// entering the directory, on every start of a tool, on the next push or commit, or by redirecting
+/// what a command the user types runs (a wrapper, a toolchain, a package index). Project source
+/// that a build runs (`build.rs`, `Makefile`, `package.json` scripts, `setup.py`, `conftest.py`,
+/// `Dockerfile`) is not listed: it is the code the agent is there to edit, and the user runs it
+/// by building.
 pub const DENY_LIST: &[(&str, &str)] = &[
     ("**/.env", "it usually holds secrets"),
     ("**/.env.*", "it usually holds secrets"),
@@ -196,25 +209,283 @@ pub const DENY_LIST: &[(&str, &str)] = &[
     ("**/*.pfx", "it is a keystore"),
     ("**/*.jks", "it is a keystore"),
     ("**/*.keystore", "it is a keystore"),
+    // Git.
     (
         "**/.git/**",
         "it is git's own data (hooks and config run code)",
     ),
+    (
+        "**/.git",
+        "it is git's own data; a `.git` file points git at another repository",
+    ),
+    (
+        "**/.gitmodules",
+        "git fetches and checks out the repositories it names on a recursive clone or submodule update",
+    ),
+    (
+        "**/.gitconfig",
+        "git applies it as your configuration when this is your home directory, and configuration can run commands",
+    ),
+    (
+        "**/.githooks/**",
+        "git runs these hooks on every commit when `core.hooksPath` names the directory",
+    ),
+    (
+        "**/.pre-commit-config.yaml",
+        "pre-commit runs the hooks it lists on every commit",
+    ),
+    ("**/.husky/**", "husky runs these hooks on every commit"),
+    ("**/lefthook.*", "lefthook runs its commands on git hooks"),
+    ("**/.lefthook.*", "lefthook runs its commands on git hooks"),
+    (
+        "**/lefthook-local.*",
+        "lefthook runs its commands on git hooks",
+    ),
+    (
+        "**/.lefthook-local.*",
+        "lefthook runs its commands on git hooks",
+    ),
+    // Editors.
     ("**/.vscode/tasks.json", "VS Code runs its tasks"),
     (
         "**/.vscode/settings.json",
         "VS Code applies it, and it can run code",
     ),
-    ("**/.bashrc", "the shell runs it"),
-    ("**/.zshrc", "the shell runs it"),
-    ("**/.profile", "the shell runs it"),
-    ("**/.bash_profile", "the shell runs it"),
+    (
+        "**/.vscode/launch.json",
+        "VS Code runs the programs and pre-launch tasks it names when you start debugging",
+    ),
+    (
+        "**/*.code-workspace",
+        "VS Code applies its settings, tasks and launch configurations",
+    ),
+    (
+        "**/.idea/**",
+        "JetBrains IDEs run the run configurations, startup tasks and external tools it holds",
+    ),
+    (
+        "**/.exrc",
+        "Vim and Neovim run it on start when 'exrc' is set",
+    ),
+    ("**/.nvimrc", "Neovim runs it on start when 'exrc' is set"),
+    ("**/.nvim.lua", "Neovim runs it on start when 'exrc' is set"),
+    (
+        "**/.vimrc",
+        "Vim runs it on start when this is your home directory",
+    ),
+    (
+        "**/.helix/languages.toml",
+        "Helix starts the language servers it names (any command) when you open a file",
+    ),
+    (
+        "**/.helix/config.toml",
+        "Helix applies it, and it can name commands to run",
+    ),
+    (
+        "**/.zed/**",
+        "Zed applies its settings (language servers and shells are commands) and runs its tasks",
+    ),
+    (
+        "**/.dir-locals.el",
+        "Emacs applies it when a file here is opened, and its `eval` entries run code",
+    ),
+    (
+        "**/.dir-locals-2.el",
+        "Emacs applies it when a file here is opened, and its `eval` entries run code",
+    ),
+    // Shells.
+    ("**/.bashrc", SHELL),
+    ("**/.zshrc", SHELL),
+    ("**/.profile", SHELL),
+    ("**/.bash_profile", SHELL),
+    ("**/.bash_login", SHELL),
+    ("**/.bash_logout", SHELL),
+    ("**/.zshenv", SHELL),
+    ("**/.zprofile", SHELL),
+    ("**/.zlogin", SHELL),
+    // Cargo and Rust.
+    (
+        "**/.cargo/config",
+        "Cargo runs the `build.rustc-wrapper`, runners and linkers it names on the next build",
+    ),
+    (
+        "**/.cargo/config.toml",
+        "Cargo runs the `build.rustc-wrapper`, runners and linkers it names on the next build",
+    ),
+    ("**/.cargo/credentials", "it holds a registry token"),
+    ("**/.cargo/credentials.toml", "it holds a registry token"),
+    (
+        "**/rust-toolchain",
+        "rustup runs the toolchain it names (any directory, with `path`) for every cargo and rustc command here",
+    ),
+    (
+        "**/rust-toolchain.toml",
+        "rustup runs the toolchain it names (any directory, with `path`) for every cargo and rustc command here",
+    ),
+    // JavaScript.
+    ("**/.npmrc", "it can hold a registry token"),
+    (
+        "**/.yarnrc",
+        "yarn runs the file its `yarn-path` names on every yarn command",
+    ),
+    (
+        "**/.yarnrc.yml",
+        "yarn runs the file its `yarnPath` names and the plugins it lists on every yarn command, and it can hold a registry token",
+    ),
+    ("**/.pnpmfile.cjs", "pnpm runs its hooks on every install"),
+    ("**/.pnpmfile.mjs", "pnpm runs its hooks on every install"),
+    (
+        "**/bunfig.toml",
+        "bun runs the scripts its `preload` names on every `bun run` and `bun test`",
+    ),
+    (
+        "**/.bunfig.toml",
+        "bun runs the scripts its `preload` names on every `bun run` and `bun test`",
+    ),
+    // Python.
+    ("**/.pypirc", "it can hold a registry token"),
+    (
+        "**/sitecustomize.py",
+        "Python runs it at every start when it is on the path (as in a virtual environment)",
+    ),
+    (
+        "**/usercustomize.py",
+        "Python runs it at every start when it is on the path",
+    ),
+    (
+        "**/site-packages/*.pth",
+        "Python runs the `import` lines of every .pth file in site-packages at every start",
+    ),
+    (
+        "**/dist-packages/*.pth",
+        "Python runs the `import` lines of every .pth file in dist-packages at every start",
+    ),
+    (
+        "**/pip.conf",
+        "pip applies it in a virtual environment: it can send installs to another index and hold its credentials",
+    ),
+    (
+        "**/pip.ini",
+        "pip applies it in a virtual environment: it can send installs to another index and hold its credentials",
+    ),
+    (
+        "**/uv.toml",
+        "uv applies it to every command here: it can send installs to another index",
+    ),
+    (
+        "**/.pdbrc",
+        "pdb runs its commands whenever the debugger starts here",
+    ),
+    (
+        "**/.pylintrc",
+        "pylint runs its `init-hook`, and editors run pylint on their own",
+    ),
+    (
+        "**/pylintrc",
+        "pylint runs its `init-hook`, and editors run pylint on their own",
+    ),
+    // Ruby, JVM, .NET.
+    (
+        "**/.bundle/config",
+        "Bundler applies it to every bundle command, and it can hold gem-server credentials",
+    ),
+    ("**/.irbrc", "irb runs it whenever it starts here"),
+    ("**/.pryrc", "pry runs it whenever it starts here"),
+    (
+        "**/gradle-wrapper.properties",
+        "`./gradlew`, and IDEs importing the project, download and run the Gradle it names",
+    ),
+    (
+        "**/maven-wrapper.properties",
+        "`./mvnw`, and IDEs importing the project, download and run the Maven it names",
+    ),
+    (
+        "**/.mvn/jvm.config",
+        "Maven passes its options (such as `-javaagent`) to the JVM on every build",
+    ),
+    (
+        "**/.mvn/extensions.xml",
+        "Maven loads the build extensions it lists on every build",
+    ),
+    (
+        "**/nuget.config",
+        "NuGet applies it to every restore: it can send restores to another package source and hold its credentials",
+    ),
+    // Tool managers.
+    (
+        "**/mise.toml",
+        "mise runs its hooks and sourced scripts when you enter the directory",
+    ),
+    (
+        "**/.mise.toml",
+        "mise runs its hooks and sourced scripts when you enter the directory",
+    ),
+    (
+        "**/mise.*.toml",
+        "mise runs its hooks and sourced scripts when you enter the directory",
+    ),
+    (
+        "**/.mise.*.toml",
+        "mise runs its hooks and sourced scripts when you enter the directory",
+    ),
+    (
+        "**/.mise/**",
+        "mise runs its hooks, tasks and sourced scripts when you enter the directory",
+    ),
+    (
+        "**/.config/mise.toml",
+        "mise runs its hooks and sourced scripts when you enter the directory",
+    ),
+    (
+        "**/.config/mise/**",
+        "mise runs its hooks, tasks and sourced scripts when you enter the directory",
+    ),
+    // CI.
+    ("**/.github/workflows/**", CI),
+    ("**/.github/actions/**", CI),
+    ("**/.gitlab-ci.yml", CI),
+    ("**/.circleci/**", CI),
+    ("**/jenkinsfile", CI),
+    ("**/.travis.yml", CI),
+    ("**/azure-pipelines*.yml", CI),
+    ("**/azure-pipelines*.yaml", CI),
+    ("**/.buildkite/**", CI),
+    ("**/bitbucket-pipelines.yml", CI),
+    ("**/.drone.yml", CI),
+    ("**/.woodpecker.yml", CI),
+    ("**/.woodpecker/**", CI),
+    ("**/.forgejo/workflows/**", CI),
+    ("**/.gitea/workflows/**", CI),
+    ("**/appveyor.yml", CI),
+    ("**/.appveyor.yml", CI),
+    // Dev containers.
+    (
+        "**/.devcontainer/**",
+        "dev container tools run its lifecycle commands when they build or open the container",
+    ),
+    (
+        "**/.devcontainer.json",
+        "dev container tools run its lifecycle commands when they build or open the container",
+    ),
+    // Agents (cairn's own, and others that start servers or run hooks from the project).
     ("**/.cairn/config.toml", "it is cairn's own configuration"),
     ("**/.cairn/policy.toml", "it is this policy"),
     ("**/.cairn/mcp.json", "it is cairn's own configuration"),
+    ("**/.mcp.json", "MCP clients start the servers it lists"),
+    (
+        "**/.cursor/mcp.json",
+        "Cursor starts the MCP servers it lists",
+    ),
+    (
+        "**/.claude/settings.json",
+        "Claude Code runs the hooks it lists",
+    ),
+    (
+        "**/.claude/settings.local.json",
+        "Claude Code runs the hooks it lists",
+    ),
+    // Credentials.
     ("**/.netrc", "it holds credentials"),
-    ("**/.npmrc", "it can hold a registry token"),
-    ("**/.pypirc", "it can hold a registry token"),
 ];
 
 /// The decisions for one user, with the globs compiled once.
@@ -225,7 +496,9 @@ pub struct AccessRules {
     broken: Option<String>,
     read: GlobSet,
     write: GlobSet,
-    deny: Vec<(GlobSet, &'static str)>,
+    /// The deny list as one set, and the reason of each glob in the order added.
+    deny: GlobSet,
+    deny_why: Vec<&'static str>,
 }
 
 impl AccessRules {
@@ -246,16 +519,22 @@ impl AccessRules {
         // What one may write one may read.
         let read_and_write: Vec<String> =
             grants.read.iter().chain(&grants.write).cloned().collect();
-        let deny = DENY_LIST
-            .iter()
-            .map(|(g, why)| (set_of(&[(*g).to_string()]), *why))
-            .collect();
+        let mut deny = GlobSetBuilder::new();
+        let mut deny_why = Vec::new();
+        for (glob, why) in DENY_LIST {
+            if let Ok(g) = glob_of(glob) {
+                deny.add(g);
+                deny_why.push(*why);
+            }
+        }
+        let deny = deny.build().unwrap_or_else(|_| GlobSet::empty());
         AccessRules {
             user: user.to_string(),
             broken: None,
             read: set_of(&read_and_write),
             write: set_of(&grants.write),
             deny,
+            deny_why,
         }
     }
 
@@ -267,7 +546,8 @@ impl AccessRules {
             broken: Some(why),
             read: GlobSet::empty(),
             write: GlobSet::empty(),
-            deny: Vec::new(),
+            deny: GlobSet::empty(),
+            deny_why: Vec::new(),
         }
     }
 
@@ -286,11 +566,13 @@ impl AccessRules {
         // Deny-list matching ignores case: on case-insensitive file systems `.GIT/config` is
         // `.git/config`.
         let lower = path.to_lowercase();
-        if let Some((_, why)) = self
+        let first = self
             .deny
-            .iter()
-            .find(|(set, _)| set.is_match(path) || set.is_match(&lower))
-        {
+            .matches(path)
+            .into_iter()
+            .chain(self.deny.matches(&lower))
+            .min();
+        if let Some(why) = first.and_then(|i| self.deny_why.get(i)) {
             return Access::AskExactPath { why };
         }
         match op {
@@ -386,6 +668,116 @@ read = []
         }
         check("ada@example.com", "src/env.rs", Write, "ask");
         check("ada@example.com", ".vscode/extensions.json", Write, "ask");
+    }
+
+    /// Issue 14 class 6: files that run code without the user asking, in every ecosystem listed,
+    /// at the root and nested, in any case; ordinary project files (which a build runs when the
+    /// user builds) stay writable after the usual question.
+    #[test]
+    fn files_that_run_code_are_protected_and_project_files_are_not() {
+        use Operation::*;
+        for path in [
+            ".git",
+            "vendor/lib/.git",
+            ".gitmodules",
+            ".githooks/pre-commit",
+            ".pre-commit-config.yaml",
+            ".husky/pre-commit",
+            "lefthook.yml",
+            ".vscode/launch.json",
+            "app.code-workspace",
+            ".idea/workspace.xml",
+            ".idea/runConfigurations/Run.xml",
+            ".exrc",
+            ".nvim.lua",
+            ".nvimrc",
+            ".helix/languages.toml",
+            ".helix/config.toml",
+            ".zed/settings.json",
+            ".zed/tasks.json",
+            ".dir-locals.el",
+            ".zshenv",
+            ".cargo/config.toml",
+            ".cargo/config",
+            "crates/x/.cargo/config.toml",
+            ".cargo/credentials.toml",
+            "rust-toolchain.toml",
+            "rust-toolchain",
+            ".yarnrc",
+            ".yarnrc.yml",
+            ".pnpmfile.cjs",
+            "bunfig.toml",
+            "sitecustomize.py",
+            "usercustomize.py",
+            ".venv/lib/python3.12/site-packages/evil.pth",
+            ".venv/pip.conf",
+            "uv.toml",
+            ".pdbrc",
+            ".pylintrc",
+            ".bundle/config",
+            ".irbrc",
+            "gradle/wrapper/gradle-wrapper.properties",
+            ".mvn/wrapper/maven-wrapper.properties",
+            ".mvn/jvm.config",
+            "NuGet.Config",
+            "mise.toml",
+            ".mise.toml",
+            "mise.local.toml",
+            ".config/mise/config.toml",
+            ".github/workflows/ci.yml",
+            ".github/workflows/nested/release.yaml",
+            ".github/actions/setup/action.yml",
+            ".gitlab-ci.yml",
+            ".circleci/config.yml",
+            "Jenkinsfile",
+            "JENKINSFILE",
+            ".travis.yml",
+            "azure-pipelines.yml",
+            ".buildkite/pipeline.yml",
+            "bitbucket-pipelines.yml",
+            ".drone.yml",
+            ".devcontainer/devcontainer.json",
+            ".devcontainer.json",
+            ".mcp.json",
+            ".claude/settings.json",
+        ] {
+            check("ada@example.com", path, Write, "exact");
+            check("ada@example.com", path, Read, "exact");
+        }
+        for path in [
+            "build.rs",
+            "Makefile",
+            "package.json",
+            "pyproject.toml",
+            "setup.py",
+            "conftest.py",
+            "Dockerfile",
+            "src/main.rs",
+            "models/weights.pth",
+            ".github/dependabot.yml",
+            ".github/CODEOWNERS",
+            ".gitignore",
+            ".gitattributes",
+            ".tool-versions",
+            ".editorconfig",
+            ".vscode/extensions.json",
+            "docs/git.md",
+            "src/.github.rs",
+        ] {
+            check("ada@example.com", path, Write, "ask");
+        }
+    }
+
+    /// Every entry of the deny list compiles, is lower-case (paths are also matched
+    /// lower-cased), and says why in words the user reads.
+    #[test]
+    fn every_deny_entry_is_a_lower_case_glob_with_a_reason() {
+        for (glob, why) in DENY_LIST {
+            assert!(glob_of(glob).is_ok(), "{glob}");
+            assert_eq!(*glob, glob.to_lowercase(), "{glob} is not lower-case");
+            assert!(glob.starts_with("**/"), "{glob} must match at any depth");
+            assert!(why.len() > 10 && !why.ends_with('.'), "{glob}: {why}");
+        }
     }
 
     #[test]
