@@ -7,6 +7,7 @@ mod api;
 mod attacks;
 mod bench;
 mod cli;
+mod git_escapes;
 mod helix;
 mod lsp_robustness;
 mod lsp_runs;
