@@ -1057,3 +1057,42 @@ async fn withheld_files_leak_no_blob_id_or_counts() {
         assert!(!out.contains("PIN="), "{out}");
     }
 }
+
+/// A rename pairs files by likeness of contents, so a pair of a readable and a withheld file is
+/// not shown as one: `git_show` lists a deletion and an addition, and `git_file_history` does
+/// not follow the rename into the withheld file.
+#[tokio::test]
+async fn a_rename_between_readable_and_withheld_files_is_not_paired() {
+    use cairn_workspace::{AccessRules, ExactApprovals};
+    let f = Fixture::new();
+    let body = "PIN=4821\nHOST=db.internal\nPORT=5432\nUSER=ada\nMODE=prod\n";
+    f.write(".env", body);
+    f.commit_all("secret");
+    fs::remove_file(f.dir.path().join(".env")).unwrap();
+    f.write("notes.txt", body);
+    f.commit_all("moved");
+    let ws = Workspace::new(vec![f.dir.path().to_path_buf()])
+        .unwrap()
+        .with_access(
+            |_| AccessRules::new("ada@example.com", None, None),
+            ExactApprovals::new(),
+        );
+    let tools = GitTools::new(Arc::new(ws));
+    let show = ok(call(&tools, "git_show", json!({})).await);
+    assert!(
+        !show.contains("rename") && !show.contains("similarity"),
+        "{show}"
+    );
+    assert!(show.contains("it was deleted"), "{show}");
+    assert!(show.contains(" .env | withheld"), "{show}");
+    assert!(!show.contains("PIN"), "{show}");
+    let history = ok(call(&tools, "git_file_history", json!({"path": "notes.txt"})).await);
+    assert!(!history.contains(".env"), "{history}");
+    assert_eq!(history.lines().count(), 1, "{history}");
+    // With both files readable (no rules), the rename is followed as before.
+    let open = GitTools::new(Arc::new(
+        Workspace::new(vec![f.dir.path().to_path_buf()]).unwrap(),
+    ));
+    let history = ok(call(&open, "git_file_history", json!({"path": "notes.txt"})).await);
+    assert!(history.contains("(renamed from .env)"), "{history}");
+}

@@ -40,7 +40,7 @@ const MAX_ALTERNATES_BYTES: u64 = 64 * 1024;
 pub(crate) enum RepoEscape {
     /// A location (named in a pointer file, a config key or a symlink) lies outside every root.
     #[error(
-        "refused: the repository's {what}{} is {}, outside the workspace; the git tools only use a repository whose git data lies entirely inside the workspace (use git in a terminal for this one)",
+        "refused: the repository's {what}{} is {}, outside the workspace; the git tools only use a repository whose git data lies entirely inside the workspace (add the folder that holds it to the workspace, or use git in a terminal)",
         named_in(via),
         target.display()
     )]

@@ -230,7 +230,7 @@ pub(crate) fn render_patch(ws: &Workspace, r: &Repo, diff: &Diff<'_>) -> GitResu
     let printed = diff.print(DiffFormat::Patch, |delta, _, line| {
         if hidden(ws, r, &delta) {
             if line.origin() == 'F' {
-                out.push_str(&withheld_header(&delta));
+                out.push_str(&withheld_header(ws, r, &delta));
             }
             return true;
         }
@@ -259,23 +259,52 @@ fn hidden(ws: &Workspace, r: &Repo, delta: &git2::DiffDelta<'_>) -> bool {
 }
 
 /// The header of a withheld file's change: paths and the kind of change, nothing from contents.
-fn withheld_header(delta: &git2::DiffDelta<'_>) -> String {
+/// A rename or copy pairs two files because their contents are alike; when one side is
+/// readable the pair would say how alike, so it is shown as a deletion and an addition instead.
+fn withheld_header(ws: &Workspace, r: &Repo, delta: &git2::DiffDelta<'_>) -> String {
+    let (old, new) = paths_of(delta);
+    let one = |path: &str, kind: &str| {
+        format!(
+            "diff --git a/{path} b/{path}\n[changes withheld: you may not read this file, or it is protected; it was {kind}]\n"
+        )
+    };
+    match delta.status() {
+        git2::Delta::Renamed | git2::Delta::Copied if !pair_hidden(ws, r, delta) => {
+            let mut out = String::new();
+            if delta.status() == git2::Delta::Renamed {
+                out.push_str(&one(&old, "deleted"));
+            }
+            out.push_str(&one(&new, "added"));
+            out
+        }
+        git2::Delta::Renamed => format!(
+            "diff --git a/{old} b/{new}\n[changes withheld: you may not read this file, or it is protected; it was renamed from {old}]\n"
+        ),
+        git2::Delta::Copied => format!(
+            "diff --git a/{old} b/{new}\n[changes withheld: you may not read this file, or it is protected; it was copied from {old}]\n"
+        ),
+        git2::Delta::Added => one(&new, "added"),
+        git2::Delta::Deleted => one(&old, "deleted"),
+        _ => one(&new, "changed"),
+    }
+}
+
+/// The old and new paths of `delta`, as text.
+fn paths_of(delta: &git2::DiffDelta<'_>) -> (String, String) {
     let name = |f: git2::DiffFile<'_>| {
         f.path()
             .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or_default()
     };
-    let (old, new) = (name(delta.old_file()), name(delta.new_file()));
-    let kind = match delta.status() {
-        git2::Delta::Added => "added".to_owned(),
-        git2::Delta::Deleted => "deleted".to_owned(),
-        git2::Delta::Renamed => format!("renamed from {old}"),
-        git2::Delta::Copied => format!("copied from {old}"),
-        _ => "changed".to_owned(),
-    };
-    format!(
-        "diff --git a/{old} b/{new}\n[changes withheld: you may not read this file, or it is protected; it was {kind}]\n"
-    )
+    (name(delta.old_file()), name(delta.new_file()))
+}
+
+/// Whether both sides of `delta` are files the user may not read.
+fn pair_hidden(ws: &Workspace, r: &Repo, delta: &git2::DiffDelta<'_>) -> bool {
+    [delta.old_file().path(), delta.new_file().path()]
+        .into_iter()
+        .flatten()
+        .all(|p| !r.may_read(ws, p))
 }
 
 /// `git show --stat`-like lines: per file the lines added and removed, and a total; a file the
@@ -292,8 +321,15 @@ fn stat_lines(ws: &Workspace, r: &Repo, diff: &Diff<'_>) -> GitResult {
             .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or_default();
         if hidden(ws, r, &delta) {
-            withheld += 1;
-            let _ = writeln!(out, " {path} | withheld");
+            let (old, new) = paths_of(&delta);
+            // A rename pairing a readable file with a withheld one is listed as two files.
+            let mixed = matches!(delta.status(), git2::Delta::Renamed)
+                && old != new
+                && !pair_hidden(ws, r, &delta);
+            for p in if mixed { vec![old, new] } else { vec![path] } {
+                withheld += 1;
+                let _ = writeln!(out, " {p} | withheld");
+            }
             continue;
         }
         files += 1;
@@ -893,7 +929,12 @@ fn file_history_impl(ws: &Workspace, args: FileHistoryArgs) -> GitResult {
             diff.find_similar(Some(DiffFindOptions::new().renames(true)))?;
             for delta in diff.deltas() {
                 let new = delta.new_file().path().and_then(Path::to_str);
-                if delta.status() == git2::Delta::Renamed && new == Some(current.as_str()) {
+                // A rename is found by likeness of contents; followed only when the user may
+                // read both files, or it would say how alike a withheld file is to another.
+                if delta.status() == git2::Delta::Renamed
+                    && new == Some(current.as_str())
+                    && !hidden(ws, &r, &delta)
+                {
                     renamed_from = delta
                         .old_file()
                         .path()
