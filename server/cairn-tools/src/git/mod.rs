@@ -268,8 +268,16 @@ pub(crate) fn open(ws: &Workspace, repo_path: Option<&str>) -> Result<Repo, Fail
     refuse_dash("repo_path", requested)?;
     let start = ws.resolve(requested).map_err(|e| Fail(e.to_string()))?;
     // Without OPEN_FROM_ENV libgit2 reads no GIT_* variable; the ceiling stops the search at the
-    // root, so no repository above the workspace is even opened.
-    let ceiling: Vec<&Path> = start.root().parent().into_iter().collect();
+    // outermost root holding the start, so no repository above the workspace is even opened.
+    let outermost = ws
+        .roots()
+        .iter()
+        .filter(|root| start.as_path().starts_with(root))
+        .min_by_key(|root| root.components().count());
+    let ceiling: Vec<&Path> = outermost
+        .and_then(|root| root.parent())
+        .into_iter()
+        .collect();
     let repo = Repository::open_ext(start.as_path(), git2::RepositoryOpenFlags::empty(), ceiling)
         .map_err(|e| {
         Fail(format!(
