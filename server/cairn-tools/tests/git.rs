@@ -1096,3 +1096,75 @@ async fn a_rename_between_readable_and_withheld_files_is_not_paired() {
     let history = ok(call(&open, "git_file_history", json!({"path": "notes.txt"})).await);
     assert!(history.contains("(renamed from .env)"), "{history}");
 }
+
+/// Issue 14 class 7, as a property: whatever a protected file holds (text or binary, any size,
+/// renamed or not), no diff or `git_show` shows its blob ids or its contents' line counts.
+#[test]
+fn fuzz_withheld_files_show_no_blob_id() {
+    use cairn_workspace::{AccessRules, ExactApprovals};
+    use proptest::prelude::*;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let contents = || {
+        prop_oneof![
+            "[a-zA-Z0-9=\n ]{0,200}".prop_map(String::into_bytes),
+            proptest::collection::vec(any::<u8>(), 0..300),
+        ]
+    };
+    let strategy = (contents(), contents(), contents(), any::<bool>());
+    // One repository for every case: each case commits on top of the last.
+    let f = Fixture::new();
+    let ws = Workspace::new(vec![f.dir.path().to_path_buf()])
+        .unwrap()
+        .with_access(
+            |_| AccessRules::new("ada@example.com", None, None),
+            ExactApprovals::new(),
+        );
+    let tools = GitTools::new(Arc::new(ws));
+    cairn_test_support::fuzz::check(
+        "withheld files show no blob id",
+        strategy,
+        |(first, second, working, rename)| {
+            let _ = fs::remove_file(f.dir.path().join("key.pem"));
+            let write = |rel: &str, bytes: &[u8]| {
+                fs::write(f.dir.path().join(rel), bytes).unwrap();
+            };
+            write(".env", &first);
+            write("README.md", "readable\n".as_bytes());
+            f.commit_all("first");
+            if rename {
+                fs::remove_file(f.dir.path().join(".env")).unwrap();
+                write("key.pem", &second);
+            } else {
+                write(".env", &second);
+            }
+            // The readable file changes in every second commit.
+            write("README.md", "still readable\n".as_bytes());
+            f.commit_all("second");
+            write(".env", &working);
+            let blobs: Vec<String> = [&first, &second, &working]
+                .iter()
+                .map(|b| {
+                    git2::Oid::hash_object(git2::ObjectType::Blob, b)
+                        .unwrap()
+                        .to_string()
+                })
+                .collect();
+            for (name, args) in [("git_show", json!({})), ("git_diff", json!({}))] {
+                let (failed, out) = rt.block_on(call(&tools, name, args.clone()));
+                prop_assert!(!failed, "{} {}: {}", name, args, out);
+                for blob in &blobs {
+                    prop_assert!(!out.contains(&blob[..7]), "{} {}: {}", name, args, out);
+                }
+                prop_assert!(!out.contains("similarity"), "{}", out);
+                // The readable file's change still shows.
+                if name == "git_show" {
+                    prop_assert!(out.contains("+still readable"), "{}", out);
+                }
+            }
+            Ok(())
+        },
+    );
+}
