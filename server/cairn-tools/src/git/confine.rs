@@ -103,8 +103,9 @@ pub(crate) fn confine(ws: &Workspace, repo: &Repository) -> Result<(), RepoEscap
     config_paths(ws, repo, &gitdir, &common)
 }
 
-/// `path` canonicalised as far as it exists, the rest appended with `.` and `..` resolved, so a
-/// location that does not exist yet is judged by where it would be created.
+/// `path` canonicalised as far as it exists, the rest appended with `.` and `..` resolved (and
+/// canonicalised again wherever that leads back to something existing), so a location that does
+/// not exist yet is judged by where it would be created.
 pub(crate) fn located(path: &Path) -> PathBuf {
     let mut existing = path.to_path_buf();
     let mut rest: Vec<std::ffi::OsString> = Vec::new();
@@ -118,6 +119,10 @@ pub(crate) fn located(path: &Path) -> PathBuf {
                     }
                     Some(Component::CurDir) | None => {}
                     Some(_) => out.push(part),
+                }
+                // After a `..` the path can be back among existing entries, symlinks included.
+                if let Ok(c) = out.canonicalize() {
+                    out = c;
                 }
             }
             return out;
@@ -333,5 +338,46 @@ mod tests {
         assert_eq!(located(&real.join("a/up/a")), real.join("a"));
         assert_eq!(located(&real.join("a/missing/../b")), real.join("a/b"));
         assert_eq!(located(&real.join("a/up/missing")), real.join("missing"));
+    }
+
+    /// Whatever the spelling (`.`, `..`, symlinks in and out of the tree, parts that do not
+    /// exist yet), `located` names the place the path leads to once it exists: creating it and
+    /// canonicalising gives the same path, so "inside a root" is judged on where git2 would land.
+    #[test]
+    fn fuzz_located_is_where_the_path_lands() {
+        use proptest::prelude::*;
+        let part = prop_oneof![
+            Just("."),
+            Just(".."),
+            Just("a"),
+            Just("b"),
+            Just("up"),
+            Just("out"),
+            Just("new1"),
+            Just("new2"),
+        ];
+        let strategy = proptest::collection::vec(part, 1..8);
+        cairn_test_support::fuzz::check("located is where the path lands", strategy, |parts| {
+            let dir = tempfile::tempdir().unwrap();
+            let top = dir.path().canonicalize().unwrap();
+            let root = top.join("root");
+            std::fs::create_dir_all(root.join("a/b")).unwrap();
+            std::fs::create_dir_all(top.join("outside")).unwrap();
+            std::os::unix::fs::symlink(&root, root.join("a/up")).unwrap();
+            std::os::unix::fs::symlink(top.join("outside"), root.join("a/out")).unwrap();
+            std::os::unix::fs::symlink("../outside", root.join("out")).unwrap();
+            let mut spelled = root.join("a");
+            for p in &parts {
+                spelled.push(p);
+            }
+            let expected = located(&spelled);
+            // Create what is missing, as git would (`create_dir_all` resolves `..` the way
+            // the kernel does, after the symlinks before it).
+            if std::fs::create_dir_all(&spelled).is_ok() {
+                let landed = spelled.canonicalize().unwrap();
+                prop_assert_eq!(&expected, &landed, "{:?}", parts);
+            }
+            Ok(())
+        });
     }
 }
