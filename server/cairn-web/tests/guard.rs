@@ -894,7 +894,10 @@ async fn a_secret_goes_only_to_its_bound_host() {
     );
     let seen = body_of(&g, basic).await;
     // base64("me:tok-123")
-    assert!(echo.last_head().contains("authorization: basic bwu6dg9rlteymw=="));
+    assert!(
+        echo.last_head()
+            .contains("authorization: basic bwu6dg9rlteymw==")
+    );
     assert!(seen.contains("authorization: [redacted:github]"), "{seen}");
 
     // In the query: sent, but neither the URL reported back nor the echo carries it.
@@ -905,8 +908,14 @@ async fn a_secret_goes_only_to_its_bound_host() {
         Err(e) => panic!("query: {e}"),
     };
     let seen = String::from_utf8_lossy(&response.body).into_owned();
-    assert!(echo.last_head().starts_with("get /user?page=2&key=tok-123 "));
-    assert!(seen.starts_with("GET /user?page=2&key=[REDACTED:github] "), "{seen}");
+    assert!(
+        echo.last_head()
+            .starts_with("get /user?page=2&key=tok-123 ")
+    );
+    assert!(
+        seen.starts_with("GET /user?page=2&key=[REDACTED:github] "),
+        "{seen}"
+    );
     assert!(!response.final_url.as_str().contains("tok-123"));
 
     // Another host: refused before any connection.
@@ -987,7 +996,10 @@ async fn a_credential_echoed_back_in_any_encoding_is_scrubbed() {
         Ok(r) => r,
         Err(e) => panic!("fetch: {e}"),
     };
-    assert!(echo.last_head().contains("authorization: basic bwu6dg9rlteymw=="));
+    assert!(
+        echo.last_head()
+            .contains("authorization: basic bwu6dg9rlteymw==")
+    );
     let seen = String::from_utf8_lossy(&response.body).into_owned();
     assert_eq!(seen, vec!["[REDACTED:github]"; ECHOES.len()].join(" | "));
     assert_eq!(
