@@ -221,3 +221,75 @@ fn a_credential_echoed_back_encoded_never_reaches_the_model() {
         assert!(!shown.contains(ECHOED), "{shown}");
     }
 }
+
+/// A vault value in a download, in the encodings of [`ECHOES`] (for [`VALUE`], from Python 3:
+/// every character as `\uXXXX`, `base64.b64encode(b'user:' + V)`, every character as `&#N;`,
+/// `V.upper()`, `V` split by `\n`), is not written into the workspace: the file has markers in
+/// its place, the rest as it was, and the result says so.
+#[test]
+fn a_vault_value_in_a_download_is_not_written_to_the_file() {
+    let forms = [
+        "\\u0054\\u0072\\u0030\\u0075\\u0062\\u0034\\u0064\\u006f\\u0072\\u002d\\u0065\\u0032\\u0065\\u002d\\u0076\\u0061\\u0075\\u006c\\u0074\\u002d\\u0076\\u0061\\u006c\\u0075\\u0065",
+        "dXNlcjpUcjB1YjRkb3ItZTJlLXZhdWx0LXZhbHVl",
+        "&#84;&#114;&#48;&#117;&#98;&#52;&#100;&#111;&#114;&#45;&#101;&#50;&#101;&#45;&#118;&#97;&#117;&#108;&#116;&#45;&#118;&#97;&#108;&#117;&#101;",
+        "TR0UB4DOR-E2E-VAULT-VALUE",
+        "Tr0ub4dor-e2e-\nvault-value",
+    ];
+    let page: String = forms.iter().map(|f| format!("config: {f}\n")).collect();
+    let server_page = page.clone();
+    let stub = HttpStub::start(move |_| StubReply::Status(200, vec![], server_page.clone()));
+    let url = stub.url("/config.txt");
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::tool_call("web_download", json!({"url": url, "path": "config.txt"})),
+            Reply::text("Saved."),
+        ],
+    );
+    vault_set(&sb, "deploy_token", "example.com", VALUE);
+    let ws = sb.ws();
+    let out = sb.run(
+        &[
+            "chat",
+            "-w",
+            ws.to_str().unwrap(),
+            "--agent",
+            "--yes",
+            "download the config",
+        ],
+        &[("CAIRN_WEB__ALLOW_LOOPBACK", "true")],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), "Saved.");
+    let saved = sb.read("config.txt");
+    let want: String = [
+        "[REDACTED:deploy_token]",
+        "dXNlcj[REDACTED:deploy_token]",
+        "[REDACTED:deploy_token]",
+        "[REDACTED:deploy_token]",
+        "[REDACTED:deploy_token]",
+    ]
+    .iter()
+    .map(|f| format!("config: {f}\n"))
+    .collect();
+    assert_eq!(saved, want);
+    for form in forms {
+        assert!(!saved.contains(form), "{form} was written");
+    }
+    let requests = sb.model.requests();
+    let result = tool_results(&requests[1].body).join("\n");
+    assert!(
+        result.contains("saved config.txt") && result.contains("carried a secret from your vault"),
+        "{result}"
+    );
+    for r in &requests {
+        assert!(
+            !r.body
+                .to_string()
+                .to_ascii_lowercase()
+                .contains("tr0ub4dor-e2e"),
+            "{}",
+            r.body
+        );
+    }
+}

@@ -573,7 +573,10 @@ fn scrub(mut response: WebResponse, sent: &[(String, String)]) -> WebResponse {
     let (body, count) = redactor.redact_values(&response.body);
     if count > 0 {
         let body = body.into_owned();
-        tracing::info!(count, "web guard: a credential it sent came back in the body; redacted");
+        tracing::info!(
+            count,
+            "web guard: a credential it sent came back in the body; redacted"
+        );
         response.body = body;
     }
     for value in response.headers.values_mut() {
