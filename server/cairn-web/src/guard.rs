@@ -570,24 +570,21 @@ fn scrub(mut response: WebResponse, sent: &[(String, String)]) -> WebResponse {
         return response;
     }
     let redactor = cairn_vault::Redactor::new(sent.to_vec());
-    let (body, count) = redactor.redact_values(&response.body);
+    let (body, mut count) = redactor.redact_values(&response.body);
     if count > 0 {
-        let body = body.into_owned();
-        tracing::info!(
-            count,
-            "web guard: a credential it sent came back in the body; redacted"
-        );
-        response.body = body;
+        response.body = body.into_owned();
     }
     for value in response.headers.values_mut() {
-        let (redacted, count) = redactor.redact_values(value.as_bytes());
-        if count > 0 {
+        let (redacted, n) = redactor.redact_values(value.as_bytes());
+        if n > 0 {
+            count += n;
             *value = HeaderValue::from_bytes(&redacted)
                 .unwrap_or_else(|_| HeaderValue::from_static("[REDACTED]"));
         }
     }
-    let (url, count) = redactor.redact_values(response.final_url.as_str().as_bytes());
-    if count > 0 {
+    let (url, n) = redactor.redact_values(response.final_url.as_str().as_bytes());
+    if n > 0 {
+        count += n;
         let text = String::from_utf8_lossy(&url);
         response.final_url = Url::parse(&text).unwrap_or_else(|_| {
             let mut bare = response.final_url.clone();
@@ -595,6 +592,14 @@ fn scrub(mut response: WebResponse, sent: &[(String, String)]) -> WebResponse {
             bare.set_fragment(None);
             bare
         });
+    }
+    if count > 0 {
+        // Where and how many, never what.
+        tracing::info!(
+            category = "web_response",
+            count,
+            "a credential the web guard sent came back in the response; redacted"
+        );
     }
     response
 }
