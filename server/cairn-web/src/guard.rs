@@ -560,6 +560,10 @@ impl WebGuard {
     }
 }
 
+/// The longest any encoding the redactor knows writes one byte of a value (`&#x10FFFF;` for a
+/// four-byte character is 10, so 10 per byte is more than enough).
+const MAX_ESCAPE_PER_BYTE: usize = 10;
+
 /// `response` with what the guard sent (`(secret name, value)`: the secret, the header value
 /// it composed, a Basic pair) replaced by `[REDACTED:name]` in the body, the header values
 /// and the final URL, in any encoding the redactor knows: a server echoing a credential must
@@ -573,6 +577,20 @@ fn scrub(mut response: WebResponse, sent: &[(String, String)]) -> WebResponse {
     let (body, mut count) = redactor.redact_values(&response.body);
     if count > 0 {
         response.body = body.into_owned();
+    }
+    // A body cut at the size cap may end in the first part of an echo, too short to be
+    // recognised: its last bytes, as many as the longest encoding of what was sent could take
+    // (an HTML reference per byte), go too. It is marked truncated either way.
+    if response.truncated {
+        let longest = sent.iter().map(|(_, v)| v.len()).max().unwrap_or(0);
+        let keep = response
+            .body
+            .len()
+            .saturating_sub(MAX_ESCAPE_PER_BYTE * longest);
+        if keep < response.body.len() {
+            response.body.truncate(keep);
+            count += 1;
+        }
     }
     for value in response.headers.values_mut() {
         let (redacted, n) = redactor.redact_values(value.as_bytes());

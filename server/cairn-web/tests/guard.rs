@@ -1038,3 +1038,36 @@ async fn a_redirect_carrying_the_credential_elsewhere_is_refused() {
     assert_eq!(hop.hits(), 1);
     assert_eq!(evil.hits(), 0, "the credential went to another host");
 }
+
+// A body cut at the size cap in the middle of an echo does not end in its first part.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_echo_cut_at_the_size_cap_leaves_no_part_of_the_credential() {
+    // 1,000 bytes of padding, then the value JSON-escaped character by character (from
+    // Python 3: ''.join('\\u%04x' % ord(c) for c in 'tok-123')), cut after its fourth escape.
+    let body = format!(
+        "{}\\u0074\\u006f\\u006b\\u002d\\u0031\\u0032\\u0033 more",
+        "x".repeat(1000)
+    );
+    let echo = Server::start(move |_| Reply::Text(200, vec![], body.clone())).await;
+    let port = echo.addr.port();
+    let script = Arc::new(Script::default().with("api.test", &[&["127.0.0.1"]]));
+    let config = GuardConfig {
+        max_bytes: 1000 + 4 * 6,
+        ..loopback_ok()
+    };
+    let g = scripted(config, script)
+        .with_credentials(Arc::new(Bound(vec![("github", "tok-123", "api.test")])));
+    let request = WebRequest::get(format!("http://api.test:{port}/user"))
+        .with_credential(cairn_web::CredentialUse::bearer("github"));
+    let response = match g.fetch(request).await {
+        Ok(r) => r,
+        Err(e) => panic!("fetch: {e}"),
+    };
+    assert!(response.truncated);
+    let seen = String::from_utf8_lossy(&response.body).into_owned();
+    assert!(!seen.contains("\\u0074"), "{seen}");
+    assert!(seen.chars().all(|c| c == 'x'), "{seen}");
+    // Only as much as an encoding of the longest thing sent (the header value) could take
+    // went, beyond the cap's cut.
+    assert_eq!(response.body.len(), 1000 + 4 * 6 - 10 * "Bearer tok-123".len());
+}
