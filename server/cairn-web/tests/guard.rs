@@ -1069,5 +1069,8 @@ async fn an_echo_cut_at_the_size_cap_leaves_no_part_of_the_credential() {
     assert!(seen.chars().all(|c| c == 'x'), "{seen}");
     // Only as much as an encoding of the longest thing sent (the header value) could take
     // went, beyond the cap's cut.
-    assert_eq!(response.body.len(), 1000 + 4 * 6 - 10 * "Bearer tok-123".len());
+    assert_eq!(
+        response.body.len(),
+        1000 + 4 * 6 - 10 * "Bearer tok-123".len()
+    );
 }
