@@ -287,7 +287,8 @@ const TOKEN: &str = "ghp-e2e-D1-0123456789abcdef";
 /// D1, D2 and D3: the agent uses a GitHub token through the API tool; the API echoes the
 /// `Authorization` header back, the agent tries to read the vault's files; with trace logging
 /// on, the token appears in no model request, no log line and no terminal output, in any form.
-/// One log line records the redaction by category and count.
+/// One log line records the redaction by category and count (the guard's: it scrubs what it
+/// sent from the response before the tool reads it).
 #[test]
 fn d1_a_secret_never_reaches_the_model_in_any_form() {
     let api = HttpStub::start(|_| StubReply::Echo);
@@ -344,8 +345,10 @@ fn d1_a_secret_never_reaches_the_model_in_any_form() {
     haystacks.push(("the log", stderr.clone()));
     haystacks.push(("the terminal", text(&out.stdout)));
     assert_nowhere(TOKEN, &haystacks);
+    // The guard takes what it sent out of the echo before the tool sees it, and logs that.
     assert!(
-        stderr.contains("redacted secrets before the model") && stderr.contains("tool_result"),
+        stderr.contains("a credential the web guard sent came back in the response; redacted")
+            && stderr.contains("web_response"),
         "no redaction event was logged"
     );
 }

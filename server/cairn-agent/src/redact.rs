@@ -5,6 +5,17 @@
 /// Replaces secrets in text with `[REDACTED:name]` markers.
 pub trait Redact: Send + Sync {
     fn redact(&self, text: &str) -> String;
+
+    /// Bytes bound for a workspace file (a download): every secret's value replaced with
+    /// `[REDACTED:name]`, in whatever encoding it is in, the rest byte for byte; `None` when
+    /// nothing was replaced. Credential patterns are not applied to files: an `API_KEY=` line
+    /// in a downloaded file is the user's data, not a secret cairn holds. The default redacts
+    /// text as [`Redact::redact`] does and leaves other bytes alone.
+    fn redact_file(&self, bytes: &[u8]) -> Option<Vec<u8>> {
+        let text = std::str::from_utf8(bytes).ok()?;
+        let out = self.redact(text);
+        (out != text).then(|| out.into_bytes())
+    }
 }
 
 /// `value` with every string in it (keys stay) through `redactor`.

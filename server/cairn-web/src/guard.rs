@@ -353,6 +353,8 @@ impl WebGuard {
             ..
         } = request;
         let mut hop = 0;
+        // What the guard attached, named by its secret: it must not come back (see `scrub`).
+        let mut sent: Vec<(String, String)> = Vec::new();
         // (from, location) of the redirect that led to `url`, so a refusal names the hop.
         let mut came_from: Option<(String, String)> = None;
         loop {
@@ -368,7 +370,7 @@ impl WebGuard {
             tracing::debug!(%url, ?addrs, hop, "web guard: sending");
             let client = self.client_for(&url, &addrs).await?;
             let (send_url, send_headers) =
-                self.attach(credential.as_ref(), &url, &headers, hop == 0)?;
+                self.attach(credential.as_ref(), &url, &headers, hop == 0, &mut sent)?;
             let mut builder = client
                 .request(method.clone(), send_url)
                 .headers(send_headers);
@@ -388,7 +390,8 @@ impl WebGuard {
                 .flatten()
                 .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
             let Some(location) = location else {
-                return self.read(response, url, hop).await;
+                let response = self.read(response, url, hop).await?;
+                return Ok(scrub(response, &sent));
             };
             drop(response);
             if hop >= self.config.max_redirects {
@@ -417,6 +420,23 @@ impl WebGuard {
                 headers.remove(header::CONTENT_TYPE);
                 headers.remove(header::CONTENT_LENGTH);
             }
+            // A credential echoed into the address of another origin would be sent there in
+            // the URL: refused, naming the target without it.
+            if next.origin() != url.origin()
+                && let Some((secret, shown)) = carried(&sent, next.as_str())
+            {
+                return Err(WebError::RedirectRefused {
+                    hop,
+                    from: url.to_string(),
+                    location: shown.clone(),
+                    source: Box::new(WebError::CredentialRefused {
+                        url: shown,
+                        secret,
+                        host: next.host_str().map(normalise_host).unwrap_or_default(),
+                        reason: "the redirect's address carries the credential the guard sent to the previous host".into(),
+                    }),
+                });
+            }
             // Credentials meant for one origin must not follow a redirect to another.
             if next.origin() != url.origin() {
                 headers.remove(header::AUTHORIZATION);
@@ -436,6 +456,7 @@ impl WebGuard {
         url: &Url,
         headers: &HeaderMap,
         first_hop: bool,
+        sent: &mut Vec<(String, String)>,
     ) -> Result<(Url, HeaderMap), WebError> {
         let mut url_out = url.clone();
         let mut headers_out = headers.clone();
@@ -464,10 +485,16 @@ impl WebGuard {
             host: host.clone(),
             reason: format!("{what} is not a valid header value"),
         };
-        let mut sensitive = |name: header::HeaderName, value: String| {
+        let name = &credential.secret;
+        sent.push((name.clone(), secret.expose().to_string()));
+        if let Placement::Basic { username } = &credential.placement {
+            sent.push((name.clone(), format!("{username}:{}", secret.expose())));
+        }
+        let mut sensitive = |header_name: header::HeaderName, value: String| {
+            sent.push((name.clone(), value.clone()));
             let mut value = HeaderValue::from_str(&value).map_err(|_| invalid("its value"))?;
             value.set_sensitive(true);
-            headers_out.insert(name, value);
+            headers_out.insert(header_name, value);
             Ok::<(), WebError>(())
         };
         match &credential.placement {
@@ -531,4 +558,78 @@ impl WebGuard {
             redirects,
         })
     }
+}
+
+/// The longest any encoding the redactor knows writes one byte of a value (`&#x10FFFF;` for a
+/// four-byte character is 10, so 10 per byte is more than enough).
+const MAX_ESCAPE_PER_BYTE: usize = 10;
+
+/// `response` with what the guard sent (`(secret name, value)`: the secret, the header value
+/// it composed, a Basic pair) replaced by `[REDACTED:name]` in the body, the header values
+/// and the final URL, in any encoding the redactor knows: a server echoing a credential must
+/// not hand it to the tool, whatever the tool does with the body next (shows a page of it,
+/// converts it, writes it to a file).
+fn scrub(mut response: WebResponse, sent: &[(String, String)]) -> WebResponse {
+    if sent.is_empty() {
+        return response;
+    }
+    let redactor = cairn_vault::Redactor::new(sent.to_vec());
+    let (body, mut count) = redactor.redact_values(&response.body);
+    if count > 0 {
+        response.body = body.into_owned();
+    }
+    // A body cut at the size cap may end in the first part of an echo, too short to be
+    // recognised: its last bytes, as many as the longest encoding of what was sent could take
+    // (an HTML reference per byte), go too. It is marked truncated either way.
+    if response.truncated {
+        let longest = sent.iter().map(|(_, v)| v.len()).max().unwrap_or(0);
+        let keep = response
+            .body
+            .len()
+            .saturating_sub(MAX_ESCAPE_PER_BYTE * longest);
+        if keep < response.body.len() {
+            response.body.truncate(keep);
+            count += 1;
+        }
+    }
+    for value in response.headers.values_mut() {
+        let (redacted, n) = redactor.redact_values(value.as_bytes());
+        if n > 0 {
+            count += n;
+            *value = HeaderValue::from_bytes(&redacted)
+                .unwrap_or_else(|_| HeaderValue::from_static("[REDACTED]"));
+        }
+    }
+    let (url, n) = redactor.redact_values(response.final_url.as_str().as_bytes());
+    if n > 0 {
+        count += n;
+        let text = String::from_utf8_lossy(&url);
+        response.final_url = Url::parse(&text).unwrap_or_else(|_| {
+            let mut bare = response.final_url.clone();
+            bare.set_query(None);
+            bare.set_fragment(None);
+            bare
+        });
+    }
+    if count > 0 {
+        // Where and how many, never what.
+        tracing::info!(
+            category = "web_response",
+            count,
+            "a credential the web guard sent came back in the response; redacted"
+        );
+    }
+    response
+}
+
+/// The secret whose sent value `url` carries, and `url` with it redacted.
+fn carried(sent: &[(String, String)], url: &str) -> Option<(String, String)> {
+    for (name, value) in sent {
+        let redactor = cairn_vault::Redactor::new(vec![(name.clone(), value.clone())]);
+        let (shown, count) = redactor.redact_values(url.as_bytes());
+        if count > 0 {
+            return Some((name.clone(), String::from_utf8_lossy(&shown).into_owned()));
+        }
+    }
+    None
 }

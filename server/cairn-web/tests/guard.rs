@@ -76,6 +76,8 @@ enum Reply {
 struct Server {
     addr: SocketAddr,
     hits: Arc<AtomicUsize>,
+    /// The head of every request, as it arrived.
+    heads: Arc<std::sync::Mutex<Vec<String>>>,
     /// Body bytes the server managed to write (for the size cap).
     written: Arc<AtomicUsize>,
 }
@@ -92,20 +94,22 @@ impl Server {
         };
         let hits = Arc::new(AtomicUsize::new(0));
         let written = Arc::new(AtomicUsize::new(0));
+        let heads = Arc::new(std::sync::Mutex::new(Vec::new()));
         let respond = Arc::new(respond);
-        let (h, w) = (hits.clone(), written.clone());
+        let (h, w, seen) = (hits.clone(), written.clone(), heads.clone());
         tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
                 h.fetch_add(1, Ordering::SeqCst);
-                let (respond, w) = (respond.clone(), w.clone());
+                let (respond, w, seen) = (respond.clone(), w.clone(), seen.clone());
                 tokio::spawn(async move {
-                    let _ = handle(stream, &*respond, &w).await;
+                    let _ = handle(stream, &*respond, &w, &seen).await;
                 });
             }
         });
         Self {
             addr,
             hits,
+            heads,
             written,
         }
     }
@@ -117,12 +121,22 @@ impl Server {
     fn hits(&self) -> usize {
         self.hits.load(Ordering::SeqCst)
     }
+
+    /// The last request head that arrived, lower-cased.
+    fn last_head(&self) -> String {
+        let heads = self
+            .heads
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        heads.last().cloned().unwrap_or_default().to_lowercase()
+    }
 }
 
 async fn handle(
     mut stream: TcpStream,
     respond: &(dyn Fn(&str) -> Reply + Send + Sync),
     written: &AtomicUsize,
+    heads: &std::sync::Mutex<Vec<String>>,
 ) -> io::Result<()> {
     let mut head = Vec::new();
     let mut byte = [0u8; 1];
@@ -133,6 +147,10 @@ async fn handle(
         head.push(byte[0]);
     }
     let head = String::from_utf8_lossy(&head);
+    heads
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push(head.to_string());
     let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
     let reply = match respond(&path) {
         Reply::EchoHead => ok(&head),
@@ -855,15 +873,19 @@ async fn a_secret_goes_only_to_its_bound_host() {
         placement,
     };
 
+    // What arrived carries the value; what came back (the head, echoed) does not: the guard
+    // scrubs what it sent from the response.
     let bearer = WebRequest::get(format!("http://api.test:{port}/user"))
         .with_credential(use_github(cairn_web::Placement::Bearer));
     let seen = body_of(&g, bearer).await;
-    assert!(seen.contains("authorization: bearer tok-123"), "{seen}");
+    assert!(echo.last_head().contains("authorization: bearer tok-123"));
+    assert!(seen.contains("authorization: [redacted:github]"), "{seen}");
 
     let header = WebRequest::get(format!("http://api.test:{port}/user"))
         .with_credential(use_github(cairn_web::Placement::Header("X-Api-Key".into())));
     let seen = body_of(&g, header).await;
-    assert!(seen.contains("x-api-key: tok-123"), "{seen}");
+    assert!(echo.last_head().contains("x-api-key: tok-123"));
+    assert!(seen.contains("x-api-key: [redacted:github]"), "{seen}");
 
     let basic = WebRequest::get(format!("http://api.test:{port}/user")).with_credential(
         use_github(cairn_web::Placement::Basic {
@@ -873,11 +895,12 @@ async fn a_secret_goes_only_to_its_bound_host() {
     let seen = body_of(&g, basic).await;
     // base64("me:tok-123")
     assert!(
-        seen.contains("authorization: basic bwu6dg9rlteymw=="),
-        "{seen}"
+        echo.last_head()
+            .contains("authorization: basic bwu6dg9rlteymw==")
     );
+    assert!(seen.contains("authorization: [redacted:github]"), "{seen}");
 
-    // In the query: sent, but the URL reported back does not carry it.
+    // In the query: sent, but neither the URL reported back nor the echo carries it.
     let query = WebRequest::get(format!("http://api.test:{port}/user?page=2"))
         .with_credential(use_github(cairn_web::Placement::Query("key".into())));
     let response = match g.fetch(query).await {
@@ -885,7 +908,14 @@ async fn a_secret_goes_only_to_its_bound_host() {
         Err(e) => panic!("query: {e}"),
     };
     let seen = String::from_utf8_lossy(&response.body).into_owned();
-    assert!(seen.starts_with("GET /user?page=2&key=tok-123 "), "{seen}");
+    assert!(
+        echo.last_head()
+            .starts_with("get /user?page=2&key=tok-123 ")
+    );
+    assert!(
+        seen.starts_with("GET /user?page=2&key=[REDACTED:github] "),
+        "{seen}"
+    );
     assert!(!response.final_url.as_str().contains("tok-123"));
 
     // Another host: refused before any connection.
@@ -928,4 +958,119 @@ async fn a_redirect_to_another_host_loses_the_secret() {
     assert!(seen.starts_with("get /landing"), "{seen}");
     assert!(!seen.contains("tok-123"), "{seen}");
     assert_eq!(hop.hits(), 1);
+}
+
+/// Fixed encodings of what the guard sends for secret `github` = `tok-123` with Basic user
+/// `me`, from Python 3: `base64.b64encode(b'me:tok-123')`, `json.dumps` with every character
+/// as `\uXXXX`, `urllib.parse.quote_plus`, `html.escape`, `.upper()`, and the encoded pair
+/// split by MIME's `\r\n`.
+const ECHOES: [&str; 7] = [
+    "bWU6dG9rLTEyMw==",
+    "\\u0074\\u006f\\u006b\\u002d\\u0031\\u0032\\u0033",
+    "me%3Atok-123",
+    "&#116;&#111;&#107;&#45;&#49;&#50;&#51;",
+    "TOK-123",
+    "bWU6dG9rL\r\nTEyMw==",
+    "tok-\n123",
+];
+
+// A server echoing back what it received, in any encoding, in the body, a header or the final
+// URL, hands the tool none of it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_credential_echoed_back_in_any_encoding_is_scrubbed() {
+    let body = ECHOES.join(" | ");
+    let header = format!("X-Echo: {}", ECHOES[0]);
+    let echo = Server::start(move |_| Reply::Text(200, vec![header.clone()], body.clone())).await;
+    let port = echo.addr.port();
+    let script = Arc::new(Script::default().with("api.test", &[&["127.0.0.1"]]));
+    let g = with_secrets(script);
+    let basic = WebRequest::get(format!("http://api.test:{port}/user")).with_credential(
+        cairn_web::CredentialUse {
+            secret: "github".into(),
+            placement: cairn_web::Placement::Basic {
+                username: "me".into(),
+            },
+        },
+    );
+    let response = match g.fetch(basic).await {
+        Ok(r) => r,
+        Err(e) => panic!("fetch: {e}"),
+    };
+    assert!(
+        echo.last_head()
+            .contains("authorization: basic bwu6dg9rlteymw==")
+    );
+    let seen = String::from_utf8_lossy(&response.body).into_owned();
+    assert_eq!(seen, vec!["[REDACTED:github]"; ECHOES.len()].join(" | "));
+    assert_eq!(
+        response.headers.get("x-echo").map(|v| v.as_bytes()),
+        Some(&b"[REDACTED:github]"[..])
+    );
+}
+
+// A redirect whose address carries the credential to another host is not followed, and the
+// refusal does not repeat the credential.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_redirect_carrying_the_credential_elsewhere_is_refused() {
+    let evil = Server::start(|_| Reply::EchoHead).await;
+    let landing = format!("http://evil.test:{}/steal?k=tok-123", evil.addr.port());
+    let hop = Server::start(move |_| redirect(&landing)).await;
+    let script = Arc::new(
+        Script::default()
+            .with("api.test", &[&["127.0.0.1"]])
+            .with("evil.test", &[&["127.0.0.1"]]),
+    );
+    let g = with_secrets(script);
+    let request = WebRequest::get(format!("http://api.test:{}/go", hop.addr.port()))
+        .with_credential(cairn_web::CredentialUse::bearer("github"));
+    match g.fetch(request).await {
+        Err(e @ WebError::RedirectRefused { .. }) => {
+            let message = e.to_string();
+            assert!(
+                matches!(e.root(), WebError::CredentialRefused { secret, .. } if secret == "github"),
+                "{message}"
+            );
+            assert!(!message.contains("tok-123"), "{message}");
+            assert!(message.contains("carries the credential"), "{message}");
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    assert_eq!(hop.hits(), 1);
+    assert_eq!(evil.hits(), 0, "the credential went to another host");
+}
+
+// A body cut at the size cap in the middle of an echo does not end in its first part.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_echo_cut_at_the_size_cap_leaves_no_part_of_the_credential() {
+    // 1,000 bytes of padding, then the value JSON-escaped character by character (from
+    // Python 3: ''.join('\\u%04x' % ord(c) for c in 'tok-123')), cut after its fourth escape.
+    let body = format!(
+        "{}\\u0074\\u006f\\u006b\\u002d\\u0031\\u0032\\u0033 more",
+        "x".repeat(1000)
+    );
+    let echo = Server::start(move |_| Reply::Text(200, vec![], body.clone())).await;
+    let port = echo.addr.port();
+    let script = Arc::new(Script::default().with("api.test", &[&["127.0.0.1"]]));
+    let config = GuardConfig {
+        max_bytes: 1000 + 4 * 6,
+        ..loopback_ok()
+    };
+    let g = scripted(config, script)
+        .with_credentials(Arc::new(Bound(vec![("github", "tok-123", "api.test")])));
+    let request = WebRequest::get(format!("http://api.test:{port}/user"))
+        .with_credential(cairn_web::CredentialUse::bearer("github"));
+    let response = match g.fetch(request).await {
+        Ok(r) => r,
+        Err(e) => panic!("fetch: {e}"),
+    };
+    assert!(response.truncated);
+    let seen = String::from_utf8_lossy(&response.body).into_owned();
+    assert!(!seen.contains("\\u0074"), "{seen}");
+    assert!(seen.chars().all(|c| c == 'x'), "{seen}");
+    // Only as much as an encoding of the longest thing sent (the header value) could take
+    // went, beyond the cap's cut.
+    assert_eq!(
+        response.body.len(),
+        1000 + 4 * 6 - 10 * "Bearer tok-123".len()
+    );
 }

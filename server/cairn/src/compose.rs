@@ -465,7 +465,8 @@ pub fn start_hub(
     let web_tools = match (!unchanged && web.enabled).then(|| web_guard(web)) {
         Some(Ok(guard)) => Some(
             cairn_web::tools::WebTools::new(guard, user.clone())
-                .with_search(web_search_settings(&web.search)),
+                .with_search(web_search_settings(&web.search))
+                .with_redactor(crate::redaction::agent_redactor(env)),
         ),
         Some(Err(e)) => {
             tracing::warn!("the web tools are off: {e}");

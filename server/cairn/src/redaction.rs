@@ -44,6 +44,11 @@ impl Redact for VaultRedactor {
     fn redact(&self, text: &str) -> String {
         self.redactor().redact(text).into_owned()
     }
+
+    fn redact_file(&self, bytes: &[u8]) -> Option<Vec<u8>> {
+        let (out, count) = self.redactor().redact_values(bytes);
+        (count > 0).then(|| out.into_owned())
+    }
 }
 
 /// The redactor of this process's environment: one per process, shared by every agent built

@@ -15,6 +15,10 @@
 //! - An error status (4xx, 5xx) is not written either: the error page is not the file asked for.
 //! - An existing file is replaced only with `overwrite: true`, and never one open in the
 //!   editor (its unsaved text would be lost without the editor knowing).
+//! - A vault secret in the body, in any encoding the redactor knows, is replaced with
+//!   `[REDACTED:name]` before the bytes are written (the rest byte for byte), and the result
+//!   says so: a file is read later by tools, the sandbox and the model, so it must not carry
+//!   what the model may not read. What the guard itself sent is already scrubbed from the body.
 
 use std::sync::Arc;
 
@@ -101,8 +105,18 @@ pub(super) async fn call(tools: &WebTools, args: Map<String, Value>) -> CallTool
         ));
     }
     let ct = content_type(&response);
-    let size = response.body.len();
-    let body = response.body;
+    let mut body = response.body;
+    let redacted = match &tools.redactor {
+        Some(r) => match r.redact_file(&body) {
+            Some(clean) => {
+                body = clean;
+                true
+            }
+            None => false,
+        },
+        None => false,
+    };
+    let size = body.len();
     let written_path = path.clone();
     let written = cairn_workspace::off_thread(&ws, move |ws| {
         if existed {
@@ -124,6 +138,11 @@ pub(super) async fn call(tools: &WebTools, args: Map<String, Value>) -> CallTool
             message.push_str(&format!(") from {}", response.final_url));
             if response.redirects > 0 {
                 message.push_str(&format!(" after {} redirects", response.redirects));
+            }
+            if redacted {
+                message.push_str(
+                    "; it carried a secret from your vault, saved as [REDACTED:…] in its place",
+                );
             }
             with_edit(text(message), &path, None)
         }

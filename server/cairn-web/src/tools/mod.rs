@@ -75,6 +75,8 @@ pub struct WebTools {
     pub search: Option<SearchSettings>,
     /// The Wayback Machine availability endpoint (tests point it at a loopback stand-in).
     pub archive_endpoint: String,
+    /// What takes the vault's secrets out of a download before it is written.
+    pub redactor: Option<Arc<dyn cairn_agent::redact::Redact>>,
 }
 
 impl std::fmt::Debug for WebTools {
@@ -97,7 +99,14 @@ impl WebTools {
             workspace: None,
             search: None,
             archive_endpoint: WAYBACK_AVAILABLE_URL.to_owned(),
+            redactor: None,
         }
+    }
+
+    /// The same tools, taking secrets out of downloads with `redactor` before they are saved.
+    pub fn with_redactor(mut self, redactor: Arc<dyn cairn_agent::redact::Redact>) -> WebTools {
+        self.redactor = Some(redactor);
+        self
     }
 
     /// The same tools, downloading into `workspace` (this offers `web_download`).
