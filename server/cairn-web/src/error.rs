@@ -51,7 +51,7 @@ pub enum WebError {
         source: Box<WebError>,
     },
 
-    /// The server kept redirecting.
+    /// A vault secret was asked for on a host it is not bound to.
     #[error("refused {url}: secret `{secret}` may not be sent to {host}: {reason}")]
     CredentialRefused {
         url: String,
@@ -60,6 +60,7 @@ pub enum WebError {
         reason: String,
     },
 
+    /// The server kept redirecting.
     #[error("refused {url}: more than {limit} redirects")]
     TooManyRedirects { url: String, limit: usize },
 
