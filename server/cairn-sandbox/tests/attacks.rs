@@ -14,7 +14,7 @@ use cairn_config::SandboxConfig;
 use cairn_sandbox::engine::{LABEL, OWNER_LABEL};
 use cairn_sandbox::runtimes::runtime;
 use cairn_sandbox::tools::SandboxTools;
-use cairn_sandbox::{Ending, RunOptions, Sandbox, WorkspaceMount};
+use cairn_sandbox::{Ending, RunAs, RunOptions, Sandbox, WorkspaceMount};
 use cairn_workspace::Workspace;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -260,7 +260,10 @@ async fn a5_a6_writes_outside_are_refused_and_links_resolve_inside() {
             writable,
             masked_files: Vec::new(),
             masked_dirs: Vec::new(),
-            run_as: None,
+            run_as: RunAs {
+                user: "65534:65534".to_owned(),
+                groups: Vec::new(),
+            },
         }),
         ..RunOptions::default()
     };
