@@ -462,7 +462,7 @@ fn chat(sb: &Sandbox, prompt: &str) -> (std::process::Output, u32) {
 }
 
 /// Class 5: protected files inside dependency and build directories, a `.git` file, a protected
-/// directory name, a hard link and a symlink to a protected file: code that prints every file
+/// directory name, hard links and symlinks to protected files, a socket: code that prints every file
 /// of `/workspace` shows none of them, so no secret reaches the model; the run did read the
 /// workspace (an ordinary file's text comes back).
 #[test]
@@ -511,6 +511,9 @@ fn protected_files_anywhere_in_the_workspace_stay_hidden_in_the_sandbox() {
     std::fs::hard_link(ws.join(".env"), ws.join("notes.txt")).unwrap();
     std::os::unix::fs::symlink(".env", ws.join("env-link")).unwrap();
     std::os::unix::fs::symlink("node_modules/pkg/.env", ws.join("deep-link")).unwrap();
+    // Another name of a file in a directory hidden whole, and a socket of a host process.
+    std::fs::hard_link(ws.join(".git/config"), ws.join("src/config-copy")).unwrap();
+    let _socket = std::os::unix::net::UnixListener::bind(ws.join("agent.sock")).unwrap();
     let (out, pid) = chat(&sb, "print every file");
     assert!(
         out.status.success(),

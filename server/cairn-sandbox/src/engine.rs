@@ -79,7 +79,7 @@ pub struct WorkspaceMount {
 }
 
 /// A container's user: `uid:gid` and supplementary groups; never root.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct RunAs {
     pub user: String,
     pub groups: Vec<String>,

@@ -10,8 +10,9 @@
 //! whatever its kind (a directory, or a `gitdir:` file), directories whose own name is protected,
 //! directories this process cannot list (what is inside is unknown), special files (a socket in
 //! the workspace would reach the host process listening on it), and every other name of a hidden
-//! file's inode (a hard link is the same content under an allowed name). A directory whose every
-//! entry is hidden is hidden whole, one mount instead of one per file. Symlinks are not followed
+//! file's inode (a hard link is the same content under an allowed name; directories hidden
+//! by name are walked too, so that a link to a file inside one is found). A directory whose
+//! every entry is hidden is hidden whole, one mount instead of one per file. Symlinks are not followed
 //! and not hidden: they resolve inside the container, where their targets are masked by name.
 //!
 //! The walk happens before the container starts: a protected file created after it is visible
@@ -90,6 +91,9 @@ struct Dir {
     hidden: usize,
     /// Hidden whole by its own name or because it cannot be listed.
     masked: bool,
+    /// It or a directory above it is hidden by name: everything in it is hidden. It is walked
+    /// all the same, so that a hard link elsewhere to a file in it is found.
+    within_hidden: bool,
 }
 
 /// A file or other non-directory entry met in the walk (symlinks are not kept).
@@ -111,6 +115,7 @@ impl Workspace {
             entries: 0,
             hidden: 0,
             masked: false,
+            within_hidden: false,
         }];
         let mut files: Vec<File> = Vec::new();
         // Inodes of regular files with more than one name: (dev, ino) -> their files.
@@ -158,20 +163,21 @@ impl Workspace {
                             self.access_of(&relative(root, &path), Operation::Read),
                             Access::AskExactPath { .. }
                         );
+                    let within_hidden = protected || dirs[d].within_hidden;
                     dirs.push(Dir {
                         path,
                         parent: Some(d),
                         entries: 0,
                         hidden: 0,
                         masked: protected,
+                        within_hidden,
                     });
-                    if !protected {
-                        pending.push(dirs.len() - 1);
-                    }
+                    pending.push(dirs.len() - 1);
                     continue;
                 }
                 let regular = kind.is_some_and(|k| k.is_file());
                 let masked = is_git
+                    || dirs[d].within_hidden
                     || !regular
                     || !matches!(
                         self.access_of(&relative(root, &path), Operation::Read),
@@ -373,16 +379,22 @@ mod tests {
 
     #[test]
     fn other_names_of_a_protected_file_and_special_files_are_masked_and_links_are_not() {
-        let dir = tree(&[".env", "src/a.rs"]);
+        let dir = tree(&[".env", "src/a.rs", ".git/config"]);
         std::fs::hard_link(dir.path().join(".env"), dir.path().join("notes.txt")).unwrap();
+        // A link to a file inside a directory hidden whole.
+        std::fs::hard_link(
+            dir.path().join(".git/config"),
+            dir.path().join("src/cfg.txt"),
+        )
+        .unwrap();
         std::os::unix::fs::symlink(".env", dir.path().join("link")).unwrap();
         let _socket =
             std::os::unix::net::UnixListener::bind(dir.path().join("agent.sock")).unwrap();
         let ws = workspace(dir.path(), None);
         let (files, dirs) = masks_of(&ws, ROOMY).unwrap();
         // The symlink resolves inside the container, to the masked `.env`.
-        assert_eq!(files, [".env", "agent.sock", "notes.txt"]);
-        assert!(dirs.is_empty());
+        assert_eq!(files, [".env", "agent.sock", "notes.txt", "src/cfg.txt"]);
+        assert_eq!(dirs, [".git"]);
     }
 
     #[test]
@@ -442,5 +454,108 @@ mod tests {
             ) && e.to_string().contains("raise `sandbox.mask_max_mounts`"),
             "{e}"
         );
+    }
+
+    /// Names a generated tree is made of: protected ones, `.git`, bulky directories, plain ones.
+    const NAMES: [&str; 9] = [
+        ".env",
+        "key.pem",
+        ".git",
+        "node_modules",
+        "target",
+        "a",
+        "b",
+        "notes.txt",
+        "id_rsa",
+    ];
+
+    /// Whether the container sees `rel` (a regular file) given the masks.
+    fn covered(rel: &str, files: &[String], dirs: &[String]) -> bool {
+        files.iter().any(|f| f == rel)
+            || dirs.iter().any(|d| {
+                rel.strip_prefix(d.as_str())
+                    .is_some_and(|r| r.starts_with('/'))
+            })
+    }
+
+    /// On any tree, a file is hidden exactly when the rules refuse to show it (read straight
+    /// from `AccessRules`, not through the walk): itself denied, under `.git`, under a directory
+    /// with a protected name, or another name of a hidden file.
+    #[test]
+    fn fuzz_masks_hide_exactly_what_may_not_be_read() {
+        use proptest::prelude::*;
+        let entry = (prop::collection::vec(0..NAMES.len(), 1..4), any::<bool>());
+        let strategy = (
+            prop::collection::vec(entry, 0..12),
+            prop::collection::vec((0..12usize, 0..12usize), 0..3),
+        );
+        cairn_test_support::fuzz::check("masks", strategy, |(entries, links)| {
+            let dir = tempfile::tempdir().unwrap();
+            let mut files: Vec<String> = Vec::new();
+            for (names, is_dir) in entries {
+                let rel: Vec<&str> = names.iter().map(|&i| NAMES[i]).collect();
+                let rel = rel.join("/");
+                let path = dir.path().join(&rel);
+                // A name already taken by the other kind is skipped.
+                let made = if is_dir {
+                    std::fs::create_dir_all(&path).is_ok()
+                } else {
+                    path.parent()
+                        .is_some_and(|p| std::fs::create_dir_all(p).is_ok())
+                        && !path.exists()
+                        && std::fs::write(&path, "x").is_ok()
+                };
+                if made && !is_dir {
+                    files.push(rel);
+                }
+            }
+            let mut linked: Vec<(String, String)> = Vec::new();
+            for (from, to) in links {
+                if let (Some(a), Some(b)) = (files.get(from), files.get(to)) {
+                    let name = format!("{b}.link{from}");
+                    if std::fs::hard_link(dir.path().join(a), dir.path().join(&name)).is_ok() {
+                        linked.push((a.clone(), name));
+                    }
+                }
+            }
+            let ws = workspace(dir.path(), None);
+            let (mfiles, mdirs) = masks_of(&ws, ROOMY).unwrap();
+            let rules = AccessRules::new("ada@example.com", None, None);
+            let hidden = |rel: &str| {
+                let parts: Vec<&str> = rel.split('/').collect();
+                let protected_dir = (1..parts.len()).any(|n| {
+                    let prefix = parts[..n].join("/");
+                    parts[n - 1] == ".git"
+                        || matches!(
+                            rules.decide(&prefix, Operation::Read),
+                            Access::AskExactPath { .. }
+                        )
+                });
+                protected_dir
+                    || parts.last() == Some(&".git")
+                    || !matches!(rules.decide(rel, Operation::Read), Access::Allow)
+            };
+            let mut all: Vec<(String, bool)> =
+                files.iter().map(|f| (f.clone(), hidden(f))).collect();
+            for (a, name) in &linked {
+                let both = hidden(a) || hidden(name);
+                for entry in all.iter_mut() {
+                    if entry.0 == *a && both {
+                        entry.1 = true;
+                    }
+                }
+                all.push((name.clone(), both));
+            }
+            // A file linked twice is hidden if any of its names is.
+            for (rel, should_hide) in &all {
+                let seen_hidden = covered(rel, &mfiles, &mdirs);
+                if *should_hide {
+                    prop_assert!(seen_hidden, "{rel} is visible: {mfiles:?} {mdirs:?}");
+                } else if !linked.iter().any(|(a, b)| a == rel || b == rel) {
+                    prop_assert!(!seen_hidden, "{rel} is hidden: {mfiles:?} {mdirs:?}");
+                }
+            }
+            Ok(())
+        });
     }
 }
