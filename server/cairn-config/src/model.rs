@@ -240,6 +240,12 @@ pub struct SandboxConfig {
     pub images: BTreeMap<String, String>,
     /// The command `run_tests` runs (through `sh -c`); default: guessed from the project.
     pub test_command: Option<String>,
+    /// Most files and directories checked for protected files before the workspace is mounted;
+    /// past it the run is refused (a file left unchecked could be a secret).
+    pub mask_max_entries: usize,
+    /// Most protected or unreadable paths hidden in one container (each is a mount); past it
+    /// the run is refused.
+    pub mask_max_mounts: usize,
 }
 
 impl Default for SandboxConfig {
@@ -271,6 +277,8 @@ impl Default for SandboxConfig {
             pool_size: 1,
             images,
             test_command: None,
+            mask_max_entries: 500_000,
+            mask_max_mounts: 10_000,
         }
     }
 }

@@ -42,6 +42,25 @@ fn defaults() {
     assert_eq!(config.policy.effects.network, Decision::Ask);
 }
 
+/// The sandbox limits the README and docs/configuration.md promise.
+#[test]
+fn sandbox_defaults() {
+    let sandbox = Layers::default().resolve().unwrap().sandbox;
+    assert_eq!(sandbox.cpus, 2.0);
+    assert_eq!(sandbox.memory_mib, 4096);
+    assert_eq!(sandbox.timeout_secs, 60);
+    assert_eq!(sandbox.pids_limit, 256);
+    assert_eq!(sandbox.output_max_bytes, 1024 * 1024);
+    assert_eq!(sandbox.tmpfs_mib, 256);
+    assert_eq!(sandbox.code_max_bytes, 100_000);
+    assert_eq!(sandbox.mask_max_entries, 500_000);
+    assert_eq!(sandbox.mask_max_mounts, 10_000);
+    assert_eq!(
+        sandbox.docker_host, None,
+        "DOCKER_HOST, else the local socket"
+    );
+}
+
 #[test]
 fn precedence_user_workspace_client_env() {
     let layers = Layers {

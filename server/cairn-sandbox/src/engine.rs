@@ -59,7 +59,7 @@ impl Limits {
             output_max_bytes: c.output_max_bytes.max(1024),
             tmpfs_bytes: mib(c.tmpfs_mib.max(1)),
             code_max_bytes: c.code_max_bytes,
-            user: "65534:65534".to_owned(),
+            user: format!("{NOBODY}:{NOBODY}"),
         }
     }
 }
@@ -74,17 +74,106 @@ pub struct WorkspaceMount {
     /// covered by an empty file, directories by an empty read-only tmpfs).
     pub masked_files: Vec<PathBuf>,
     pub masked_dirs: Vec<PathBuf>,
-    /// `uid:gid` to run as: the owner of the root, when that is not root.
-    pub run_as: Option<String>,
+    /// Who runs in the container, so the workspace reads as it does for the user.
+    pub run_as: RunAs,
 }
 
-impl WorkspaceMount {
-    /// The owner of `root` as `uid:gid`, unless it is root (a sandbox never runs as root).
-    pub fn owner_of(root: &Path) -> Option<String> {
-        use std::os::unix::fs::MetadataExt;
-        let meta = std::fs::metadata(root).ok()?;
-        (meta.uid() != 0).then(|| format!("{}:{}", meta.uid(), meta.gid()))
+/// A container's user: `uid:gid` and supplementary groups; never root.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RunAs {
+    pub user: String,
+    pub groups: Vec<String>,
+}
+
+/// `nobody`: who a sandbox runs as when nobody else fits.
+pub const NOBODY: u32 = 65534;
+
+/// A process's or a file's user and groups.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    pub uid: u32,
+    pub gid: u32,
+    pub groups: Vec<u32>,
+}
+
+impl Identity {
+    /// This process's effective user and groups.
+    pub fn current() -> Identity {
+        Identity {
+            uid: rustix::process::geteuid().as_raw(),
+            gid: rustix::process::getegid().as_raw(),
+            groups: rustix::process::getgroups()
+                .map(|g| g.into_iter().map(rustix::process::Gid::as_raw).collect())
+                .unwrap_or_default(),
+        }
     }
+}
+
+impl RunAs {
+    /// Who runs in a container that mounts `root`, for a cairn running as `me`:
+    /// - cairn runs as a user: that user with their groups, so the container reads exactly
+    ///   what the user may read (their own `0700` folders included, and nothing of another
+    ///   user's that they may not);
+    /// - cairn runs as root (a sandbox never does): the owner of the root, unless that is root
+    ///   too; then `nobody`, if `nobody` may enter the root, else a [`SandboxError`] saying so
+    ///   before any container starts.
+    pub fn for_workspace(me: &Identity, root: &Path) -> Result<RunAs, SandboxError> {
+        use std::os::unix::fs::MetadataExt;
+        if me.uid != 0 {
+            return Ok(RunAs {
+                user: format!("{}:{}", me.uid, me.gid),
+                groups: me
+                    .groups
+                    .iter()
+                    .filter(|g| **g != me.gid && **g != 0)
+                    .map(u32::to_string)
+                    .collect(),
+            });
+        }
+        let meta = std::fs::metadata(root).map_err(|e| SandboxError::WorkspaceUnreadable {
+            root: root.display().to_string(),
+            why: e.to_string(),
+        })?;
+        if meta.uid() != 0 {
+            return Ok(RunAs {
+                user: format!("{}:{}", meta.uid(), meta.gid()),
+                groups: Vec::new(),
+            });
+        }
+        let nobody = Identity {
+            uid: NOBODY,
+            gid: NOBODY,
+            groups: Vec::new(),
+        };
+        if may_enter(&nobody, meta.uid(), meta.gid(), meta.mode()) {
+            Ok(RunAs {
+                user: format!("{NOBODY}:{NOBODY}"),
+                groups: Vec::new(),
+            })
+        } else {
+            Err(SandboxError::WorkspaceUnreadable {
+                root: root.display().to_string(),
+                why: format!(
+                    "it belongs to root with mode {:04o}; a sandbox never runs as root, and \
+                     its user `nobody` (uid {NOBODY}) may not open it",
+                    meta.mode() & 0o7777
+                ),
+            })
+        }
+    }
+}
+
+/// Whether `who` may list and enter a directory of owner `uid`:`gid` and `mode`, by its
+/// permission bits (as the kernel decides for a user without privileges).
+pub fn may_enter(who: &Identity, uid: u32, gid: u32, mode: u32) -> bool {
+    let bits = if who.uid == uid {
+        mode >> 6
+    } else if who.gid == gid || who.groups.contains(&gid) {
+        mode >> 3
+    } else {
+        mode
+    };
+    bits & 0o5 == 0o5
 }
 
 /// Where the workspace appears inside a container.
@@ -417,6 +506,11 @@ fn container_body(
         init: Some(true),
         network_mode: Some(if spec.network { "bridge" } else { "none" }.to_owned()),
         binds: (!binds.is_empty()).then_some(binds),
+        group_add: spec
+            .workspace
+            .as_ref()
+            .map(|w| w.run_as.groups.clone())
+            .filter(|g| !g.is_empty()),
         ..Default::default()
     };
     let working_dir = if spec.workspace.is_some() {
@@ -427,13 +521,12 @@ fn container_body(
     ContainerCreateBody {
         image: Some(spec.image.clone()),
         cmd: Some(vec!["sleep".to_owned(), "infinity".to_owned()]),
-        // The workspace's owner when it is mounted and not root's, so its files can be read
-        // (and, when writable, written) as its owner would; otherwise `nobody`.
+        // With the workspace, the user chosen for it (`RunAs::for_workspace`), so its files read
+        // (and, when writable, are written) as they would for the user; otherwise `nobody`.
         user: Some(
             spec.workspace
                 .as_ref()
-                .and_then(|w| w.run_as.clone())
-                .unwrap_or_else(|| limits.user.clone()),
+                .map_or_else(|| limits.user.clone(), |w| w.run_as.user.clone()),
         ),
         working_dir: Some(working_dir.to_owned()),
         env: Some(vec![
@@ -446,5 +539,178 @@ fn container_body(
         network_disabled: Some(!spec.network),
         host_config: Some(host_config),
         ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn me(uid: u32, gid: u32, groups: &[u32]) -> Identity {
+        Identity {
+            uid,
+            gid,
+            groups: groups.to_vec(),
+        }
+    }
+
+    /// A directory owned by `uid:gid` with `mode` (the tests run as root, which may chown).
+    fn owned(uid: u32, gid: u32, mode: u32) -> tempfile::TempDir {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(mode)).unwrap();
+        if rustix::process::geteuid().is_root() {
+            std::os::unix::fs::chown(dir.path(), Some(uid), Some(gid)).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn a_user_s_cairn_runs_its_sandboxes_as_that_user_whoever_owns_the_workspace() {
+        // Owned by another user: the container still runs as the user (with their groups), so
+        // it reads what the user may read and nothing of the owner's that the user may not.
+        let dir = owned(4343, 4343, 0o755);
+        let run_as = RunAs::for_workspace(&me(1000, 1000, &[1000, 27, 4343]), dir.path()).unwrap();
+        assert_eq!(
+            run_as,
+            RunAs {
+                user: "1000:1000".into(),
+                groups: vec!["27".into(), "4343".into()],
+            }
+        );
+        // Their own 0700 folder: themselves, never `nobody`.
+        let dir = owned(1000, 1000, 0o700);
+        let run_as = RunAs::for_workspace(&me(1000, 1000, &[]), dir.path()).unwrap();
+        assert_eq!(run_as.user, "1000:1000");
+    }
+
+    #[test]
+    fn a_root_cairn_runs_as_the_owner_or_nobody_or_says_why_not() {
+        if !rustix::process::geteuid().is_root() {
+            return;
+        }
+        let root = me(0, 0, &[0]);
+        let dir = owned(4242, 4343, 0o700);
+        assert_eq!(
+            RunAs::for_workspace(&root, dir.path()).unwrap(),
+            RunAs {
+                user: "4242:4343".into(),
+                groups: Vec::new()
+            }
+        );
+        let dir = owned(0, 0, 0o755);
+        assert_eq!(
+            RunAs::for_workspace(&root, dir.path()).unwrap().user,
+            "65534:65534"
+        );
+        let dir = owned(0, 0, 0o700);
+        let e = RunAs::for_workspace(&root, dir.path()).unwrap_err();
+        let shown = dir.path().display();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "refused to mount the workspace `{shown}` in the sandbox: it belongs to root with \
+                 mode 0700; a sandbox never runs as root, and its user `nobody` (uid 65534) may \
+                 not open it. Let others read it (`chmod o+rx {shown}`), give it to your own user \
+                 (`chown -R USER {shown}`), or run cairn as the user who owns the files"
+            )
+        );
+    }
+
+    #[test]
+    fn entering_a_directory_follows_its_permission_bits() {
+        let nobody = me(NOBODY, NOBODY, &[]);
+        assert!(may_enter(&nobody, 0, 0, 0o755));
+        assert!(!may_enter(&nobody, 0, 0, 0o750));
+        assert!(!may_enter(&nobody, 0, 0, 0o704), "listing needs x too");
+        assert!(
+            may_enter(&me(5, 7, &[9]), 0, 9, 0o750),
+            "a supplementary group"
+        );
+        assert!(
+            !may_enter(&me(5, 7, &[]), 5, 9, 0o077),
+            "the owner's bits, not others'"
+        );
+    }
+
+    #[test]
+    fn the_default_limits_are_the_documented_ones() {
+        let limits = Limits::from_config(&SandboxConfig::default());
+        let cores = std::thread::available_parallelism().map_or(1.0, |n| n.get() as f64);
+        assert_eq!(limits.cpus, 2.0_f64.min(cores));
+        assert_eq!(limits.memory_bytes, 4 * 1024 * 1024 * 1024);
+        assert_eq!(limits.timeout, Duration::from_secs(60));
+        assert_eq!(limits.pids_limit, 256);
+        assert_eq!(limits.output_max_bytes, 1024 * 1024);
+        assert_eq!(limits.tmpfs_bytes, 256 * 1024 * 1024);
+        assert_eq!(limits.user, "65534:65534");
+    }
+
+    #[test]
+    fn every_container_is_made_with_the_limits_and_without_privileges() {
+        let limits = Limits {
+            cpus: 1.5,
+            ..Limits::from_config(&SandboxConfig::default())
+        };
+        let spec = ContainerSpec {
+            image: "img".into(),
+            kind: "run",
+            network: false,
+            workspace: Some(WorkspaceMount {
+                root: PathBuf::from("/home/u/proj"),
+                writable: false,
+                masked_files: vec![PathBuf::from("/home/u/proj/node_modules/p/.env")],
+                masked_dirs: vec![PathBuf::from("/home/u/proj/.git")],
+                run_as: RunAs {
+                    user: "1000:1000".into(),
+                    groups: vec!["27".into()],
+                },
+            }),
+            session: None,
+            volume: None,
+        };
+        let body = container_body(&spec, &limits, "host:1", "inst");
+        let host = body.host_config.unwrap();
+        assert_eq!(host.nano_cpus, Some(1_500_000_000));
+        assert_eq!(host.memory, Some(4 * 1024 * 1024 * 1024));
+        assert_eq!(host.memory_swap, host.memory, "no swap on top of memory");
+        assert_eq!(host.pids_limit, Some(256));
+        assert_eq!(host.readonly_rootfs, Some(true));
+        assert_eq!(host.cap_drop, Some(vec!["ALL".to_owned()]));
+        assert_eq!(
+            host.security_opt,
+            Some(vec!["no-new-privileges".to_owned()])
+        );
+        assert_eq!(host.init, Some(true));
+        assert_eq!(host.network_mode.as_deref(), Some("none"));
+        assert_eq!(body.network_disabled, Some(true));
+        let tmpfs = host.tmpfs.unwrap();
+        assert_eq!(
+            tmpfs["/tmp"],
+            format!("rw,exec,nosuid,nodev,size={},mode=1777", 256 * 1024 * 1024)
+        );
+        assert_eq!(tmpfs["/workspace/.git"], "ro,noexec,nosuid,nodev,size=4k");
+        assert_eq!(
+            host.binds.unwrap(),
+            [
+                "/home/u/proj:/workspace:ro",
+                "/dev/null:/workspace/node_modules/p/.env:ro"
+            ]
+        );
+        assert_eq!(body.user.as_deref(), Some("1000:1000"));
+        assert_eq!(host.group_add, Some(vec!["27".to_owned()]));
+        // Without the workspace: `nobody`, no groups.
+        let body = container_body(
+            &ContainerSpec {
+                workspace: None,
+                ..spec
+            },
+            &limits,
+            "host:1",
+            "inst",
+        );
+        assert_eq!(body.user.as_deref(), Some("65534:65534"));
+        assert_eq!(body.host_config.unwrap().group_add, None);
     }
 }

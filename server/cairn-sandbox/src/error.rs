@@ -28,6 +28,16 @@ pub enum SandboxError {
     UnknownRuntime { runtime: String, known: String },
     #[error("the code is {size} bytes, over the {limit}-byte limit (sandbox.code_max_bytes)")]
     CodeTooLarge { size: usize, limit: usize },
+    /// The workspace cannot be mounted with every protected file hidden.
+    #[error(transparent)]
+    Masks(#[from] cairn_workspace::MaskError),
+    /// The container's user could not read the workspace; said before any container starts.
+    #[error(
+        "refused to mount the workspace `{root}` in the sandbox: {why}. Let others read it \
+         (`chmod o+rx {root}`), give it to your own user (`chown -R USER {root}`), or run \
+         cairn as the user who owns the files"
+    )]
+    WorkspaceUnreadable { root: String, why: String },
     #[error("refused: {0}")]
     Refused(String),
     #[error("no sandbox `{0}` of this cairn is running; `list_sandboxes` shows them")]

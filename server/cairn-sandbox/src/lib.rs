@@ -16,7 +16,7 @@ mod service;
 mod session;
 pub mod tools;
 
-pub use engine::{Engine, Limits, WorkspaceMount};
+pub use engine::{Engine, Identity, Limits, RunAs, WorkspaceMount};
 pub use error::SandboxError;
 pub use exec::{Ending, RunReport};
 pub use service::{RunOptions, Sandbox};

@@ -42,7 +42,8 @@ pub struct Sandbox {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct PoolKey {
     image: String,
-    workspace: Option<std::path::PathBuf>,
+    /// The workspace root and who the container runs as (the owner of a root may change).
+    workspace: Option<(std::path::PathBuf, crate::RunAs)>,
 }
 
 impl std::fmt::Debug for Sandbox {
@@ -593,7 +594,10 @@ fn scratch_path(path: &str) -> Result<String, SandboxError> {
 fn pool_key(spec: &ContainerSpec) -> PoolKey {
     PoolKey {
         image: spec.image.clone(),
-        workspace: spec.workspace.as_ref().map(|w| w.root.clone()),
+        workspace: spec
+            .workspace
+            .as_ref()
+            .map(|w| (w.root.clone(), w.run_as.clone())),
     }
 }
 

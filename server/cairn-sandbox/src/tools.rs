@@ -8,14 +8,14 @@
 use std::sync::Arc;
 
 use cairn_agent::tools::{CallContext, Effect, ToolHost, ToolInfo};
-use cairn_workspace::{Access, Operation, Workspace};
+use cairn_workspace::{Access, MaskLimits, Operation, Workspace};
 use futures::future::BoxFuture;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
-use crate::engine::{WORKSPACE_DIR, WorkspaceMount};
+use crate::engine::{Identity, RunAs, WORKSPACE_DIR, WorkspaceMount};
 use crate::runtimes::{RUNTIMES, guess_test_command, runtime, runtime_for_extension, shell_quote};
 use crate::{RunOptions, RunReport, Sandbox, SandboxError};
 
@@ -276,7 +276,7 @@ impl SandboxTools {
         let fail = |e: SandboxError| e.to_string();
         if let Some(rt) = name.strip_prefix("run_").and_then(runtime) {
             let a: CodeArgs = parse(name, args)?;
-            let options = self.options(a.network, a.workspace_write, None)?;
+            let options = self.options(a.network, a.workspace_write, None).await?;
             let report = sb
                 .run_code(rt, &a.code, options, cancel)
                 .await
@@ -302,7 +302,9 @@ impl SandboxTools {
                     .parent()
                     .map(|p| format!("{WORKSPACE_DIR}/{}", p.display()))
                     .unwrap_or_else(|| WORKSPACE_DIR.to_owned());
-                let options = self.options(a.network, a.workspace_write, Some(dir))?;
+                let options = self
+                    .options(a.network, a.workspace_write, Some(dir))
+                    .await?;
                 let report = sb
                     .run_code(rt, &code, options, cancel)
                     .await
@@ -333,7 +335,7 @@ impl SandboxTools {
                     command.push_str(&shell_quote(f));
                 }
                 let image = sb.image_for(runtime_name).await.map_err(fail)?;
-                let options = self.options(a.network, a.workspace_write, None)?;
+                let options = self.options(a.network, a.workspace_write, None).await?;
                 let report = sb
                     .run_shell(&image, &command, options, cancel)
                     .await
@@ -493,8 +495,9 @@ impl SandboxTools {
 
     /// The run options for an approved call: the workspace mounted read-only (writable only
     /// when asked, approved by the gate, and allowed by the user's grants), its protected and
-    /// unreadable files and `.git` hidden.
-    fn options(
+    /// unreadable files and `.git` hidden, all of them or the run is refused; run as a user who
+    /// reads the workspace as the user does, or refused before a container starts.
+    async fn options(
         &self,
         network: bool,
         workspace_write: bool,
@@ -516,10 +519,17 @@ impl SandboxTools {
                 "refused to mount the workspace writable: {why}; run without workspace_write"
             ));
         }
-        let masks = ws.masks(&root);
-        if masks.incomplete && workspace_write {
-            return Err("refused to mount the workspace writable: it is too large to check every file for protection".into());
-        }
+        let run_as = RunAs::for_workspace(&Identity::current(), root.as_path())
+            .map_err(|e| e.to_string())?;
+        let config = self.sandbox.config();
+        let limits = MaskLimits {
+            max_entries: config.mask_max_entries,
+            max_mounts: config.mask_max_mounts,
+        };
+        let walked = root.clone();
+        let masks = cairn_workspace::off_thread(ws, move |ws| ws.masks(&walked, limits))
+            .await?
+            .map_err(|e| SandboxError::from(e).to_string())?;
         Ok(RunOptions {
             network,
             workspace: Some(WorkspaceMount {
@@ -527,7 +537,7 @@ impl SandboxTools {
                 writable: workspace_write,
                 masked_files: masks.files,
                 masked_dirs: masks.dirs,
-                run_as: WorkspaceMount::owner_of(root.as_path()),
+                run_as,
             }),
             working_dir: dir,
         })

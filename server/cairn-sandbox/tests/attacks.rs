@@ -14,7 +14,7 @@ use cairn_config::SandboxConfig;
 use cairn_sandbox::engine::{LABEL, OWNER_LABEL};
 use cairn_sandbox::runtimes::runtime;
 use cairn_sandbox::tools::SandboxTools;
-use cairn_sandbox::{Ending, RunOptions, Sandbox, WorkspaceMount};
+use cairn_sandbox::{Ending, RunAs, RunOptions, Sandbox, WorkspaceMount};
 use cairn_workspace::Workspace;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -260,7 +260,10 @@ async fn a5_a6_writes_outside_are_refused_and_links_resolve_inside() {
             writable,
             masked_files: Vec::new(),
             masked_dirs: Vec::new(),
-            run_as: None,
+            run_as: RunAs {
+                user: "65534:65534".to_owned(),
+                groups: Vec::new(),
+            },
         }),
         ..RunOptions::default()
     };
@@ -563,4 +566,92 @@ async fn every_tool_in_normal_use() {
     assert!(text.contains("no sandboxes"), "{text}");
     assert_eq!(ours(&sb).await, 0);
     sb.shutdown().await;
+}
+
+/// A workspace with the user's access rules, at `dir/ws`, owned by `nobody` as a user's own
+/// workspace belongs to the user (the tests run as root, and a sandbox never does).
+fn protected_workspace(dir: &std::path::Path, files: &[(&str, &str)]) -> Arc<Workspace> {
+    let ws = dir.join("ws");
+    for (path, text) in files {
+        let path = ws.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let chown = std::process::Command::new("chown")
+        .args(["-hR", "65534:65534"])
+        .arg(&ws)
+        .status()
+        .unwrap();
+    assert!(chown.success());
+    let rules = cairn_config::access::AccessRules::new("ada@example.com", None, None);
+    Arc::new(Workspace::new(vec![ws]).unwrap().with_access(
+        move |_| rules.clone(),
+        cairn_workspace::ExactApprovals::new(),
+    ))
+}
+
+#[tokio::test]
+async fn a10_protected_files_are_hidden_in_every_directory_or_the_run_is_refused() {
+    if !enabled() {
+        return;
+    }
+    let _serial = SERIAL.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let secrets = [
+        ("node_modules/pkg/.env", "SECRET-A10-node-modules"),
+        ("target/release/deploy.key", "SECRET-A10-target-key"),
+        (".venv/lib/id_ed25519", "SECRET-A10-venv"),
+        ("__pycache__/.npmrc", "SECRET-A10-pycache"),
+        ("sub/.git", "gitdir: SECRET-A10-gitdir"),
+    ];
+    let mut files: Vec<(&str, &str)> = secrets.to_vec();
+    files.extend([
+        ("node_modules/pkg/index.js", "A10-VISIBLE"),
+        ("target/release/app.txt", "A10-VISIBLE"),
+        (".venv/lib/site.py", "A10-VISIBLE"),
+        ("__pycache__/m.pyc", "A10-VISIBLE"),
+        ("sub/lib.rs", "A10-VISIBLE"),
+    ]);
+    let ws = protected_workspace(dir.path(), &files);
+    let root = ws.resolve(".").unwrap().as_path().to_path_buf();
+    std::fs::hard_link(
+        root.join("node_modules/pkg/.env"),
+        root.join("node_modules/pkg/copy.txt"),
+    )
+    .unwrap();
+    let sb = service();
+    let tools = SandboxTools::new(sb.clone(), Some(ws.clone()));
+    let (err, text) = call(
+        &tools,
+        "run_bash",
+        json!({"code": "find /workspace -type f | sort | xargs cat; echo end"}),
+    )
+    .await;
+    assert!(!err, "{text}");
+    assert_eq!(text.matches("A10-VISIBLE").count(), 5, "{text}");
+    for (path, secret) in secrets {
+        assert!(
+            !text.contains(secret),
+            "{path} was seen in the sandbox: {text}"
+        );
+    }
+    assert_eq!(ours(&sb).await, 0);
+
+    // Too many entries to check: refused, and no container is made.
+    let small = Sandbox::new(SandboxConfig {
+        mask_max_entries: 10,
+        ..config()
+    });
+    let tools = SandboxTools::new(small.clone(), Some(ws));
+    let (err, text) = call(&tools, "run_bash", json!({"code": "echo A10-RAN"})).await;
+    assert!(err, "{text}");
+    assert!(
+        text.contains(&format!(
+            "refused to mount the workspace `{}` in the sandbox: it holds more than 10 files and directories",
+            root.display()
+        )),
+        "{text}"
+    );
+    assert!(!text.contains("A10-RAN"), "{text}");
+    assert_eq!(ours(&small).await, 0);
 }

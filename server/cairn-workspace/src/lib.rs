@@ -24,6 +24,7 @@ compile_error!("cairn-workspace opens files relative to directory handles and ne
 mod access;
 mod error;
 mod fs;
+mod masks;
 mod open;
 pub mod overlay;
 mod path;
@@ -33,10 +34,11 @@ mod walk;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-pub use access::{ExactApprovals, Masks};
+pub use access::ExactApprovals;
 pub use cairn_config::access::{Access, AccessPolicy, AccessRules, Operation};
 pub use error::ScopeError;
 pub use fs::{DirEntry, EntryKind, FileStat};
+pub use masks::{MaskError, MaskLimits, Masks};
 pub use overlay::{ByteEdit, DocumentOverlay, OpenDocument, OverlayError};
 pub use path::WorkspacePath;
 pub use search::SearchBuf;
