@@ -174,7 +174,8 @@ impl Decoder {
 
     /// How many bytes are held: at most a header (8 KiB) plus the last push while scanning or
     /// reading a header, and a body of at most the frame cap while one is read.
-    #[cfg(test)]
+    // Used by the tests and the libFuzzer target (fuzz/), not by the server.
+    #[allow(dead_code)]
     pub(crate) fn buffered(&self) -> usize {
         self.buf.len()
     }
