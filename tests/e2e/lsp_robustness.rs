@@ -42,6 +42,83 @@ fn e1_framing_garbage_then_a_valid_request() {
     assert!(tools["tools"].is_array());
 }
 
+/// E1: no bad frame desynchronises the framer. After each kind of bad input (sent alone, then
+/// a valid request) the server answers that request and the next, and the bad input cost at
+/// most one error reply with a null id. A header ended by LF LF is accepted as a frame.
+#[test]
+fn e1_any_bad_frame_then_the_next_request_is_answered() {
+    let tools = |id: i64| {
+        let body =
+            json!({"jsonrpc": "2.0", "id": id, "method": "cairn/tools", "params": {}}).to_string();
+        (body.len(), body)
+    };
+    let (lf_len, lf_body) = tools(900);
+    let cases: Vec<(&str, Vec<u8>, usize)> = vec![
+        (
+            "a header ended by LF LF",
+            format!("Content-Length: {lf_len}\n\n{lf_body}").into_bytes(),
+            0,
+        ),
+        ("three stray bytes before a header", b"abc".to_vec(), 1),
+        (
+            "a header without Content-Length",
+            b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n".to_vec(),
+            1,
+        ),
+        (
+            "a Content-Length larger than the data",
+            b"Content-Length: 5000\r\n\r\n{\"jsonrpc\":\"2.0\",".to_vec(),
+            1,
+        ),
+        ("garbage without a newline", vec![b'x'; 100_000], 1),
+        ("a truncated header", b"Content-Length: 4".to_vec(), 1),
+        (
+            "a header without its empty line",
+            b"Content-Length: 7\r\n".to_vec(),
+            1,
+        ),
+        (
+            "NUL bytes",
+            b"\0\0\0Content-Length: 2\0\r\n\r\n\0{}".to_vec(),
+            1,
+        ),
+        (
+            "a huge header line",
+            [b"X-Big: ".as_slice(), &[b'a'; 100_000], b"\r\n"].concat(),
+            1,
+        ),
+    ];
+    for (name, bad, errors) in cases {
+        eprintln!("case: {name}");
+        let sb = Sandbox::new(Format::OpenAi, vec![]);
+        let mut ed = Editor::spawn(&sb, &[]);
+        ed.initialize(&sb, json!({}), false);
+        ed.write_raw(&bad);
+        // The valid request right after the bad input, then one more.
+        let answered = ed.request("cairn/tools", json!({}));
+        assert!(answered["result"]["tools"].is_array(), "{name}: {answered}");
+        assert!(
+            ed.call("cairn/tools", json!({}))["tools"].is_array(),
+            "{name}"
+        );
+        if errors == 0 {
+            // Accepted as a frame: the LF-only request itself was answered.
+            let r = ed.response(900);
+            assert!(r["result"]["tools"].is_array(), "{name}: {r}");
+        }
+        assert_eq!(
+            ed.null_id_responses.len(),
+            errors,
+            "{name}: {:?}",
+            ed.null_id_responses
+        );
+        for reply in &ed.null_id_responses {
+            assert_eq!(error_code(reply), -32700, "{name}: {reply}");
+        }
+        ed.shutdown();
+    }
+}
+
 /// E2: wrong or missing fields name the field; unknown methods and commands are refused.
 #[test]
 fn e2_bad_parameters_are_named() {

@@ -205,7 +205,8 @@ async fn read_bounded_line<R: AsyncBufReadExt + Unpin>(
 /// Passes a server's stdout on line by line. A line that is not UTF-8 is dropped (and logged)
 /// instead of ending rmcp's read loop; lines that are not JSON-RPC rmcp skips itself. A line
 /// that grows past `max` bytes without a newline fails the read, which ends the connection, and
-/// `oversized` records why. Memory stays bounded by `max`.
+/// `oversized` records why; the whole lines before it are passed on first, whatever the chunks
+/// they arrived in. Memory stays bounded by `max`.
 pub(crate) struct LineCapReader<R> {
     inner: R,
     max: usize,
@@ -264,9 +265,8 @@ impl<R: AsyncRead + Unpin> AsyncRead for LineCapReader<R> {
     ) -> Poll<std::io::Result<()>> {
         let this = &mut *self;
         loop {
-            if this.oversized.load(Ordering::Relaxed) {
-                return Poll::Ready(Err(oversized_error(this.max)));
-            }
+            // Whole lines read before a line over the cap are passed on first (a response may
+            // be among them), then the read fails.
             if this.taken < this.ready.len() {
                 let n = buf.remaining().min(this.ready.len() - this.taken);
                 buf.put_slice(&this.ready[this.taken..this.taken + n]);
@@ -276,6 +276,9 @@ impl<R: AsyncRead + Unpin> AsyncRead for LineCapReader<R> {
                     this.taken = 0;
                 }
                 return Poll::Ready(Ok(()));
+            }
+            if this.oversized.load(Ordering::Relaxed) {
+                return Poll::Ready(Err(oversized_error(this.max)));
             }
             if this.eof {
                 return Poll::Ready(Ok(()));
@@ -291,7 +294,7 @@ impl<R: AsyncRead + Unpin> AsyncRead for LineCapReader<R> {
                     }
                     if !this.take_bytes(filled) {
                         this.oversized.store(true, Ordering::Relaxed);
-                        return Poll::Ready(Err(oversized_error(this.max)));
+                        this.partial = Vec::new();
                     }
                 }
                 Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
@@ -306,4 +309,202 @@ fn oversized_error(max: usize) -> std::io::Error {
         std::io::ErrorKind::InvalidData,
         format!("the server sent a line longer than {max} bytes"),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    //! The MCP frame property: garbage lines never cost a valid response, and never memory.
+    #![allow(clippy::unwrap_used)]
+
+    use proptest::prelude::*;
+    use rmcp::model::{ClientRequest, JsonRpcMessage, JsonRpcRequest, NumberOrString};
+    use rmcp::transport::Transport;
+    use tokio::io::AsyncReadExt;
+
+    use super::*;
+    use crate::ids::KnownIds;
+
+    const OUR_ID: i64 = 7;
+    const RESPONSE: &str = r#"{"jsonrpc":"2.0","id":7,"result":{}}"#;
+
+    /// A line a confused or hostile server may write (without its line end): bytes that are
+    /// not UTF-8, text that is not JSON, JSON that is not JSON-RPC, responses to ids never
+    /// sent (`"7"` is not `7`), notifications, and lines around and over the cap.
+    fn garbage_line(max: usize) -> impl Strategy<Value = Vec<u8>> {
+        let fixed = prop::sample::select(vec![
+            "",
+            "\r",
+            "null",
+            "[]",
+            "{}",
+            "{\"a\":1}",
+            "\u{feff}{\"jsonrpc\":\"2.0\",\"id\":1000,\"result\":{}}",
+            "{\"jsonrpc\":\"2.0\",\"id\":\"7\",\"result\":{}}",
+            "{\"jsonrpc\":\"1.0\",\"id\":8,\"result\":{}}",
+            "{\"jsonrpc\":\"2.0\",\"id\":9,\"error\":{\"code\":-1,\"message\":\"x\"}}",
+            "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"x\"}}",
+            "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"x\"}}",
+            "{\"jsonrpc\":\"2.0\",\"method\":\"textDocument/didOpen\",\"params\":{}}",
+            "{\"jsonrpc\":\"2.0\",\"id\":7",
+        ])
+        .prop_map(|s| s.as_bytes().to_vec());
+        prop_oneof![
+            fixed,
+            prop::collection::vec(
+                any::<u8>().prop_filter("no line end", |b| *b != b'\n'),
+                0..64
+            ),
+            "[ -~]{0,80}".prop_map(String::into_bytes),
+            (1000i64..100_000).prop_map(|id| format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[]}}}}"#
+            )
+            .into_bytes()),
+            (max - 2..max + 3, prop::sample::select(vec![b'a', 0xff]))
+                .prop_map(|(n, b)| vec![b; n]),
+            (max + 1..3 * max).prop_map(|n| vec![b'{'; n]),
+        ]
+    }
+
+    fn lines(max: usize) -> impl Strategy<Value = Vec<(Vec<u8>, bool)>> {
+        prop::collection::vec((garbage_line(max), any::<bool>()), 0..8)
+    }
+
+    fn join(lines: &[(Vec<u8>, bool)]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (line, crlf) in lines {
+            out.extend_from_slice(line);
+            out.extend_from_slice(if *crlf { b"\r\n" } else { b"\n" });
+        }
+        out
+    }
+
+    /// The reader alone: it passes on exactly the UTF-8 lines before the first line over the
+    /// cap, in order, then fails; it never holds more than the cap of an unfinished line.
+    #[test]
+    fn fuzz_mcp_line_reader_passes_lines_and_bounds_memory() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let strategy = (prop::sample::select(vec![64usize, 100, 1000]), 1usize..200)
+            .prop_flat_map(|(max, read)| (lines(max), Just(max), Just(read)));
+        cairn_test_support::fuzz::check("MCP line reader", strategy, |(lines, max, read)| {
+            let input = join(&lines);
+            let mut expected = Vec::new();
+            let mut over = false;
+            for (line, crlf) in &lines {
+                let whole = [line.as_slice(), if *crlf { b"\r" } else { b"" }].concat();
+                if whole.len() > max {
+                    over = true;
+                    break;
+                }
+                if std::str::from_utf8(&whole).is_ok() {
+                    expected.extend_from_slice(&whole);
+                    expected.push(b'\n');
+                }
+            }
+            let flag = Arc::new(AtomicBool::new(false));
+            let mut reader = LineCapReader::new(std::io::Cursor::new(input), max, flag.clone());
+            let mut got = Vec::new();
+            let mut buf = vec![0u8; read];
+            let failed = rt.block_on(async {
+                loop {
+                    match reader.read(&mut buf).await {
+                        Ok(0) => return false,
+                        Ok(n) => got.extend_from_slice(&buf[..n]),
+                        Err(_) => return true,
+                    }
+                    assert!(
+                        reader.partial.len() <= max,
+                        "an unfinished line over the cap"
+                    );
+                }
+            });
+            prop_assert!(reader.partial.len() <= max);
+            prop_assert_eq!(failed, over);
+            prop_assert_eq!(flag.load(Ordering::Relaxed), over);
+            prop_assert_eq!(
+                String::from_utf8_lossy(&got),
+                String::from_utf8_lossy(&expected)
+            );
+            Ok(())
+        });
+    }
+
+    /// Through the transport cairn uses (the line cap, rmcp's line transport, the known-ids
+    /// filter): with garbage lines before and after it, the response to the request sent is
+    /// delivered, unless a line over the cap came first (which ends the connection), and no
+    /// response to another id ever is.
+    #[test]
+    fn fuzz_mcp_a_valid_response_among_garbage_is_delivered() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let strategy = prop::sample::select(vec![64usize, 100, 1000]).prop_flat_map(|max| {
+            (
+                lines(max),
+                lines(max),
+                Just(max),
+                prop_oneof![1usize..32, Just(64 * 1024)],
+            )
+        });
+        cairn_test_support::fuzz::check(
+            "MCP frames: a valid response among garbage",
+            strategy,
+            |(before, after, max, pipe)| {
+                let over_before = before
+                    .iter()
+                    .any(|(l, crlf)| l.len() + usize::from(*crlf) > max);
+                let input = [
+                    join(&before),
+                    format!("{RESPONSE}\n").into_bytes(),
+                    join(&after),
+                ]
+                .concat();
+                let delivered = rt.block_on(async move {
+                    let (mut server, client) = tokio::io::duplex(pipe);
+                    let writer = tokio::spawn(async move {
+                        use tokio::io::AsyncWriteExt;
+                        let _ = server.write_all(&input).await;
+                        let _ = server.shutdown().await;
+                    });
+                    let reader = LineCapReader::new(client, max, Arc::new(AtomicBool::new(false)));
+                    let transport =
+                        AsyncRwTransport::<RoleClient, _, _>::new(reader, tokio::io::sink())
+                            .with_max_line_length(max.saturating_add(1024));
+                    let mut known = KnownIds::new(transport);
+                    let ping = ClientRequest::PingRequest(Default::default());
+                    known
+                        .send(JsonRpcMessage::Request(JsonRpcRequest::new(
+                            NumberOrString::Number(OUR_ID),
+                            ping,
+                        )))
+                        .await
+                        .unwrap();
+                    let mut ours = 0;
+                    let mut others = Vec::new();
+                    while let Some(message) = known.receive().await {
+                        match message {
+                            JsonRpcMessage::Response(r)
+                                if r.id == NumberOrString::Number(OUR_ID) =>
+                            {
+                                ours += 1
+                            }
+                            JsonRpcMessage::Response(r) => others.push(format!("{:?}", r.id)),
+                            JsonRpcMessage::Error(e) if e.id.is_some() => {
+                                others.push(format!("{:?}", e.id))
+                            }
+                            _ => {}
+                        }
+                    }
+                    writer.abort();
+                    (ours, others)
+                });
+                let (ours, others) = delivered;
+                prop_assert!(others.is_empty(), "responses to ids never sent: {others:?}");
+                prop_assert_eq!(ours, usize::from(!over_before));
+                Ok(())
+            },
+        );
+    }
 }

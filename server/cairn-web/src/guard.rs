@@ -633,3 +633,258 @@ fn carried(sent: &[(String, String)], url: &str) -> Option<(String, String)> {
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    //! The address property: a denied address is refused in every spelling a URL can give it.
+    #![allow(clippy::unwrap_used)]
+
+    use std::net::{Ipv4Addr, Ipv6Addr};
+    use std::sync::Mutex;
+
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::resolve::BoxFuture;
+
+    /// Answers every name with the address of the case, as a hostile DNS server would.
+    struct Hostile(Mutex<Option<IpAddr>>);
+
+    impl Resolver for Hostile {
+        fn resolve<'a>(
+            &'a self,
+            _host: &'a str,
+            port: u16,
+        ) -> BoxFuture<'a, std::io::Result<Vec<SocketAddr>>> {
+            let answer = self.0.lock().unwrap().map(|ip| SocketAddr::new(ip, port));
+            Box::pin(async move { Ok(answer.into_iter().collect()) })
+        }
+    }
+
+    /// The denied IPv4 ranges, written out here (not taken from the classifier under test).
+    const DENIED_V4: &[([u8; 4], u32)] = &[
+        ([0, 0, 0, 0], 8),
+        ([10, 0, 0, 0], 8),
+        ([100, 64, 0, 0], 10),
+        ([127, 0, 0, 0], 8),
+        ([169, 254, 0, 0], 16),
+        ([172, 16, 0, 0], 12),
+        ([192, 0, 0, 0], 24),
+        ([192, 0, 2, 0], 24),
+        ([192, 88, 99, 0], 24),
+        ([192, 168, 0, 0], 16),
+        ([198, 18, 0, 0], 15),
+        ([198, 51, 100, 0], 24),
+        ([203, 0, 113, 0], 24),
+        ([224, 0, 0, 0], 4),
+        ([240, 0, 0, 0], 4),
+    ];
+
+    /// The denied native IPv6 ranges: loopback, unspecified, link-local, unique-local,
+    /// multicast, site-local, documentation, Teredo, discard-only, local NAT64, unassigned.
+    const DENIED_V6: &[(u128, u32)] = &[
+        (1, 128),
+        (0, 128),
+        (0xfe80 << 112, 10),
+        (0xfc00 << 112, 7),
+        (0xff00 << 112, 8),
+        (0xfec0 << 112, 10),
+        (0x2001_0db8 << 96, 32),
+        (0x3fff << 112, 20),
+        (0x2001_0000 << 96, 32),
+        (0x0100 << 112, 64),
+        (0x0064_ff9b_0001 << 80, 48),
+        (0x4000 << 112, 2),
+        (0x5f00 << 112, 16),
+    ];
+
+    fn denied_v4() -> impl Strategy<Value = Ipv4Addr> {
+        (prop::sample::select(DENIED_V4), any::<u32>()).prop_map(|((net, prefix), bits)| {
+            let mask = u32::MAX.checked_shl(32 - prefix).unwrap_or(0);
+            Ipv4Addr::from((u32::from(Ipv4Addr::from(net)) & mask) | (bits & !mask))
+        })
+    }
+
+    /// Native denied IPv6 addresses, and IPv6 forms that carry a denied IPv4 address.
+    fn denied_v6() -> impl Strategy<Value = Ipv6Addr> {
+        prop_oneof![
+            (prop::sample::select(DENIED_V6), any::<u128>()).prop_map(|((net, prefix), bits)| {
+                let mask = u128::MAX.checked_shl(128 - prefix).unwrap_or(0);
+                Ipv6Addr::from((net & mask) | (bits & !mask))
+            }),
+            denied_v4().prop_map(|v4| v4.to_ipv6_mapped()),
+            denied_v4().prop_map(|v4| Ipv6Addr::from(u128::from(u32::from(v4)))),
+            // IPv4-translated (SIIT) ::ffff:0:a.b.c.d.
+            denied_v4().prop_map(|v4| Ipv6Addr::from(
+                (0xffff_0000_u128 << 32) | u128::from(u32::from(v4))
+            )),
+            denied_v4().prop_map(|v4| Ipv6Addr::from(
+                (0x0064_ff9b_u128 << 96) | u128::from(u32::from(v4))
+            )),
+            (denied_v4(), any::<u64>()).prop_map(|(v4, rest)| Ipv6Addr::from(
+                (0x2002_u128 << 112) | (u128::from(u32::from(v4)) << 80) | u128::from(rest)
+            )),
+        ]
+    }
+
+    /// How one number of a dotted IPv4 form is written.
+    fn number(n: u32, radix: u8) -> String {
+        match radix % 4 {
+            0 => n.to_string(),
+            1 => format!("0{n:o}"),
+            2 => format!("0x{n:x}"),
+            _ => format!("0X{n:X}"),
+        }
+    }
+
+    /// An IPv4 address as 1 to 4 numbers (`127.1`, `2130706433`), each in any radix.
+    fn spell_v4(ip: Ipv4Addr, parts: u8, radices: &[u8]) -> String {
+        let o = ip.octets().map(u32::from);
+        let v = u32::from(ip);
+        let numbers = match parts % 4 {
+            0 => vec![v],
+            1 => vec![o[0], v & 0x00ff_ffff],
+            2 => vec![o[0], o[1], v & 0xffff],
+            _ => o.to_vec(),
+        };
+        numbers
+            .iter()
+            .enumerate()
+            .map(|(i, n)| number(*n, radices.get(i).copied().unwrap_or(0)))
+            .collect::<Vec<_>>()
+            .join(".")
+    }
+
+    /// An IPv6 address compressed, expanded, upper case, or with a dotted IPv4 tail.
+    fn spell_v6(ip: Ipv6Addr, form: u8) -> String {
+        let s = ip.segments();
+        match form % 5 {
+            0 => ip.to_string(),
+            1 => s.map(|g| format!("{g:04x}")).join(":"),
+            2 => ip.to_string().to_uppercase(),
+            3 => s.map(|g| format!("{g:x}")).join(":"),
+            _ => {
+                let o = ip.octets();
+                let head = s[..6].iter().map(|g| format!("{g:X}")).collect::<Vec<_>>();
+                format!("{}:{}.{}.{}.{}", head.join(":"), o[12], o[13], o[14], o[15])
+            }
+        }
+    }
+
+    /// Rewrites a host: full-width digits and letters and ideographic dots (which IDNA maps
+    /// back), percent-encoding (which the URL parser decodes), a trailing dot.
+    fn disguise(host: &str, how: u8, mask: u64) -> String {
+        let mut out = String::new();
+        for (i, c) in host.chars().enumerate() {
+            let pick = mask >> (i % 64) & 1 == 1;
+            match how % 4 {
+                1 if pick && c.is_ascii_alphanumeric() => {
+                    out.push(char::from_u32(u32::from(c) + 0xfee0).unwrap_or(c));
+                }
+                1 if pick && c == '.' => out.push('。'),
+                2 if pick => out.push_str(&format!("%{:02X}", u32::from(c))),
+                3 if pick && c.is_ascii_alphabetic() => out.push(c.to_ascii_uppercase()),
+                _ => out.push(c),
+            }
+        }
+        if how & 4 != 0 {
+            out.push('.');
+        }
+        out
+    }
+
+    /// A URL whose real host is the denied address, spelled one of many ways.
+    fn spelled_url() -> impl Strategy<Value = (IpAddr, String)> {
+        let v4 = (
+            denied_v4(),
+            any::<u8>(),
+            prop::collection::vec(any::<u8>(), 4),
+            any::<u8>(),
+            any::<u64>(),
+        )
+            .prop_map(|(ip, parts, radices, how, mask)| {
+                (
+                    IpAddr::V4(ip),
+                    disguise(&spell_v4(ip, parts, &radices), how, mask),
+                )
+            });
+        let v6 = (
+            denied_v6(),
+            any::<u8>(),
+            prop::sample::select(vec!["", "%25eth0", "%251"]),
+        )
+            .prop_map(|(ip, form, zone)| {
+                (IpAddr::V6(ip), format!("[{}{zone}]", spell_v6(ip, form)))
+            });
+        let scheme = prop::sample::select(vec![
+            "http://",
+            "https://",
+            "HTTP://",
+            "hTTpS://",
+            "http:",
+            "http:/",
+            "http:\\\\",
+            "https:/\\",
+        ]);
+        let userinfo = prop::sample::select(vec!["", "", "a@", "a:b@", "8.8.8.8@", "@", "x%40y@"]);
+        let port = prop::sample::select(vec!["", "", ":80", ":443", ":0", ":", ":65535"]);
+        let tail = prop::sample::select(vec![
+            "",
+            "/",
+            "/x?y=1",
+            "#@8.8.8.8",
+            "?@8.8.8.8",
+            "\\@8.8.8.8",
+            "/..%2f",
+            "/%2e%2e/",
+        ]);
+        (prop_oneof![v4, v6], scheme, userinfo, port, tail).prop_map(
+            |((ip, host), scheme, userinfo, port, tail)| {
+                (ip, format!("{scheme}{userinfo}{host}{port}{tail}"))
+            },
+        )
+    }
+
+    /// Nothing in a denied range is allowed in any spelling: an IP-literal host is refused by
+    /// `check_url` without a lookup, and a host the parser takes for a name is refused when the
+    /// name resolves there; the decision never reaches the network.
+    #[test]
+    fn fuzz_web_denied_addresses_are_refused_in_every_spelling() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let dns = Arc::new(Hostile(Mutex::new(None)));
+        let config = GuardConfig {
+            per_user_per_minute: 0,
+            per_host_per_minute: 0,
+            ..GuardConfig::default()
+        };
+        let guard = WebGuard::with_resolver(config, dns.clone()).unwrap();
+        cairn_test_support::fuzz::check(
+            "web guard: denied addresses in every spelling",
+            spelled_url(),
+            |(ip, text)| {
+                *dns.0.lock().unwrap() = Some(ip);
+                let Ok(url) = Url::parse(&text) else {
+                    // Unparseable: refused before anything else.
+                    prop_assert!(guard.check_url(&text).is_err());
+                    return Ok(());
+                };
+                if matches!(url.host(), Some(Host::Ipv4(_) | Host::Ipv6(_))) {
+                    let decided = guard.check_url(&text);
+                    prop_assert!(decided.is_err(), "{text} ({ip}) was allowed: {url}");
+                }
+                let vetted = rt.block_on(guard.vet(&url));
+                prop_assert!(vetted.is_err(), "{text} ({ip}) was allowed: {vetted:?}");
+                // Without user info to refuse first, it is refused for its address.
+                if url.username().is_empty() && url.password().is_none() {
+                    prop_assert!(
+                        matches!(vetted, Err(WebError::AddressRefused { .. })),
+                        "{text} ({ip}): {vetted:?}"
+                    );
+                }
+                Ok(())
+            },
+        );
+    }
+}

@@ -633,3 +633,189 @@ fn kind_or_ok(r: Result<(), ScopeError>) -> &'static str {
         Err(e) => kind(&e),
     }
 }
+
+/// What the outside of the property's tree holds; nothing read through the workspace may be it.
+const OUTSIDE: &str = "OUTSIDE-SENTINEL";
+
+/// The tree of the path property: a root with files, directories and symlinks that stay inside,
+/// leave it (relative, absolute, through chains and through a directory above), loop or dangle,
+/// beside a sibling with the root's name as a prefix and a directory holding the sentinel.
+fn escape_tree() -> Fixture {
+    fixture(&[
+        "ws/a/b.txt => inside",
+        "ws/a/c/d.txt => inside",
+        "ws/é%2e\\x => inside",
+        "ws_evil/secret => OUTSIDE-SENTINEL",
+        "outside/secret => OUTSIDE-SENTINEL",
+        "outside/dir/secret => OUTSIDE-SENTINEL",
+        "ws/in -> a",
+        "ws/in_abs -> $BASE/ws/a/c",
+        "ws/out -> ../outside",
+        "ws/out_abs -> $BASE/outside/dir",
+        "ws/out_file -> $BASE/outside/secret",
+        "ws/evil -> ../ws_evil",
+        "ws/a/up -> ..",
+        "ws/a/upup -> ../..",
+        "ws/a/c/upup_out -> ../../../outside",
+        "ws/chain1 -> chain2",
+        "ws/chain2 -> a/chain3",
+        "ws/a/chain3 -> ../out",
+        "ws/chain_in -> in/c",
+        "ws/loop1 -> loop2",
+        "ws/loop2 -> loop1",
+        "ws/self -> self",
+        "ws/dangling_out -> $BASE/outside/new",
+        "ws/dangling_in -> missing",
+        "ws/root -> /",
+        "ws/proc -> /proc/self/cwd",
+    ])
+}
+
+/// A requested path string: segments from the tree's names and traversal spellings, joined by
+/// one or more slashes, maybe absolute (`/`, the base or the root) or `./`-led.
+fn requested_path(base: String) -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    let segment = prop_oneof![
+        prop::sample::select(vec![
+            "..",
+            ".",
+            "",
+            "a",
+            "b.txt",
+            "c",
+            "d.txt",
+            "in",
+            "in_abs",
+            "out",
+            "out_abs",
+            "out_file",
+            "evil",
+            "up",
+            "upup",
+            "upup_out",
+            "chain1",
+            "chain_in",
+            "loop1",
+            "self",
+            "dangling_out",
+            "dangling_in",
+            "root",
+            "proc",
+            "ws",
+            "ws_evil",
+            "outside",
+            "secret",
+            "dir",
+            "new",
+            "é%2e\\x",
+            "%2e%2e",
+            "..\\..",
+            "...",
+            "~",
+            "\0",
+            "é",
+            "a\\..\\..",
+            " ..",
+            ".. ",
+            "%00",
+            "etc",
+            "passwd",
+        ])
+        .prop_map(str::to_owned),
+        "[a-z.%\\\\]{1,4}",
+        "\\PC{1,3}",
+    ];
+    let lead = prop_oneof![
+        Just(String::new()),
+        Just("./".to_owned()),
+        Just("/".to_owned()),
+        Just(format!("{base}/")),
+        Just(format!("{base}/ws/")),
+        Just(format!("{base}/ws_evil/")),
+        Just(format!("{base}/ws/../")),
+    ];
+    let sep = prop::sample::select(vec!["/", "//", "/./", "///"]);
+    (lead, prop::collection::vec((segment, sep), 0..7)).prop_map(|(lead, parts)| {
+        let mut out = lead;
+        for (i, (segment, sep)) in parts.into_iter().enumerate() {
+            if i > 0 {
+                out.push_str(sep);
+            }
+            out.push_str(&segment);
+        }
+        out
+    })
+}
+
+/// Whatever is asked for, a resolved path lies inside the root on the real file system (its
+/// existing part canonicalised anew), reading through the workspace never returns the outside
+/// sentinel, and creating a new file there leaves everything outside unchanged.
+#[test]
+fn fuzz_workspace_paths_never_leave_the_root() {
+    use proptest::prop_assert;
+    let f = escape_tree();
+    let root = fs::canonicalize(f.root()).unwrap();
+    let outside_before = snapshot(&f.base, &root);
+    cairn_test_support::fuzz::check(
+        "workspace paths stay in the root",
+        requested_path(f.base.display().to_string()),
+        |requested| {
+            let Ok(path) = f.ws.resolve(&requested) else {
+                return Ok(());
+            };
+            // The existing part, canonicalised by the OS now, is inside the root.
+            let mut existing = path.as_path();
+            let real = loop {
+                match fs::canonicalize(existing) {
+                    Ok(real) => break real,
+                    Err(_) => match existing.parent() {
+                        Some(parent) => existing = parent,
+                        None => break PathBuf::from("/"),
+                    },
+                }
+            };
+            prop_assert!(
+                real.starts_with(&root),
+                "{requested:?} resolved to {path:?}, really {real:?}"
+            );
+            if let Ok((text, _)) = f.ws.read_text(&path) {
+                prop_assert!(!text.contains(OUTSIDE), "{requested:?} read {text:?}");
+            }
+            if fs::symlink_metadata(path.as_path()).is_err()
+                && f.ws.create_text_exclusive(&path, "created").is_ok()
+            {
+                prop_assert!(path.as_path().starts_with(&root));
+                f.ws.remove_file(&path).unwrap();
+            }
+            prop_assert!(
+                snapshot(&f.base, &root) == outside_before,
+                "{requested:?} changed a file outside the root"
+            );
+            Ok(())
+        },
+    );
+}
+
+/// Every file under `base` but outside `root`, with its content.
+fn snapshot(base: &Path, root: &Path) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    let mut stack = vec![base.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let entry = entry.unwrap();
+            let p = entry.path();
+            let kind = entry.file_type().unwrap();
+            if p.starts_with(root) {
+                continue;
+            } else if kind.is_dir() {
+                stack.push(p);
+            } else if kind.is_file() {
+                out.push((p.clone(), fs::read_to_string(&p).unwrap()));
+            } else {
+                out.push((p, String::new()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
