@@ -503,3 +503,69 @@ fn no_network_for_the_first_download_is_explained() {
         "{stdout}"
     );
 }
+
+#[test]
+fn a_filter_that_answers_garbage_is_asked_once_per_turn_not_once_per_step() {
+    // Six steps of tool calls, then an answer; every filter answer is unreadable.
+    let steps = 6;
+    let mut replies: Vec<Reply> = (0..steps)
+        .map(|i| Reply::tool_call("read_file", json!({"path": format!("notes{i}.txt")})))
+        .collect();
+    replies.push(Reply::text("Read them all."));
+    let sb = Sandbox::keyed(
+        Format::OpenAi,
+        vec![
+            (
+                FILTER_MARKER.to_owned(),
+                (0..steps + 1)
+                    .map(|_| Reply::text("I think you want the git tools, maybe."))
+                    .collect(),
+            ),
+            (String::new(), replies),
+        ],
+    );
+    for i in 0..steps {
+        sb.write(&format!("notes{i}.txt"), &format!("note {i}\n"));
+    }
+    let ws = sb.ws();
+    let out = sb.run(
+        &[
+            "chat",
+            "-w",
+            ws.to_str().unwrap(),
+            "--yes",
+            "read every notes file and the commit history of this repository",
+        ],
+        &[("CAIRN_SELECTION__FILTER", "true"), ("CAIRN_LOG", "warn")],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), "Read them all.");
+    let requests = sb.model.requests();
+    let is_filter = |r: &cairn_test_support::RecordedRequest| {
+        r.body["messages"]
+            .as_array()
+            .and_then(|m| m.iter().find(|m| m["role"] == "user"))
+            .and_then(|m| m["content"].as_str())
+            .is_some_and(|c| c.starts_with(FILTER_MARKER))
+    };
+    let filters = requests.iter().filter(|r| is_filter(r)).count();
+    let steps_asked = requests.iter().filter(|r| !is_filter(r)).count();
+    assert_eq!(steps_asked, steps + 1, "one request per step");
+    assert_eq!(
+        filters, 1,
+        "the filter failed once; the rest of the turn uses stage 1 without asking again"
+    );
+    // Every step still offered a selection (stage 1), not the whole catalog.
+    for r in requests.iter().filter(|r| !is_filter(r)) {
+        let names = offered(&r.body);
+        assert!(names.contains(&"read_file".to_owned()), "{names:?}");
+        assert_eq!(names.last().map(String::as_str), Some("tool_search"));
+    }
+    // Said once in the log.
+    let log = text(&out.stderr);
+    assert_eq!(
+        log.matches("tool filter fell back to stage 1").count(),
+        1,
+        "{log}"
+    );
+}
