@@ -146,7 +146,7 @@ fn the_network_is_asked_for_in_the_editor() {
         .collect();
     assert_eq!(results.len(), 2, "{events:#?}");
     assert_eq!(results[0]["isError"], true);
-    assert!(results[0]["content"].as_str().unwrap().contains("denied"));
+    assert_eq!(results[0]["content"], "the user denied this call");
     assert_eq!(results[1]["isError"], false);
     assert!(
         results[1]["content"]
