@@ -14,13 +14,10 @@ use crate::support::{Answer, Editor, Sandbox};
 pub(crate) static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 pub(crate) fn enabled() -> bool {
-    let on = std::env::var("CAIRN_DOCKER_TESTS").as_deref() == Ok("1");
-    if !on {
-        eprintln!(
-            "skipped: set CAIRN_DOCKER_TESTS=1 with a running Docker engine to run this test"
-        );
-    }
-    on
+    cairn_test_support::gate(
+        "CAIRN_DOCKER_TESTS",
+        "with a running Docker engine to run this test",
+    )
 }
 
 pub(crate) fn configure(sb: &Sandbox) {

@@ -240,10 +240,10 @@ fn the_editor_is_told_when_the_model_is_missing_and_chat_still_works() {
 /// With the real model (laid by `scripts/embedding-model`): dense ranking, no keyword note.
 #[test]
 fn with_the_model_select_ranks_by_meaning() {
-    if std::env::var("CAIRN_MODEL_TESTS").as_deref() != Ok("1") {
-        eprintln!(
-            "skipped: set CAIRN_MODEL_TESTS=1 (and lay the model with scripts/embedding-model)"
-        );
+    if !cairn_test_support::gate(
+        "CAIRN_MODEL_TESTS",
+        "(and lay the model with scripts/embedding-model)",
+    ) {
         return;
     }
     let sb = Sandbox::new(Format::OpenAi, vec![]);
@@ -389,10 +389,10 @@ fn laid_snapshot() -> std::path::PathBuf {
 /// shows the download as `$/progress`; afterwards the model loads offline from the cache.
 #[test]
 fn the_first_download_is_shown_in_the_editor_and_then_works_offline() {
-    if std::env::var("CAIRN_MODEL_TESTS").as_deref() != Ok("1") {
-        eprintln!(
-            "skipped: set CAIRN_MODEL_TESTS=1 (and lay the model with scripts/embedding-model)"
-        );
+    if !cairn_test_support::gate(
+        "CAIRN_MODEL_TESTS",
+        "(and lay the model with scripts/embedding-model)",
+    ) {
         return;
     }
     let hub = loopback_hub(laid_snapshot(), REVISION);
