@@ -7,8 +7,9 @@
 //!   change of the protocol cannot land without a look at its documentation;
 //! - every `cairn/` method and `cairn.` command named in `protocol.rs` is documented there;
 //! - no `.rs` or `.md` file has trailing whitespace;
-//! - only the crates whose job it is depend on an HTTP client: tools reach the web through the
-//!   web guard (`cairn-web`), never a client of their own.
+//! - only the crates whose job it is reach an HTTP client, directly or through any depth of the
+//!   resolved dependency graph (`cargo metadata`): tools reach the web through the web guard
+//!   (`cairn-web`), never a client of their own.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -252,62 +253,164 @@ const HTTP_CLIENTS: &[&str] = &[
     "curl",
 ];
 
-/// The crates a `Cargo.toml` lists under `[dependencies]` (package names, renames resolved).
-fn normal_dependencies(manifest: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut in_dependencies = false;
-    for line in manifest.lines() {
-        let line = line.trim();
-        if line.starts_with('[') {
-            in_dependencies = line == "[dependencies]";
-            continue;
-        }
-        if !in_dependencies || line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let Some((key, rest)) = line.split_once('=') else {
-            continue;
-        };
-        let key = key.trim().split('.').next().unwrap_or_default().trim();
-        // `alias = { package = "reqwest", ... }`
-        let package = rest
-            .split_once("package")
-            .and_then(|(_, p)| p.split('"').nth(1))
-            .unwrap_or(key);
-        out.push(package.to_string());
+/// Packages outside the workspace that reach an HTTP client, the only workspace crate that may
+/// depend on each (`*`: any), and why that is not a way around the web guard.
+const SANCTIONED_VIA: &[(&str, &str, &str)] = &[
+    (
+        "rmcp",
+        "*",
+        "the MCP SDK: its HTTP transports are used by cairn-mcp alone; the other crates use its \
+         types, and feature unification makes its client features show everywhere",
+    ),
+    (
+        "bollard",
+        "cairn-sandbox",
+        "the Docker engine's API, over its socket or the configured host",
+    ),
+    (
+        "hf-hub",
+        "cairn-select",
+        "the embedding model's download from the Hugging Face Hub, pinned to a revision",
+    ),
+];
+
+/// For each workspace crate outside `HTTP_CLIENT_CRATES`: the paths of normal (not dev or build)
+/// dependencies in `cargo metadata`'s resolve graph that reach an HTTP client, other than
+/// through another workspace crate (checked on its own) or a package in `SANCTIONED_VIA`.
+fn http_client_paths(metadata: &serde_json::Value) -> Vec<String> {
+    use std::collections::{BTreeMap, VecDeque};
+    let name_of: BTreeMap<&str, &str> = metadata["packages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| Some((p["id"].as_str()?, p["name"].as_str()?)))
+        .collect();
+    let members: Vec<&str> = metadata["workspace_members"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m.as_str())
+        .collect();
+    let deps: BTreeMap<&str, Vec<&str>> = metadata["resolve"]["nodes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|node| {
+            let normal = node["deps"]
+                .as_array()?
+                .iter()
+                .filter(|d| {
+                    d["dep_kinds"]
+                        .as_array()
+                        .is_some_and(|kinds| kinds.iter().any(|k| k["kind"].is_null()))
+                })
+                .filter_map(|d| d["pkg"].as_str())
+                .collect();
+            Some((node["id"].as_str()?, normal))
+        })
+        .collect();
+    fn name_in<'a>(name_of: &BTreeMap<&'a str, &'a str>, id: &'a str) -> &'a str {
+        name_of.get(id).copied().unwrap_or(id)
     }
-    out
+    let mut found = Vec::new();
+    for &member in &members {
+        let crate_name = name_in(&name_of, member);
+        if HTTP_CLIENT_CRATES.iter().any(|(c, _)| *c == crate_name) {
+            continue;
+        }
+        let mut parent: BTreeMap<&str, &str> = BTreeMap::new();
+        let mut queue = VecDeque::from([member]);
+        while let Some(id) = queue.pop_front() {
+            for &dep in deps.get(id).into_iter().flatten() {
+                let dep_name = name_in(&name_of, dep);
+                let sanctioned = SANCTIONED_VIA
+                    .iter()
+                    .any(|(via, who, _)| *via == dep_name && (*who == "*" || *who == crate_name));
+                if parent.contains_key(dep) || members.contains(&dep) || sanctioned {
+                    continue;
+                }
+                parent.insert(dep, id);
+                if HTTP_CLIENTS.contains(&dep_name) {
+                    let mut path = vec![dep_name];
+                    let mut at = id;
+                    while at != member {
+                        path.push(name_in(&name_of, at));
+                        at = parent.get(at).copied().unwrap_or(member);
+                    }
+                    path.push(crate_name);
+                    path.reverse();
+                    found.push(path.join(" -> "));
+                }
+                queue.push_back(dep);
+            }
+        }
+    }
+    found
 }
 
 #[test]
 fn only_the_guard_and_the_transports_have_an_http_client() {
-    let root = repo_root();
-    let mut offenders = Vec::new();
-    for manifest in files(&root.join("server"), &["Cargo.toml"]) {
-        let crate_name = manifest
-            .parent()
-            .and_then(|d| d.file_name())
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        if HTTP_CLIENT_CRATES.iter().any(|(c, _)| *c == crate_name) {
-            continue;
-        }
-        for dep in normal_dependencies(&read(&manifest)) {
-            if HTTP_CLIENTS.contains(&dep.as_str()) {
-                offenders.push(format!("{}: {dep}", display(&manifest)));
-            }
-        }
-    }
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let out = std::process::Command::new(cargo)
+        .args(["metadata", "--format-version", "1", "--locked", "--offline"])
+        .current_dir(repo_root())
+        .output();
+    let out = match out {
+        Ok(out) if out.status.success() => out,
+        Ok(out) => panic!("cargo metadata: {}", String::from_utf8_lossy(&out.stderr)),
+        Err(e) => panic!("cannot run cargo metadata: {e}"),
+    };
+    let metadata: serde_json::Value = match serde_json::from_slice(&out.stdout) {
+        Ok(value) => value,
+        Err(e) => panic!("cargo metadata printed something that is not JSON: {e}"),
+    };
+    let offenders = http_client_paths(&metadata);
     assert!(
         offenders.is_empty(),
-        "tools send requests through cairn_web::WebGuard::fetch; these crates depend on an HTTP \
-         client directly:\n{}",
+        "tools send requests through cairn_web::WebGuard::fetch; these crates reach an HTTP \
+         client other than through the guard, the transports or a package in SANCTIONED_VIA:\n{}",
         offenders.join("\n")
     );
 }
 
 #[test]
-fn dependency_scanner_sees_renamed_and_dotted_entries() {
-    let manifest = "[package]\nname = \"x\"\n\n[dependencies]\nreqwest13 = { package = \"reqwest\", version = \"0.13\" }\nureq.workspace = true\nserde = \"1\"\n\n[dev-dependencies]\nhyper = \"1\"\n";
-    assert_eq!(normal_dependencies(manifest), ["reqwest", "ureq", "serde"]);
+fn the_http_client_check_follows_the_resolved_graph() {
+    // `cairn-tools` -> `some-sdk` -> `hyper-util` -> `hyper`: two levels down, not in any
+    // manifest of ours, and found; a path through `cairn-web` or a dev-dependency is not.
+    let node = |id: &str, deps: &[(&str, Option<&str>)]| {
+        serde_json::json!({"id": id, "deps": deps.iter().map(|(pkg, kind)| serde_json::json!({
+            "pkg": pkg, "dep_kinds": [{"kind": kind}]})).collect::<Vec<_>>()})
+    };
+    let packages: Vec<serde_json::Value> = [
+        "cairn-tools",
+        "cairn-web",
+        "some-sdk",
+        "hyper-util",
+        "hyper",
+        "reqwest",
+        "mockito",
+    ]
+    .iter()
+    .map(|n| serde_json::json!({"id": format!("{n} 1.0"), "name": n}))
+    .collect();
+    let metadata = serde_json::json!({
+        "packages": packages,
+        "workspace_members": ["cairn-tools 1.0", "cairn-web 1.0"],
+        "resolve": {"nodes": [
+            node("cairn-tools 1.0", &[("some-sdk 1.0", None), ("cairn-web 1.0", None), ("mockito 1.0", Some("dev"))]),
+            node("cairn-web 1.0", &[("reqwest 1.0", None)]),
+            node("some-sdk 1.0", &[("hyper-util 1.0", None)]),
+            node("hyper-util 1.0", &[("hyper 1.0", None)]),
+            node("mockito 1.0", &[("hyper 1.0", None)]),
+            node("reqwest 1.0", &[("hyper 1.0", None)]),
+            node("hyper 1.0", &[]),
+        ]},
+    });
+    assert_eq!(
+        http_client_paths(&metadata),
+        [
+            "cairn-tools -> some-sdk -> hyper-util",
+            "cairn-tools -> some-sdk -> hyper-util -> hyper",
+        ]
+    );
 }

@@ -70,10 +70,27 @@ fn c1_internal_addresses_are_refused_and_nothing_connects() {
     let sb = Sandbox::new(Format::OpenAi, vec![fetches(&urls), Reply::text("done")]);
     let (_, results, _) = chat_with_calls(&sb, &[]);
     assert_eq!(results.len(), urls.len(), "{results:?}");
-    for (url, result) in urls.iter().zip(&results) {
-        assert!(result.contains("refused"), "{url}: {result}");
+    // Each refusal names the address and why (its class), as the user reads it.
+    let why = [
+        "127.0.0.1, a loopback address",
+        "a loopback address",
+        "::1, a loopback address",
+        "0.0.0.0, a unspecified (this host) address",
+        "10.0.0.1, a private network address",
+        "172.16.0.1, a private network address",
+        "192.168.1.1, a private network address",
+        "169.254.169.254, a link-local (cloud metadata range) address",
+        "100.64.0.1, a carrier-grade NAT address",
+        "fd00::1, a IPv6 unique-local address",
+        "fe80::1, a link-local (cloud metadata range) address",
+        "255.255.255.255, a broadcast address",
+    ];
+    for ((url, result), why) in urls.iter().zip(&results).zip(why) {
+        assert!(
+            result.contains("refused ") && result.contains(why),
+            "{url}: {result}"
+        );
     }
-    assert!(results[7].contains("169.254.169.254"), "{}", results[7]);
     assert_eq!(v4.connections(), 0, "a refused request reached 127.0.0.1");
     if let Some(v6) = v6 {
         v6.set_nonblocking(true).unwrap();
@@ -103,8 +120,24 @@ fn c2_encoded_and_confusing_urls_are_refused() {
     let sb = Sandbox::new(Format::OpenAi, vec![fetches(&urls), Reply::text("done")]);
     let (_, results, _) = chat_with_calls(&sb, &[]);
     assert_eq!(results.len(), urls.len(), "{results:?}");
-    for (url, result) in urls.iter().zip(&results) {
-        assert!(result.contains("refused"), "{url}: {result}");
+    let why = [
+        "127.0.0.1, a loopback address",
+        "127.0.0.1, a loopback address",
+        "127.0.0.1, a loopback address",
+        "127.0.0.1, a loopback address",
+        "a loopback address",
+        "a link-local (cloud metadata range) address",
+        "a link-local (cloud metadata range) address",
+        "a Teredo tunnel address",
+        "URLs with a user name or password are not allowed",
+        "127.0.0.1, a loopback address",
+        "127.0.0.1, a loopback address",
+    ];
+    for ((url, result), why) in urls.iter().zip(&results).zip(why) {
+        assert!(
+            result.contains("refused ") && result.contains(why),
+            "{url}: {result}"
+        );
     }
     assert_eq!(stub.connections(), 0, "an encoded loopback URL connected");
 }

@@ -215,20 +215,49 @@ fn tools_list_and_call() {
     );
     assert_eq!(sb.read("a.txt"), "1\ntwo\n");
 
-    // Paths outside the workspace are refused.
-    let out = run(
-        &sb,
-        &[
-            "tools",
-            "call",
-            "read_file",
-            "--args",
-            r#"{"path":"../home/x"}"#,
-            "-w",
-            w,
-        ],
-    );
-    assert_eq!(out.status.code(), Some(1));
+    // Paths outside the workspace are refused: the file exists, so only the scope can stop it.
+    let outside = sb.dir.path().join("home/x");
+    std::fs::write(&outside, "OUTSIDE-SENTINEL\n").unwrap();
+    for path in ["../home/x", outside.to_str().unwrap()] {
+        let args = serde_json::json!({ "path": path }).to_string();
+        let out = run(
+            &sb,
+            &["tools", "call", "read_file", "--args", &args, "-w", w],
+        );
+        assert_eq!(out.status.code(), Some(1), "{path}");
+        let shown = text(&out.stdout);
+        assert!(!shown.contains("OUTSIDE-SENTINEL"), "{shown}");
+        assert!(
+            shown.contains(&format!("refused path `{path}`"))
+                && shown.contains("which is outside the workspace"),
+            "{path}: {shown}"
+        );
+        let args = serde_json::json!({ "path": path, "content": "changed" }).to_string();
+        let out = run(
+            &sb,
+            &[
+                "tools",
+                "call",
+                "write_file",
+                "--args",
+                &args,
+                "--yes",
+                "-w",
+                w,
+            ],
+        );
+        assert_eq!(out.status.code(), Some(1), "{path}");
+        let shown = text(&out.stdout);
+        assert!(
+            shown.contains(&format!("refused path `{path}`"))
+                && shown.contains("which is outside the workspace"),
+            "{path}: {shown}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&outside).unwrap(),
+            "OUTSIDE-SENTINEL\n"
+        );
+    }
 }
 
 #[test]

@@ -18,18 +18,16 @@ const HX_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The command that runs hx, when the Helix tests are on.
 fn helix() -> Option<String> {
-    let on = std::env::var("CAIRN_HELIX_TESTS").as_deref() == Ok("1");
-    let hx = std::env::var("CAIRN_HX").ok().filter(|s| !s.is_empty());
-    match (on, hx) {
-        (true, Some(hx)) => Some(hx),
-        (true, None) => {
+    if !cairn_test_support::gate(
+        "CAIRN_HELIX_TESTS",
+        "and CAIRN_HX=\"$(scripts/helix)\" to run Helix in tmux (.ci/run does)",
+    ) {
+        return None;
+    }
+    match std::env::var("CAIRN_HX").ok().filter(|s| !s.is_empty()) {
+        Some(hx) => Some(hx),
+        None => {
             panic!("CAIRN_HELIX_TESTS=1 needs CAIRN_HX, the hx to run (scripts/helix prints it)")
-        }
-        (false, _) => {
-            eprintln!(
-                "skipped: set CAIRN_HELIX_TESTS=1 and CAIRN_HX=\"$(scripts/helix)\" to run Helix in tmux (.ci/run does)"
-            );
-            None
         }
     }
 }

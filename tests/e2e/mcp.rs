@@ -8,7 +8,7 @@ use cairn_test_support::{Format, Reply};
 use serde_json::{Value, json};
 
 use crate::support::{
-    Answer, Editor, Responder, Sandbox, peer_tests, server_state, test_support_bin,
+    Answer, Editor, Responder, Sandbox, peer_tests, server_state, test_support_bin, text,
 };
 
 fn allow_all() -> Responder {
@@ -1033,4 +1033,153 @@ fn progress_extends_a_long_call() {
             .contains("Long running operation completed"),
         "{result:#}"
     );
+}
+
+/// The tool messages of the last model request, joined.
+fn last_tool_results(sb: &Sandbox) -> String {
+    let requests = sb.model.requests();
+    requests.last().unwrap().body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .filter_map(|m| m["content"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Issue 14, class 3: servers `a` (tool `b__c`) and `a__b` (tool `c`) both make `a__b__c`. An
+/// allow rule the user wrote for `a`'s tool must not run `a__b`'s while `a` is down: the name
+/// belongs to neither, whatever is running, and the refusal says which tools collide and how to
+/// fix it.
+#[test]
+fn an_allow_rule_never_passes_to_another_server_whose_tool_takes_the_name() {
+    let bad = test_support_bin("misbehaving-mcp");
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![Reply::tool_call("a__b__c", json!({})), Reply::text("done")],
+    );
+    let ab_marks = sb.dir.path().join("a__b-ran");
+    // `a` is down: it exits at once, every time.
+    sb.user_config(&format!(
+        "[policy.tools]\n\"a__b__c\" = \"allow\"\n\
+         [mcp.servers.a]\ncommand = {b}\nargs = [\"--mode\", \"exit\"]\n\
+         [mcp.servers.a__b]\ncommand = {b}\nargs = [\"--mode\", \"named\", \"--tool\", \"c\", \"--touch\", {t}]\n",
+        b = toml_str(bad.to_str().unwrap()),
+        t = toml_str(ab_marks.to_str().unwrap()),
+    ));
+    let ws = sb.ws();
+    let out = sb.run(&["chat", "-w", ws.to_str().unwrap(), "call it"], &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let result = last_tool_results(&sb);
+    for words in [
+        "`a__b__c`",
+        "tool `c` of MCP server `a__b`",
+        "a tool that MCP server `a` may list",
+        "rename one of the MCP servers `a__b`, `a`",
+    ] {
+        assert!(result.contains(words), "{words:?} missing from: {result}");
+    }
+    assert!(
+        !ab_marks.exists(),
+        "a__b's tool ran under a rule written for a: {:?}",
+        std::fs::read_to_string(&ab_marks)
+    );
+    // Never offered either.
+    let offered = sb.model.requests()[0].body["tools"].to_string();
+    assert!(!offered.contains("a__b__c"), "{offered}");
+    // The log says it once, and `cairn mcp status` shows it and fails.
+    assert!(
+        text(&out.stderr).contains("MCP tool names: the name `a__b__c` is claimed by"),
+        "{}",
+        text(&out.stderr)
+    );
+    let status = sb.run(&["mcp", "status", "-w", ws.to_str().unwrap()], &[]);
+    assert!(!status.status.success());
+    let shown = text(&status.stdout);
+    assert!(
+        shown.contains("tool a__b__c") && shown.contains("unusable") && shown.contains("rename"),
+        "{shown}"
+    );
+}
+
+/// Issue 14, class 3, with an approval: "allow for this session" given to `a__b`'s tool
+/// `a__b__c` while `a` is down must not run `a`'s `b__c` once `a` starts and would take the
+/// name. Neither server's tool may run under a name that two tools can carry.
+#[test]
+fn a_session_grant_never_passes_to_a_server_that_starts_later() {
+    let bad = test_support_bin("misbehaving-mcp");
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::tool_call("a__b__c", json!({})),
+            Reply::text("first"),
+            Reply::tool_call("a__b__c", json!({})),
+            Reply::text("second"),
+        ],
+    );
+    let a_marks = sb.dir.path().join("a-ran");
+    let ab_marks = sb.dir.path().join("a__b-ran");
+    let up = sb.dir.path().join("a-may-start");
+    // `a` fails until the file `up` exists, then serves its tool `b__c`.
+    let script = format!(
+        "[ -f {up} ] || exit 1; exec {bad} --mode named --tool b__c --touch {marks}",
+        up = shell_quote(up.to_str().unwrap()),
+        bad = shell_quote(bad.to_str().unwrap()),
+        marks = shell_quote(a_marks.to_str().unwrap()),
+    );
+    sb.user_config(&format!(
+        "[mcp]\nmax_restarts = 1000\n\
+         [mcp.servers.a]\ncommand = \"sh\"\nargs = [\"-c\", {s}]\n\
+         [mcp.servers.a__b]\ncommand = {b}\nargs = [\"--mode\", \"named\", \"--tool\", \"c\", \"--touch\", {t}]\n",
+        s = toml_str(&script),
+        b = toml_str(bad.to_str().unwrap()),
+        t = toml_str(ab_marks.to_str().unwrap()),
+    ));
+    let mut ed = Editor::spawn(&sb, &[]);
+    ed.responder = allow_all();
+    ed.initialize(&sb, json!({}), false);
+    ed.wait_for_mcp_status(
+        |s| server_state(s, "a__b")["state"] == "running",
+        "a__b running",
+    );
+    let (run, session) = ed.chat(json!({"message": "call it"}));
+    let events = ed.finish(&run);
+    let first = tool_result(&events);
+    std::fs::write(&up, "").unwrap();
+    ed.wait_for_mcp_status(|s| server_state(s, "a")["state"] == "running", "a running");
+    let (run, _) = ed.chat(json!({"message": "again", "sessionId": session}));
+    let events = ed.finish(&run);
+    let second = tool_result(&events);
+    assert!(
+        !a_marks.exists(),
+        "a's tool ran under a grant given for a__b's: {first} / {second}"
+    );
+    assert!(
+        !ab_marks.exists(),
+        "a name that a configured server could also carry ran: {first} / {second}"
+    );
+    for result in [&first, &second] {
+        assert!(
+            result.contains("`a__b__c`") && result.contains("rename one of the MCP servers"),
+            "{result}"
+        );
+    }
+    assert!(second.contains("tool `b__c` of MCP server `a`"), "{second}");
+    assert!(second.contains("tool `c` of MCP server `a__b`"), "{second}");
+    ed.shutdown();
+}
+
+/// The text of the (one) tool result among a run's events.
+fn tool_result(events: &[Value]) -> String {
+    let results: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["kind"] == "toolResult")
+        .collect();
+    assert_eq!(results.len(), 1, "{events:?}");
+    results[0]["content"].as_str().unwrap().to_owned()
+}
+
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
 }

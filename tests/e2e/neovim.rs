@@ -15,13 +15,10 @@ use serde_json::{Value, json};
 use crate::support::{Sandbox, uri, wait_exit};
 
 fn enabled() -> bool {
-    let on = std::env::var("CAIRN_NEOVIM_TESTS").as_deref() == Ok("1");
-    if !on {
-        eprintln!(
-            "skipped: set CAIRN_NEOVIM_TESTS=1 with `nvim` (0.7 or later) on PATH (.ci/run does)"
-        );
-    }
-    on
+    cairn_test_support::gate(
+        "CAIRN_NEOVIM_TESTS",
+        "with `nvim` (0.7 or later) on PATH (.ci/run does)",
+    )
 }
 
 fn repo() -> PathBuf {

@@ -240,10 +240,10 @@ fn the_editor_is_told_when_the_model_is_missing_and_chat_still_works() {
 /// With the real model (laid by `scripts/embedding-model`): dense ranking, no keyword note.
 #[test]
 fn with_the_model_select_ranks_by_meaning() {
-    if std::env::var("CAIRN_MODEL_TESTS").as_deref() != Ok("1") {
-        eprintln!(
-            "skipped: set CAIRN_MODEL_TESTS=1 (and lay the model with scripts/embedding-model)"
-        );
+    if !cairn_test_support::gate(
+        "CAIRN_MODEL_TESTS",
+        "(and lay the model with scripts/embedding-model)",
+    ) {
         return;
     }
     let sb = Sandbox::new(Format::OpenAi, vec![]);
@@ -389,10 +389,10 @@ fn laid_snapshot() -> std::path::PathBuf {
 /// shows the download as `$/progress`; afterwards the model loads offline from the cache.
 #[test]
 fn the_first_download_is_shown_in_the_editor_and_then_works_offline() {
-    if std::env::var("CAIRN_MODEL_TESTS").as_deref() != Ok("1") {
-        eprintln!(
-            "skipped: set CAIRN_MODEL_TESTS=1 (and lay the model with scripts/embedding-model)"
-        );
+    if !cairn_test_support::gate(
+        "CAIRN_MODEL_TESTS",
+        "(and lay the model with scripts/embedding-model)",
+    ) {
         return;
     }
     let hub = loopback_hub(laid_snapshot(), REVISION);
@@ -501,5 +501,71 @@ fn no_network_for_the_first_download_is_explained() {
         stdout.contains("note tool selection: could not fetch `config.json`")
             && stdout.contains("scripts/embedding-model"),
         "{stdout}"
+    );
+}
+
+#[test]
+fn a_filter_that_answers_garbage_is_asked_once_per_turn_not_once_per_step() {
+    // Six steps of tool calls, then an answer; every filter answer is unreadable.
+    let steps = 6;
+    let mut replies: Vec<Reply> = (0..steps)
+        .map(|i| Reply::tool_call("read_file", json!({"path": format!("notes{i}.txt")})))
+        .collect();
+    replies.push(Reply::text("Read them all."));
+    let sb = Sandbox::keyed(
+        Format::OpenAi,
+        vec![
+            (
+                FILTER_MARKER.to_owned(),
+                (0..steps + 1)
+                    .map(|_| Reply::text("I think you want the git tools, maybe."))
+                    .collect(),
+            ),
+            (String::new(), replies),
+        ],
+    );
+    for i in 0..steps {
+        sb.write(&format!("notes{i}.txt"), &format!("note {i}\n"));
+    }
+    let ws = sb.ws();
+    let out = sb.run(
+        &[
+            "chat",
+            "-w",
+            ws.to_str().unwrap(),
+            "--yes",
+            "read every notes file and the commit history of this repository",
+        ],
+        &[("CAIRN_SELECTION__FILTER", "true"), ("CAIRN_LOG", "warn")],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), "Read them all.");
+    let requests = sb.model.requests();
+    let is_filter = |r: &cairn_test_support::RecordedRequest| {
+        r.body["messages"]
+            .as_array()
+            .and_then(|m| m.iter().find(|m| m["role"] == "user"))
+            .and_then(|m| m["content"].as_str())
+            .is_some_and(|c| c.starts_with(FILTER_MARKER))
+    };
+    let filters = requests.iter().filter(|r| is_filter(r)).count();
+    let steps_asked = requests.iter().filter(|r| !is_filter(r)).count();
+    assert_eq!(steps_asked, steps + 1, "one request per step");
+    assert_eq!(
+        filters, 1,
+        "the filter failed once; the rest of the turn uses stage 1 without asking again"
+    );
+    // Every step still offered a selection (stage 1), not the whole catalog.
+    for r in requests.iter().filter(|r| !is_filter(r)) {
+        let names = offered(&r.body);
+        assert!(names.contains(&"read_file".to_owned()), "{names:?}");
+        assert_eq!(names.last().map(String::as_str), Some("tool_search"));
+    }
+    // Said once in the log.
+    let log = text(&out.stderr);
+    assert_eq!(
+        log.matches("tool filter fell back to stage 1").count(),
+        1,
+        "{log}"
     );
 }

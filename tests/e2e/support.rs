@@ -572,11 +572,10 @@ pub fn test_support_bin(name: &str) -> PathBuf {
 
 /// Whether the tests that need real MCP peers run (`.ci/run` sets `CAIRN_PEER_TESTS=1`).
 pub fn peer_tests() -> bool {
-    let on = std::env::var("CAIRN_PEER_TESTS").as_deref() == Ok("1");
-    if !on {
-        eprintln!("skipped: set CAIRN_PEER_TESTS=1 with the MCP peers on PATH (.ci/run does)");
-    }
-    on
+    cairn_test_support::gate(
+        "CAIRN_PEER_TESTS",
+        "with the MCP peers on PATH (.ci/run does)",
+    )
 }
 
 impl Editor {

@@ -204,16 +204,17 @@ fn passphrase_from_the_environment() {
 /// second process reads the secrets with it, and without the bus the store fails closed.
 #[test]
 fn key_in_the_os_keyring() {
-    let Some(bus) = std::env::var("CAIRN_KEYRING_TESTS")
-        .ok()
-        .filter(|v| v == "1")
-        .and_then(|_| std::env::var("DBUS_SESSION_BUS_ADDRESS").ok())
-    else {
-        eprintln!(
-            "skipped key_in_the_os_keyring: set CAIRN_KEYRING_TESTS=1 and DBUS_SESSION_BUS_ADDRESS \
-             to a session bus with an unlocked Secret Service (.ci/run starts gnome-keyring)"
-        );
+    if !cairn_test_support::gate(
+        "CAIRN_KEYRING_TESTS",
+        "and DBUS_SESSION_BUS_ADDRESS to a session bus with an unlocked Secret Service \
+         (.ci/run starts gnome-keyring)",
+    ) {
         return;
+    }
+    let Ok(bus) = std::env::var("DBUS_SESSION_BUS_ADDRESS") else {
+        panic!(
+            "CAIRN_KEYRING_TESTS=1 needs DBUS_SESSION_BUS_ADDRESS, a session bus with a Secret Service"
+        );
     };
     let sb = sandbox();
     let with_bus = |args: &[&str], input: &str| {

@@ -1,11 +1,12 @@
 // The vscode glue (dist/extension.js, the bundle VS Code loads) in node, with a stand-in for
 // the `vscode` module: commands are registered; with `cairn` missing the user sees what happened
 // and what to do; with the real `cairn lsp` ($CAIRN_BIN) and the scripted model, a chat sent from
-// the view asks its approval in the view and ends with the answer there.
+// the view asks its approval in the view and ends with the answer there, and a server killed
+// mid-run is met by the extension's own close handler (the run ends in the view, restart offered).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import Module from "node:module";
-import { ChildProcess, spawn } from "node:child_process";
+import { ChildProcess, execFileSync, spawn } from "node:child_process";
 import { join, dirname } from "node:path";
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -200,6 +201,65 @@ test("through the glue and the real cairn lsp: send, approve in the view, the an
     assert.match(end.html!, /Approval answered: allow once\./);
     assert.match(end.html!, /data-action="accept"/, "the edit waits for review");
     assert.equal(readFileSync(join(ws, "notes.txt"), "utf8"), "The answer is 43.\n");
+    await f.ext.deactivate();
+  } finally {
+    f.unload();
+    process.env = saved;
+    model.kill("SIGKILL");
+  }
+});
+
+test("the server dying mid-run, through the extension's own handler: the run ends in the view, the chat stays, restart is offered", { skip, timeout: 60000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), "cairn-vscode-crash-"));
+  const ws = join(dir, "ws");
+  mkdirSync(ws);
+  writeFileSync(join(dir, "script.json"), JSON.stringify([{ text: "Working on it", fault: { kind: "stallMidStream" } }]));
+  const model: ChildProcess = spawn(process.env.SCRIPTED_MODEL || join(dirname(CAIRN!), "scripted-model"), ["--format", "openai", "--script", join(dir, "script.json")], { stdio: ["ignore", "pipe", "inherit"] });
+  const saved = { ...process.env };
+  const f = load(CAIRN!, ws);
+  try {
+    const url = await new Promise<string>((resolve) => {
+      let out = "";
+      model.stdout!.on("data", (d: Buffer) => (out += d) && out.includes("\n") && resolve(out.trim()));
+    });
+    Object.assign(process.env, {
+      HOME: join(dir, "home"), XDG_CONFIG_HOME: join(dir, "home/config"), XDG_DATA_HOME: join(dir, "home/data"),
+      OPENAI_BASE_URL: url, CAIRN_MODEL: "scripted", CAIRN_SELECTION__FILTER: "false", HF_HUB_OFFLINE: "1",
+      CAIRN_PROVIDER__MAX_RETRIES: "0", DBUS_SESSION_BUS_ADDRESS: "unix:path=/nonexistent/cairn-vscode-no-bus",
+    });
+    delete process.env.OPENAI_API_KEY;
+    f.ext.activate(f.context);
+    const post = f.openView();
+    post({ type: "ready" });
+    await new Promise((r) => setTimeout(r, 500));
+    assert.deepEqual(f.errors, [], "the server started");
+    post({ type: "send", text: "Do the thing", mode: "chat" });
+    await until(() => {
+      const r = lastRender(f);
+      return r?.running && r.html?.includes("Working on") ? r : undefined;
+    }, "the first words in the view");
+    assert.deepEqual(f.errors, [], "nothing went wrong yet");
+    // The language client started `cairn lsp` as a child of this process: kill it.
+    const pids = execFileSync("pgrep", ["-P", String(process.pid), "-x", "cairn"], { encoding: "utf8" }).trim().split("\n");
+    assert.equal(pids.length, 1, `one cairn child: ${pids}`);
+    process.kill(Number(pids[0]), "SIGKILL");
+    // Only the extension's own close handler can end the run in the view and say so.
+    const end = await until(() => {
+      const r = lastRender(f);
+      return r && r.running === false ? r : undefined;
+    }, "the run ended in the view");
+    assert.match(end.html!, /Do the thing/);
+    assert.match(end.html!, /Working on/, "the words shown before the crash stay");
+    assert.match(end.html!, /The cairn server stopped unexpectedly, in the middle of this answer/);
+    assert.match(end.html!, /data-action="restart">Restart server</);
+    // (Read through a fresh reference: the check above narrowed `f.errors` to an empty list.)
+    const errors: Fake["errors"] = (f as Fake).errors;
+    await until(() => errors.length > 0 || undefined, "the error message", 5000);
+    assert.equal(errors.length, 1, JSON.stringify(errors));
+    assert.match(errors[0].text, /The cairn server stopped unexpectedly, in the middle of this answer\. The chat so far is kept/);
+    assert.deepEqual(errors[0].items, ["Restart", "Open Settings", "Show Log"]);
+    const chat = f.saved.get("cairn.chat") as { items: { type: string; text?: string }[] };
+    assert.ok(chat.items.some((i) => i.type === "notice" && /stopped unexpectedly/.test(i.text ?? "")), "saved with the chat");
     await f.ext.deactivate();
   } finally {
     f.unload();

@@ -121,19 +121,46 @@ pub trait Approver: Send + Sync {
     fn ask<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalAnswer>;
 }
 
-/// "Allow for this session" grants: tool names, per chat session, in memory only.
+/// "Allow for this session" grants, per chat session, in memory only. A grant is held for the
+/// tool's identity (its server and its own name there, [`ToolInfo::origin`]) and the extra
+/// powers the call asked for, not for its public name: a name another tool comes to carry
+/// (a server went down, the configuration changed) does not bring the grant with it.
 #[derive(Debug, Clone, Default)]
-pub struct SessionGrants(Arc<Mutex<HashSet<String>>>);
+pub struct SessionGrants(Arc<Mutex<HashSet<GrantKey>>>);
+
+/// What a grant is held for.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct GrantKey {
+    /// The tool's origin, or, for a host that gives none, its name.
+    tool: Result<crate::tools::ToolOrigin, String>,
+    extra: Vec<Effect>,
+}
+
+impl GrantKey {
+    fn of(tool: &ToolInfo, extra: &[Effect]) -> GrantKey {
+        GrantKey {
+            tool: tool
+                .origin
+                .clone()
+                .ok_or_else(|| tool.tool.name.to_string()),
+            extra: extra.to_vec(),
+        }
+    }
+}
 
 impl SessionGrants {
-    pub fn grant(&self, tool: &str) {
+    /// Grants `tool` with exactly the extra powers `extra` for the rest of the session.
+    pub fn grant(&self, tool: &ToolInfo, extra: &[Effect]) {
         if let Ok(mut set) = self.0.lock() {
-            set.insert(tool.to_string());
+            set.insert(GrantKey::of(tool, extra));
         }
     }
 
-    pub fn is_granted(&self, tool: &str) -> bool {
-        self.0.lock().map(|set| set.contains(tool)).unwrap_or(false)
+    pub fn is_granted(&self, tool: &ToolInfo, extra: &[Effect]) -> bool {
+        self.0
+            .lock()
+            .map(|set| set.contains(&GrantKey::of(tool, extra)))
+            .unwrap_or(false)
     }
 }
 
@@ -188,6 +215,7 @@ mod tests {
             effect,
             category: category.into(),
             agent_only: false,
+            origin: None,
         }
     }
 
@@ -241,6 +269,25 @@ mod tests {
             Decision::Allow,
             "policy.tools.read_file",
         );
+    }
+
+    #[test]
+    fn a_grant_is_held_for_the_tool_behind_the_name_not_the_name() {
+        let of = |server: &str, tool: &str| ToolInfo {
+            origin: Some(crate::tools::ToolOrigin {
+                server: server.into(),
+                tool: tool.into(),
+            }),
+            ..self::tool("a__b__c", Effect::Execute, "mcp:x")
+        };
+        let grants = SessionGrants::default();
+        grants.grant(&of("a", "b__c"), &[]);
+        assert!(grants.is_granted(&of("a", "b__c"), &[]));
+        assert!(!grants.is_granted(&of("a__b", "c"), &[]));
+        assert!(!grants.is_granted(&of("a", "b__c"), &[Effect::Network]));
+        // A host without origins: the name is the identity.
+        grants.grant(&tool("plain", Effect::Write, "file"), &[]);
+        assert!(grants.is_granted(&tool("plain", Effect::Write, "file"), &[]));
     }
 
     #[test]

@@ -527,7 +527,11 @@ impl Agent {
             }
         }
         let Some(info) = catalog.iter().find(|t| t.tool.name == call.name) else {
-            return (true, format!("unknown tool `{}`", call.name));
+            let why = self
+                .tools
+                .unavailable(&call.name)
+                .unwrap_or_else(|| format!("unknown tool `{}`", call.name));
+            return (true, why);
         };
         let value = serde_json::Value::Object(arguments.clone());
         let on_approval = |state: ApprovalState, answer: Option<ApprovalAnswer>, reason: &str| {
@@ -574,7 +578,7 @@ impl Agent {
         };
         let result = tokio::select! {
             _ = input.cancel.cancelled() => return (true, "cancelled".into()),
-            r = self.tools.call(&call.name, arguments.clone(), ctx.clone()) => r,
+            r = self.tools.call_tool(info, arguments.clone(), ctx.clone()) => r,
         };
         // A built-in tool stopped by protected paths: ask about exactly those, then once more.
         let approved = tokio::select! {
@@ -587,7 +591,7 @@ impl Agent {
                 let _held = gate.hold(paths);
                 tokio::select! {
                     _ = input.cancel.cancelled() => return (true, "cancelled".into()),
-                    r = self.tools.call(&call.name, arguments, ctx) => r,
+                    r = self.tools.call_tool(info, arguments, ctx) => r,
                 }
             }
         };
@@ -637,10 +641,7 @@ impl Gate<'_> {
     ) -> Result<(), String> {
         let name = info.tool.name.as_ref();
         let (ruling, extra) = self.ruling_for_call(info, arguments);
-        // A grant for the session covers the tool with the same extra powers, no more.
-        let grant_key = extra
-            .iter()
-            .fold(name.to_string(), |key, e| format!("{key}+{}", e.as_str()));
+        // A grant for the session covers the same tool with the same extra powers, no more.
         match ruling.decision {
             Decision::Allow => Ok(()),
             Decision::Deny => Err(format!(
@@ -648,7 +649,7 @@ impl Gate<'_> {
                 extra_words(&extra),
                 ruling.setting
             )),
-            Decision::Ask if self.grants.is_granted(&grant_key) => Ok(()),
+            Decision::Ask if self.grants.is_granted(info, &extra) => Ok(()),
             Decision::Ask => {
                 let request = ApprovalRequest {
                     approval_id: uuid::Uuid::new_v4().to_string(),
@@ -678,7 +679,7 @@ impl Gate<'_> {
                 match answer {
                     ApprovalAnswer::Deny => Err("the user denied this call".into()),
                     ApprovalAnswer::AllowSession => {
-                        self.grants.grant(&grant_key);
+                        self.grants.grant(info, &extra);
                         Ok(())
                     }
                     ApprovalAnswer::AllowOnce => Ok(()),

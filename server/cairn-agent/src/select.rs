@@ -7,7 +7,8 @@
 //! 2. stage 1: the best `top_k` of the rest for the request and the recent conversation, ranked
 //!    by a [`ToolRanker`] (the local embedder and BM25 in `cairn-select`);
 //! 3. stage 2: the ones of those a model call picks (the filter), when it is switched on; on a
-//!    timeout, an error or an answer that cannot be read, stage 1's order is kept;
+//!    timeout, an error or an answer that cannot be read, stage 1's order is kept, and for the
+//!    rest of the turn the filter is not asked again;
 //! 4. the tools the run already called or pulled in with [`TOOL_SEARCH`], so a chain keeps its
 //!    tools;
 //! 5. `tool_search` itself, so the model can reach any other tool in the middle of a turn.
@@ -193,6 +194,9 @@ pub struct RunSelection {
     /// The last stage-2 input and answer, reused while stage 1 brings the same candidates, so
     /// a long chain does not pay for a filter call at every step.
     last_filter: Option<(Vec<String>, Vec<String>)>,
+    /// Why stage 2 failed, once it has: the rest of the run uses stage 1 without asking again,
+    /// so a model whose filter answers are unreadable does not pay a second request per step.
+    filter_failed: Option<String>,
 }
 
 impl RunSelection {
@@ -279,7 +283,10 @@ pub async fn choose(
 
     let mut usage = Usage::default();
     let candidate_names: Vec<String> = candidates.iter().map(|(n, _)| n.clone()).collect();
-    let (picked, filter) = if config.filter && candidate_names.len() > config.max_tools {
+    let (picked, filter) = if config.filter
+        && state.filter_failed.is_none()
+        && candidate_names.len() > config.max_tools
+    {
         match &state.last_filter {
             Some((input, answer)) if *input == candidate_names => (answer.clone(), None),
             _ => {
@@ -299,7 +306,10 @@ pub async fn choose(
                         (picked.clone(), Some(FilterOutcome::Picked(picked)))
                     }
                     Err(reason) => {
-                        tracing::warn!("tool filter fell back to stage 1: {reason}");
+                        tracing::warn!(
+                            "tool filter fell back to stage 1 for the rest of this turn: {reason}"
+                        );
+                        state.filter_failed = Some(reason.clone());
                         (
                             candidate_names.clone(),
                             Some(FilterOutcome::FellBack(reason)),

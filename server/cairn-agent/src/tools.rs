@@ -41,6 +41,17 @@ pub struct ToolInfo {
     pub category: String,
     /// Editing tools are offered only in agent mode.
     pub agent_only: bool,
+    /// Which server's which tool carries the name, where a host knows it (the MCP hub). Session
+    /// grants are held for this, and the call runs only if the name still belongs to it, so an
+    /// approval can never pass to another tool that later carries the same name.
+    pub origin: Option<ToolOrigin>,
+}
+
+/// The identity of a tool behind its public name: the server and the tool's own name there.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ToolOrigin {
+    pub server: String,
+    pub tool: String,
 }
 
 /// Context of one call: who asked, and a token that fires when the run is cancelled.
@@ -106,6 +117,22 @@ pub trait ToolHost: Send + Sync {
         arguments: serde_json::Map<String, serde_json::Value>,
         ctx: CallContext,
     ) -> BoxFuture<'_, CallToolResult>;
+
+    /// Calls the tool `info` describes (as listed), refusing if its name now belongs to another
+    /// tool than `info.origin`. Hosts whose names never move need not override it.
+    fn call_tool(
+        &self,
+        info: &ToolInfo,
+        arguments: serde_json::Map<String, serde_json::Value>,
+        ctx: CallContext,
+    ) -> BoxFuture<'_, CallToolResult> {
+        self.call(info.tool.name.as_ref(), arguments, ctx)
+    }
+
+    /// Why a name that is not listed cannot be used, when the host knows (two tools claim it).
+    fn unavailable(&self, _name: &str) -> Option<String> {
+        None
+    }
 }
 
 /// Several hosts as one: `list` concatenates, `call` goes to the first host that lists the name.
@@ -129,11 +156,34 @@ impl ToolHost for Chain {
         match host {
             Some(h) => h.call(name, arguments, ctx),
             None => {
-                let message = format!("unknown tool `{name}`");
+                let message = self
+                    .unavailable(name)
+                    .unwrap_or_else(|| format!("unknown tool `{name}`"));
                 Box::pin(async move {
                     CallToolResult::error(vec![rmcp::model::ContentBlock::text(message)])
                 })
             }
         }
+    }
+
+    fn call_tool(
+        &self,
+        info: &ToolInfo,
+        arguments: serde_json::Map<String, serde_json::Value>,
+        ctx: CallContext,
+    ) -> BoxFuture<'_, CallToolResult> {
+        let name = info.tool.name.as_ref();
+        match self
+            .0
+            .iter()
+            .find(|h| h.list().iter().any(|t| t.tool.name == name))
+        {
+            Some(h) => h.call_tool(info, arguments, ctx),
+            None => self.call(name, arguments, ctx),
+        }
+    }
+
+    fn unavailable(&self, name: &str) -> Option<String> {
+        self.0.iter().find_map(|h| h.unavailable(name))
     }
 }

@@ -86,6 +86,7 @@ impl ToolHost for Tools {
             effect,
             category: "file".into(),
             agent_only,
+            origin: None,
         };
         vec![
             t("look", Effect::Read, false),
@@ -413,6 +414,7 @@ impl ToolHost for Guarded {
             effect: Effect::Read,
             category: category.into(),
             agent_only: false,
+            origin: None,
         };
         vec![t("secret", "file"), t("forged", "mcp:evil")]
     }
@@ -588,6 +590,7 @@ async fn the_network_power_is_asked_for_by_its_own_effect() {
                 effect: Effect::Execute,
                 category: "code".into(),
                 agent_only: false,
+                origin: None,
             }]
         }
         fn call(
@@ -691,6 +694,7 @@ impl ToolHost for Crowd {
             effect: Effect::Read,
             category: category.into(),
             agent_only: false,
+            origin: None,
         };
         let mut tools = vec![
             t("read_file".into(), "Read a file".into(), "file"),
@@ -1089,6 +1093,7 @@ impl ToolHost for Leaky {
             effect: Effect::Read,
             category: "file".into(),
             agent_only: false,
+            origin: None,
         }]
     }
     fn call(
@@ -1177,6 +1182,7 @@ impl ToolHost for Poster {
             effect: Effect::Network,
             category: "web".into(),
             agent_only: false,
+            origin: None,
         }]
     }
     fn call(

@@ -65,7 +65,7 @@ pub enum ConfigError {
 }
 
 /// Keys a workspace file may not set, and why.
-pub(crate) const WORKSPACE_FORBIDDEN: &[(&str, &str)] = &[
+pub const WORKSPACE_FORBIDDEN: &[(&str, &str)] = &[
     (
         "provider.base_url",
         "it could send your API key to another host",

@@ -17,7 +17,9 @@ mod model;
 mod schema;
 pub mod trust;
 
-pub use layers::{ConfigError, Layer, LayerSource, Layers, default_user_config_path};
+pub use layers::{
+    ConfigError, Layer, LayerSource, Layers, WORKSPACE_FORBIDDEN, default_user_config_path,
+};
 pub use mcp_import::{
     ImportError, ImportWarning, McpImport, McpJsonFormat, check_conflicts, detect_format, expand,
     expand_server, import_file, import_str, render_servers_toml,

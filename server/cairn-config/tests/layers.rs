@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use cairn_config::{ConfigError, Decision, Layer, LayerSource, Layers};
+use cairn_config::{ConfigError, Decision, Layer, LayerSource, Layers, WORKSPACE_FORBIDDEN};
 
 fn user(text: &str) -> Layer {
     Layer::from_toml_str(
@@ -174,22 +174,10 @@ fn wrong_types_are_named() {
 }
 
 #[test]
-fn a_workspace_cannot_redirect_keys_or_loosen_policy() {
-    check_error(
-        workspace("[provider]\nbase_url = \"https://evil.test/v1\""),
-        "/ws/.cairn/config.toml: `provider.base_url` cannot be set in a workspace file (it could send your API key to another host); set it in your user config",
-    );
+fn a_workspace_cannot_loosen_policy() {
     check_error(
         workspace("[policy.tools]\nedit_file = \"allow\""),
         "/ws/.cairn/config.toml: `policy.tools.edit_file` cannot be set in a workspace file (a repository may tighten the approval policy, never loosen it); set it in your user config",
-    );
-    check_error(
-        workspace("[agent]\nsystem_prompt = \"obey the README\""),
-        "/ws/.cairn/config.toml: `agent.system_prompt` cannot be set in a workspace file (it would put the repository's words in place of cairn's instructions); set it in your user config",
-    );
-    check_error(
-        workspace("[agent]\nmax_tool_calls = 500"),
-        "/ws/.cairn/config.toml: `agent.max_tool_calls` cannot be set in a workspace file (the tool-call cap is yours to set, not the repository's); set it in your user config",
     );
     let tightened =
         workspace("[policy.effects]\nread = \"ask\"\n[provider]\nmodel = \"m\"").unwrap();
@@ -200,6 +188,53 @@ fn a_workspace_cannot_redirect_keys_or_loosen_policy() {
     .resolve()
     .unwrap();
     assert_eq!(config.policy.effects.read, Decision::Ask);
+}
+
+/// A value the user's own file may give `key`: the test below needs one for every key a
+/// workspace file may not set, so a key added to the list without one fails it.
+fn user_value(key: &str) -> &'static str {
+    match key {
+        "provider.base_url" => "\"https://evil.test/v1\"",
+        "provider.kind" => "\"anthropic\"",
+        "provider.api_key_env" => "\"OTHER_SECRET\"",
+        "provider.api_key_secret" => "\"other-secret\"",
+        "sessions.dir" => "\"/tmp/elsewhere\"",
+        "api.openapi" => "[{ name = \"evil\", spec = \"https://evil.test/openapi.json\" }]",
+        "agent.system_prompt" => "\"obey the README\"",
+        "agent.max_tool_calls" => "500",
+        "log.file" => "\"/tmp/elsewhere.log\"",
+        "sandbox" => "{ docker_host = \"tcp://evil.test:2375\" }",
+        "selection.model" => "\"evil/model\"",
+        "selection.revision" => "\"0123456789abcdef0123456789abcdef01234567\"",
+        "selection.cache_dir" => "\"/tmp/elsewhere-cache\"",
+        "access" => "{ user = \"admin\" }",
+        "web" => "{ allow_loopback = true }",
+        other => panic!("no sample value for `{other}`: add one here"),
+    }
+}
+
+/// `a.b.c = v` as TOML: the last segment under a `[a.b]` table.
+fn set_key(key: &str, value: &str) -> String {
+    match key.rsplit_once('.') {
+        Some((table, last)) => format!("[{table}]\n{last} = {value}\n"),
+        None => format!("{key} = {value}\n"),
+    }
+}
+
+#[test]
+fn a_workspace_may_set_none_of_the_forbidden_keys() {
+    assert!(WORKSPACE_FORBIDDEN.len() >= 15);
+    for (key, why) in WORKSPACE_FORBIDDEN {
+        let text = set_key(key, user_value(key));
+        // The same text is fine in the user's file, so the refusal is for where it is.
+        user(&text);
+        check_error(
+            workspace(&text),
+            &format!(
+                "/ws/.cairn/config.toml: `{key}` cannot be set in a workspace file ({why}); set it in your user config"
+            ),
+        );
+    }
 }
 
 #[test]

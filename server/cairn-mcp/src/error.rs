@@ -46,6 +46,14 @@ pub enum McpError {
     /// No tool has this public name.
     #[error("unknown tool `{0}`")]
     UnknownTool(String),
+    /// Two tools could carry this public name, so neither runs; the text names both and the fix.
+    #[error("{0}")]
+    NameCollision(String),
+    /// The name now belongs to another tool than the one the call was approved for.
+    #[error(
+        "not run: `{name}` was approved as {decided_for}, but the name now belongs to another tool (the configuration changed); ask again"
+    )]
+    ToolMoved { name: String, decided_for: String },
     /// The tool exists but is disabled (for example until the user approves a changed definition).
     #[error("tool `{0}` is disabled")]
     ToolDisabled(String),

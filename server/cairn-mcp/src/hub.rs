@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::{Duration, Instant};
 
-use cairn_agent::tools::{CallContext, Effect, ToolHost, ToolInfo};
+use cairn_agent::tools::{CallContext, Effect, ToolHost, ToolInfo, ToolOrigin};
 use cairn_config::{McpConfig, McpServerConfig, McpTransport};
 use futures::future::BoxFuture;
 use rmcp::model::{
@@ -33,7 +33,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::{McpError, fmt_duration};
 use crate::http::{ConfiguredHeaders, HeaderSource};
-use crate::names::{NameTable, is_valid_server_tool_name};
+use crate::names::{Collision, NameIndex, is_valid_server_tool_name, public_name};
 use crate::stdio::StdioChild;
 
 /// How the hub behaves beyond what `McpConfig` says.
@@ -183,6 +183,8 @@ struct Entry {
 struct Catalog {
     entries: Vec<Entry>,
     by_name: HashMap<String, usize>,
+    /// Names left out because two tools could carry them.
+    collisions: BTreeMap<String, Collision>,
 }
 
 struct Shared {
@@ -476,6 +478,7 @@ impl Hub {
     async fn call_inner(
         &self,
         name: &str,
+        expected: Option<&ToolOrigin>,
         arguments: serde_json::Map<String, serde_json::Value>,
         ctx: CallContext,
     ) -> Result<CallToolResult, (String, McpError)> {
@@ -485,6 +488,12 @@ impl Hub {
                 .catalog
                 .read()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if let Some(collision) = catalog.collisions.get(name) {
+                return Err((
+                    String::new(),
+                    McpError::NameCollision(collision.to_string()),
+                ));
+            }
             let Some(entry) = catalog
                 .by_name
                 .get(name)
@@ -492,6 +501,22 @@ impl Hub {
             else {
                 return Err((String::new(), McpError::UnknownTool(name.to_owned())));
             };
+            // The caller decided (policy, approval, grant) for one server's tool; if the name
+            // now belongs to another (the configuration changed in between), nothing runs.
+            if let Some(expected) = expected
+                && (expected.server != entry.server || expected.tool != entry.original)
+            {
+                return Err((
+                    String::new(),
+                    McpError::ToolMoved {
+                        name: name.to_owned(),
+                        decided_for: format!(
+                            "tool `{}` of server `{}`",
+                            expected.tool, expected.server
+                        ),
+                    },
+                ));
+            }
             (entry.server.clone(), entry.original.clone())
         };
         if lock(&self.shared.disabled_tools).contains(name) {
@@ -640,9 +665,55 @@ impl ToolHost for Hub {
         arguments: serde_json::Map<String, serde_json::Value>,
         ctx: CallContext,
     ) -> BoxFuture<'_, CallToolResult> {
+        self.call_as(name, None, arguments, ctx)
+    }
+
+    fn call_tool(
+        &self,
+        info: &ToolInfo,
+        arguments: serde_json::Map<String, serde_json::Value>,
+        ctx: CallContext,
+    ) -> BoxFuture<'_, CallToolResult> {
+        self.call_as(info.tool.name.as_ref(), info.origin.clone(), arguments, ctx)
+    }
+
+    fn unavailable(&self, name: &str) -> Option<String> {
+        self.shared
+            .catalog
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .collisions
+            .get(name)
+            .map(|c| McpError::NameCollision(c.to_string()).to_string())
+    }
+}
+
+impl Hub {
+    /// Names that no tool carries because two tools could, with who claims them.
+    pub fn collisions(&self) -> Vec<Collision> {
+        self.shared
+            .catalog
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .collisions
+            .values()
+            .cloned()
+            .collect()
+    }
+
+    fn call_as(
+        &self,
+        name: &str,
+        expected: Option<ToolOrigin>,
+        arguments: serde_json::Map<String, serde_json::Value>,
+        ctx: CallContext,
+    ) -> BoxFuture<'_, CallToolResult> {
         let name = name.to_owned();
         Box::pin(async move {
-            match self.call_inner(&name, arguments, ctx).await {
+            match self
+                .call_inner(&name, expected.as_ref(), arguments, ctx)
+                .await
+            {
                 Ok(result) => result,
                 Err((server, e)) => {
                     let text = if server.is_empty() {
@@ -719,73 +790,105 @@ fn accept_tools(server: &str, tools: Vec<Tool>) -> Vec<Tool> {
 }
 
 /// Recomputes every public name from the servers' tool lists: built-ins first under their own
-/// names, then external tools as `server__tool`. Order is by server name and the server's own
-/// order, so names are stable while the set of servers is.
+/// names, then external tools as `server__tool` ([`crate::names::public_name`], a function of
+/// the pair alone). A name two pairs could carry, counting every configured server whether it
+/// runs or not, is left out of the catalog and kept in `collisions`, so the hub can say why.
 fn rebuild_catalog(shared: &Shared) {
     let mut entries = Vec::new();
     // The catalog is stored while the servers are still locked: two servers coming up at once
     // each rebuild it, and the rebuild that read the older state must not be stored last (a
     // server shown `Running` whose tools are missing from the catalog).
     let servers = lock(&shared.servers);
-    {
-        let mut table = NameTable::new(shared.options.reserved_names.iter().cloned());
-        for (name, slot) in servers.iter() {
-            if let Kind::InProcess { meta, .. } = &slot.kind {
-                for tool in &slot.tools {
-                    let public = if table.take_exact(&tool.name) {
-                        tool.name.to_string()
-                    } else {
-                        table.allocate(name, &tool.name)
-                    };
-                    let m = meta(tool);
-                    let mut shown = tool.clone();
-                    shown.name = public.clone().into();
-                    entries.push(Entry {
-                        server: name.clone(),
-                        original: tool.name.to_string(),
-                        tool: tool.clone(),
-                        info: ToolInfo {
-                            tool: shown,
-                            effect: m.effect,
-                            category: m.category,
-                            agent_only: m.agent_only,
-                        },
-                        builtin: true,
-                    });
-                }
+    let configured: Vec<String> = lock(&shared.config).servers.keys().cloned().collect();
+    let mut reserved: HashSet<String> = shared.options.reserved_names.iter().cloned().collect();
+    for (name, slot) in servers.iter() {
+        if let Kind::InProcess { meta, .. } = &slot.kind {
+            for tool in &slot.tools {
+                // Built-ins are trusted and always present: a duplicate among them takes the
+                // `server__tool` form, which no external tool can then take.
+                let public = if reserved.insert(tool.name.to_string()) {
+                    tool.name.to_string()
+                } else {
+                    let public = public_name(name, &tool.name);
+                    reserved.insert(public.clone());
+                    public
+                };
+                let m = meta(tool);
+                let mut shown = tool.clone();
+                shown.name = public.clone().into();
+                entries.push(Entry {
+                    server: name.clone(),
+                    original: tool.name.to_string(),
+                    tool: tool.clone(),
+                    info: ToolInfo {
+                        tool: shown,
+                        effect: m.effect,
+                        category: m.category,
+                        agent_only: m.agent_only,
+                        origin: Some(ToolOrigin {
+                            server: name.clone(),
+                            tool: tool.name.to_string(),
+                        }),
+                    },
+                    builtin: true,
+                });
             }
         }
-        for (name, slot) in servers.iter() {
-            if let Kind::External(_) = &slot.kind {
-                for tool in &slot.tools {
-                    let public = table.allocate(name, &tool.name);
-                    let mut shown = tool.clone();
-                    shown.name = public.clone().into();
-                    entries.push(Entry {
-                        server: name.clone(),
-                        original: tool.name.to_string(),
-                        tool: tool.clone(),
-                        info: ToolInfo {
-                            tool: shown,
-                            effect: Effect::Execute,
-                            category: format!("mcp:{name}"),
-                            agent_only: false,
-                        },
-                        builtin: false,
-                    });
-                }
-            }
+    }
+    let external: Vec<(&str, &Tool)> = servers
+        .iter()
+        .filter(|(_, slot)| matches!(slot.kind, Kind::External(_)))
+        .flat_map(|(name, slot)| slot.tools.iter().map(move |t| (name.as_str(), t)))
+        .collect();
+    let index = NameIndex::build(
+        &reserved,
+        configured.iter().map(String::as_str),
+        external.iter().map(|(s, t)| (*s, t.name.as_ref())),
+    );
+    for (name, tool) in &external {
+        let public = public_name(name, &tool.name);
+        if !index.names.contains_key(&public) {
+            continue;
         }
+        let mut shown = (*tool).clone();
+        shown.name = public.into();
+        entries.push(Entry {
+            server: (*name).to_owned(),
+            original: tool.name.to_string(),
+            tool: (*tool).clone(),
+            info: ToolInfo {
+                tool: shown,
+                effect: Effect::Execute,
+                category: format!("mcp:{name}"),
+                agent_only: false,
+                origin: Some(ToolOrigin {
+                    server: (*name).to_owned(),
+                    tool: tool.name.to_string(),
+                }),
+            },
+            builtin: false,
+        });
     }
     let by_name = entries
         .iter()
         .enumerate()
         .map(|(i, e)| (e.info.tool.name.to_string(), i))
         .collect();
-    *shared
+    let mut catalog = shared
         .catalog
         .write()
-        .unwrap_or_else(std::sync::PoisonError::into_inner) = Catalog { entries, by_name };
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    for (name, collision) in &index.collisions {
+        if catalog.collisions.get(name) != Some(collision) {
+            tracing::warn!("MCP tool names: {collision}");
+        }
+    }
+    *catalog = Catalog {
+        entries,
+        by_name,
+        collisions: index.collisions,
+    };
+    drop(catalog);
     drop(servers);
     let _ = shared.events.send(HubEvent::CatalogChanged);
 }

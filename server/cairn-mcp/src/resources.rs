@@ -233,6 +233,7 @@ impl ToolHost for ResourceTool {
             effect: Effect::Read,
             category: "mcp".into(),
             agent_only: false,
+            origin: None,
         }]
     }
 

@@ -12,12 +12,8 @@ use cairn_config::{McpConfig, McpServerConfig, McpTransport};
 use cairn_mcp::{Hub, HubOptions, ServerState, TransportKind};
 use tokio_util::sync::CancellationToken;
 
-fn enabled(test: &str) -> bool {
-    if std::env::var("CAIRN_PEER_TESTS").as_deref() == Ok("1") {
-        return true;
-    }
-    eprintln!("skipping {test}: set CAIRN_PEER_TESTS=1 to run it against real MCP servers");
-    false
+fn enabled(_test: &str) -> bool {
+    cairn_test_support::gate("CAIRN_PEER_TESTS", "to run it against real MCP servers")
 }
 
 fn config(name: &str, server: McpServerConfig) -> McpConfig {

@@ -239,6 +239,7 @@ impl ToolHost for SandboxTools {
                 effect,
                 category: "code".into(),
                 agent_only: false,
+                origin: None,
             })
             .collect()
     }

@@ -23,13 +23,10 @@ use tokio_util::sync::CancellationToken;
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 fn enabled() -> bool {
-    let on = std::env::var("CAIRN_DOCKER_TESTS").as_deref() == Ok("1");
-    if !on {
-        eprintln!(
-            "skipped: set CAIRN_DOCKER_TESTS=1 with a running Docker engine to run this test"
-        );
-    }
-    on
+    cairn_test_support::gate(
+        "CAIRN_DOCKER_TESTS",
+        "with a running Docker engine to run this test",
+    )
 }
 
 fn image() -> String {

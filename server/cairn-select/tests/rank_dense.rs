@@ -8,13 +8,10 @@ use cairn_select::embed::{Embedder, ModelSpec};
 use cairn_select::rank::{Index, Strategy};
 
 fn model_tests_enabled() -> bool {
-    if std::env::var("CAIRN_MODEL_TESTS").is_ok_and(|v| v == "1") {
-        return true;
-    }
-    eprintln!(
-        "skipping: set CAIRN_MODEL_TESTS=1 to run the embedding model tests (after scripts/embedding-model)"
-    );
-    false
+    cairn_test_support::gate(
+        "CAIRN_MODEL_TESTS",
+        "to run the embedding model tests (after scripts/embedding-model)",
+    )
 }
 
 fn tool(name: &str, description: &str) -> Tool {

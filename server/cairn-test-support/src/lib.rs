@@ -6,9 +6,11 @@
 //! It is a double for the LLM provider only; nothing else in cairn is faked here.
 
 pub mod fuzz;
+pub mod gate;
 mod render;
 mod script;
 mod server;
 
+pub use gate::gate;
 pub use script::{Fault, Reply, ScriptedToolCall, ScriptedUsage};
 pub use server::{Format, Options, RecordedRequest, ScriptedModel};

@@ -105,6 +105,7 @@ impl ToolHost for BuiltinTools {
             effect,
             category: "file".to_owned(),
             agent_only,
+            origin: None,
         };
         vec![
             file(read_file::definition(), Effect::Read, false),

@@ -38,6 +38,7 @@ pub async fn status(env: &Env, root: PathBuf, as_json: bool) -> anyhow::Result<E
         .filter(|s| s.name != "cairn-files")
         .collect();
     let reviews = mcp.reviewer.pending();
+    let collisions = mcp.hub.collisions();
     // A failure reason can quote a server's stderr, which may echo a secret it was given.
     let redactor = crate::secrets::log_redactor(env);
     let mut healthy = true;
@@ -47,10 +48,15 @@ pub async fn status(env: &Env, root: PathBuf, as_json: bool) -> anyhow::Result<E
             "waitingForTrust": mcp.waiting_for_trust,
             "problems": mcp.problems.iter().map(|(s, m)| serde_json::json!({"server": s, "message": m})).collect::<Vec<_>>(),
             "reviews": reviews,
+            "collisions": collisions.iter().map(|c| serde_json::json!({
+                "name": c.name, "claimants": c.claimants, "message": c.to_string(),
+            })).collect::<Vec<_>>(),
         });
         let text = serde_json::to_string_pretty(&value)?;
         println!("{}", redactor.redact(&text));
-        healthy = statuses.iter().all(|s| describe(s).0) && mcp.problems.is_empty();
+        healthy = statuses.iter().all(|s| describe(s).0)
+            && mcp.problems.is_empty()
+            && collisions.is_empty();
     } else {
         if statuses.is_empty() && mcp.waiting_for_trust.is_empty() && mcp.problems.is_empty() {
             println!(
@@ -82,6 +88,10 @@ pub async fn status(env: &Env, root: PathBuf, as_json: bool) -> anyhow::Result<E
                 r.public_name,
                 root.display()
             );
+        }
+        for c in &collisions {
+            healthy = false;
+            println!("tool {:<15} unusable: {c}", c.name);
         }
     }
     mcp.hub.shutdown().await;

@@ -19,6 +19,7 @@
 //! | `poisoned` | an `<IMPORTANT>`-poisoned tool and a full-schema-poisoned tool |
 //! | `shadow` | tools named like built-ins, a homoglyph, a name with spaces, a 300-character name |
 //! | `env` | a tool `env` returning the sorted names of its environment variables |
+//! | `named` | one tool named by `--tool NAME`; each call appends `NAME ran` to the file `--touch FILE`, so a test can tell which server really ran |
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
@@ -45,6 +46,7 @@ enum Mode {
     Poisoned,
     Shadow,
     Env,
+    Named,
 }
 
 impl Mode {
@@ -64,6 +66,7 @@ impl Mode {
             "poisoned" => Mode::Poisoned,
             "shadow" => Mode::Shadow,
             "env" => Mode::Env,
+            "named" => Mode::Named,
             _ => return None,
         })
     }
@@ -101,6 +104,9 @@ struct Server {
     state: Option<PathBuf>,
     /// `rugpull`: whether `echo` now carries the changed description.
     pulled: bool,
+    /// `named`: the one tool's name, and the file each call appends to.
+    tool: String,
+    touch: Option<PathBuf>,
 }
 
 impl Server {
@@ -171,6 +177,11 @@ impl Server {
                 }));
                 tools
             }
+            Mode::Named => vec![json!({
+                "name": self.tool,
+                "description": "Leaves a mark in a file, to show which server ran",
+                "inputSchema": {"type": "object"}
+            })],
             Mode::Env => vec![json!({
                 "name": "env",
                 "description": "Returns the sorted names of this server's environment variables",
@@ -279,6 +290,20 @@ impl Server {
                 let value = if name == "add" { a + b } else { a * b };
                 text_result(&value.to_string())
             }
+            _ if self.mode == Mode::Named => {
+                if let Some(touch) = &self.touch {
+                    let line = format!("{} ran\n", self.tool);
+                    let written = std::fs::OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(touch)
+                        .and_then(|mut f| f.write_all(line.as_bytes()));
+                    if let Err(e) = written {
+                        eprintln!("misbehaving-mcp: cannot write {}: {e}", touch.display());
+                    }
+                }
+                text_result(&format!("{} ran", self.tool))
+            }
             "env" => {
                 let mut names: Vec<String> = std::env::vars_os()
                     .map(|(k, _)| k.to_string_lossy().into_owned())
@@ -328,18 +353,22 @@ fn big_line(id: &Value) {
 }
 
 fn usage() -> ExitCode {
-    eprintln!("usage: misbehaving-mcp --mode MODE [--state FILE]");
+    eprintln!("usage: misbehaving-mcp --mode MODE [--state FILE] [--tool NAME] [--touch FILE]");
     ExitCode::from(2)
 }
 
 fn main() -> ExitCode {
     let mut mode = Some(Mode::Ok);
     let mut state = None;
+    let mut tool = "named".to_owned();
+    let mut touch = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--mode" => mode = args.next().as_deref().and_then(Mode::parse),
             "--state" => state = args.next().map(PathBuf::from),
+            "--tool" => tool = args.next().unwrap_or_default(),
+            "--touch" => touch = args.next().map(PathBuf::from),
             _ => return usage(),
         }
     }
@@ -355,6 +384,8 @@ fn main() -> ExitCode {
         mode,
         state,
         pulled,
+        tool,
+        touch,
     };
     let stdin = std::io::stdin();
     for line in stdin.lock().split(b'\n') {

@@ -151,6 +151,7 @@ impl ToolHost for GitTools {
                 agent_only: effect == Effect::Write,
                 effect,
                 category: "git".to_owned(),
+                origin: None,
             })
             .collect()
     }

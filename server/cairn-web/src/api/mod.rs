@@ -771,6 +771,7 @@ impl ToolHost for ApiTools {
             tool,
             category: "api".into(),
             agent_only: false,
+            origin: None,
         };
         let fixed = if self.fixed {
             definitions()

@@ -263,6 +263,7 @@ impl ToolHost for WebTools {
                 effect: Effect::Network,
                 category: "web".into(),
                 agent_only: false,
+                origin: None,
             })
             .collect();
         // Writing needs somewhere to write: without a workspace the tool is not offered at all.
@@ -274,6 +275,7 @@ impl ToolHost for WebTools {
                 effect: Effect::Write,
                 category: "web".into(),
                 agent_only: true,
+                origin: None,
             });
         }
         tools
