@@ -580,8 +580,8 @@ fn a_workspace_too_large_to_mask_is_refused_before_any_container() {
         ),
         (
             "mask_max_mounts = 1",
-            "2 protected or unreadable paths would have to be hidden, over the limit of 1 \
-             mounts in one container",
+            "2 protected or unreadable paths would have to be hidden or made read-only, over \
+             the limit of 1 mounts in one container",
         ),
     ];
     for (i, (setting, expected)) in cases.iter().enumerate() {
