@@ -577,8 +577,8 @@ fn a_workspace_too_large_to_mask_is_refused_before_any_container() {
         ),
         (
             "mask_max_mounts = 1",
-            "2 protected or unreadable paths would have to be hidden, over the limit of 1 \
-             mounts in one container",
+            "2 protected or unreadable paths would have to be hidden or made read-only, over \
+             the limit of 1 mounts in one container",
         ),
     ];
     for (i, (setting, expected)) in cases.iter().enumerate() {
@@ -912,4 +912,76 @@ fn a_writable_workspace_is_asked_for_by_name_in_the_editor() {
     );
     assert_eq!(sb.read("data.txt"), "changed\n");
     ed.shutdown();
+}
+
+/// Class 6 in the sandbox: with a writable workspace approved, a file that runs code
+/// (`.cargo/config.toml`, a CI workflow) is visible with its content, so builds and tests that
+/// need it work, but neither it nor its directory of workflows can be changed from the
+/// container, and the files are as they were afterwards; a secret stays hidden, and an ordinary
+/// file is written.
+#[test]
+fn files_that_run_code_are_readable_but_not_writable_in_a_writable_sandbox() {
+    if !enabled() {
+        return;
+    }
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let script = "cd /workspace; cat .cargo/config.toml; cat .github/workflows/ci.yml; \
+                  echo x >> .cargo/config.toml; echo cargo=$?; \
+                  echo x >> .github/workflows/ci.yml; echo ci=$?; \
+                  echo x > .github/workflows/new.yml; echo newci=$?; \
+                  cat .env; echo ordinary > data.txt; echo data=$?";
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::tool_call(
+                "run_bash",
+                json!({ "code": script, "workspace_write": true }),
+            ),
+            Reply::text("done"),
+        ],
+    );
+    configure(&sb);
+    let cargo_config = "[build]\njobs = 2 # CARGO-CONFIG-VISIBLE\n";
+    let workflow = "on: push # WORKFLOW-VISIBLE\n";
+    sb.write(".cargo/config.toml", cargo_config);
+    sb.write(".github/workflows/ci.yml", workflow);
+    sb.write(".env", "SECRET-env-in-writable-run\n");
+    sb.write("data.txt", "original\n");
+    // The user's own workspace (the tests run as root; a sandbox never does).
+    chown(&sb.ws(), "4242:4242");
+    let (out, pid) = chat(&sb, "check the build config");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let requests = sb.model.requests();
+    let result = &crate::support::tool_results(&requests[1].body)[0];
+    assert!(
+        result.contains("CARGO-CONFIG-VISIBLE") && result.contains("WORKFLOW-VISIBLE"),
+        "files that run code are readable: {result}"
+    );
+    for write in ["cargo=", "ci=", "newci="] {
+        assert!(
+            result.contains(write) && !result.contains(&format!("{write}0")),
+            "{write} went through: {result}"
+        );
+    }
+    assert!(result.contains("data=0"), "{result}");
+    assert_eq!(sb.read("data.txt"), "ordinary\n", "the mount was writable");
+    assert_eq!(sb.read(".cargo/config.toml"), cargo_config);
+    assert_eq!(sb.read(".github/workflows/ci.yml"), workflow);
+    assert!(!sb.ws().join(".github/workflows/new.yml").exists());
+    for (i, r) in requests.iter().enumerate() {
+        assert!(
+            !r.body.to_string().contains("SECRET-env-in-writable-run"),
+            "the secret reached model request {i}"
+        );
+    }
+    assert!(
+        containers_of(Some(pid)).is_empty(),
+        "the container was removed"
+    );
 }

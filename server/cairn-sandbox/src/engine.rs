@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use bollard::Docker;
-use bollard::models::{ContainerCreateBody, HostConfig};
+use bollard::models::{ContainerCreateBody, HostConfig, Mount, MountType};
 use bollard::query_parameters::{
     CreateContainerOptionsBuilder, ListContainersOptionsBuilder, RemoveContainerOptionsBuilder,
 };
@@ -74,6 +74,9 @@ pub struct WorkspaceMount {
     /// covered by an empty file, directories by an empty read-only tmpfs).
     pub masked_files: Vec<PathBuf>,
     pub masked_dirs: Vec<PathBuf>,
+    /// Host paths under `root` bound read-only over themselves in a writable mount (files that
+    /// run code, and directories everything under which does).
+    pub read_only: Vec<PathBuf>,
     /// Who runs in the container, so the workspace reads as it does for the user.
     pub run_as: RunAs,
 }
@@ -470,6 +473,7 @@ fn container_body(
         format!("rw,exec,nosuid,nodev,size={},mode=1777", limits.tmpfs_bytes),
     )]);
     let mut binds = Vec::new();
+    let mut mounts = Vec::new();
     if let Some(volume) = &spec.volume {
         // Mounted over the tmpfs at /tmp: packages outlive one container.
         binds.push(format!("{volume}:{SITE_DIR}:rw"));
@@ -480,6 +484,19 @@ fn container_body(
         for file in &ws.masked_files {
             if let Ok(rel) = file.strip_prefix(&ws.root) {
                 binds.push(format!("/dev/null:{WORKSPACE_DIR}/{}:ro", rel.display()));
+            }
+        }
+        // Through the mount API, not `binds`: a `:` or `,` in a file name cannot change what is
+        // mounted, or how.
+        for path in &ws.read_only {
+            if let Ok(rel) = path.strip_prefix(&ws.root) {
+                mounts.push(Mount {
+                    target: Some(format!("{WORKSPACE_DIR}/{}", rel.display())),
+                    source: Some(path.display().to_string()),
+                    typ: Some(MountType::BIND),
+                    read_only: Some(true),
+                    ..Default::default()
+                });
             }
         }
         for dir in &ws.masked_dirs {
@@ -506,6 +523,7 @@ fn container_body(
         init: Some(true),
         network_mode: Some(if spec.network { "bridge" } else { "none" }.to_owned()),
         binds: (!binds.is_empty()).then_some(binds),
+        mounts: (!mounts.is_empty()).then_some(mounts),
         group_add: spec
             .workspace
             .as_ref()
@@ -662,6 +680,7 @@ mod tests {
                 writable: false,
                 masked_files: vec![PathBuf::from("/home/u/proj/node_modules/p/.env")],
                 masked_dirs: vec![PathBuf::from("/home/u/proj/.git")],
+                read_only: vec![PathBuf::from("/home/u/proj/.cargo/config.toml")],
                 run_as: RunAs {
                     user: "1000:1000".into(),
                     groups: vec!["27".into()],
@@ -697,6 +716,16 @@ mod tests {
                 "/home/u/proj:/workspace:ro",
                 "/dev/null:/workspace/node_modules/p/.env:ro"
             ]
+        );
+        assert_eq!(
+            host.mounts.unwrap(),
+            [Mount {
+                target: Some("/workspace/.cargo/config.toml".into()),
+                source: Some("/home/u/proj/.cargo/config.toml".into()),
+                typ: Some(MountType::BIND),
+                read_only: Some(true),
+                ..Default::default()
+            }]
         );
         assert_eq!(body.user.as_deref(), Some("1000:1000"));
         assert_eq!(host.group_add, Some(vec!["27".to_owned()]));

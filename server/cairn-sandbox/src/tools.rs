@@ -495,8 +495,9 @@ impl SandboxTools {
     }
 
     /// The run options for an approved call: the workspace mounted read-only (writable only
-    /// when asked, approved by the gate, and allowed by the user's grants), its protected and
-    /// unreadable files and `.git` hidden, all of them or the run is refused; run as a user who
+    /// when asked, approved by the gate, and allowed by the user's grants, and then with its
+    /// files that run code still read-only), its secrets, unreadable files and `.git` hidden,
+    /// all of them or the run is refused; run as a user who
     /// reads the workspace as the user does, or refused before a container starts.
     async fn options(
         &self,
@@ -528,9 +529,10 @@ impl SandboxTools {
             max_mounts: config.mask_max_mounts,
         };
         let walked = root.clone();
-        let masks = cairn_workspace::off_thread(ws, move |ws| ws.masks(&walked, limits))
-            .await?
-            .map_err(|e| SandboxError::from(e).to_string())?;
+        let masks =
+            cairn_workspace::off_thread(ws, move |ws| ws.masks(&walked, limits, workspace_write))
+                .await?
+                .map_err(|e| SandboxError::from(e).to_string())?;
         Ok(RunOptions {
             network,
             workspace: Some(WorkspaceMount {
@@ -538,6 +540,7 @@ impl SandboxTools {
                 writable: workspace_write,
                 masked_files: masks.files,
                 masked_dirs: masks.dirs,
+                read_only: masks.read_only,
                 run_as,
             }),
             working_dir: dir,

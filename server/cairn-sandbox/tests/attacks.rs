@@ -257,6 +257,7 @@ async fn a5_a6_writes_outside_are_refused_and_links_resolve_inside() {
             writable,
             masked_files: Vec::new(),
             masked_dirs: Vec::new(),
+            read_only: Vec::new(),
             run_as: RunAs {
                 user: "65534:65534".to_owned(),
                 groups: Vec::new(),

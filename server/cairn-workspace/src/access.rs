@@ -98,6 +98,17 @@ impl Workspace {
         }
     }
 
+    /// True when every path under the directory `path` is write-protected by the deny list (a
+    /// `dir/**` entry such as `.github/workflows/**`), so a file created in it would be too.
+    pub fn protects_everything_under(&self, path: &WorkspacePath) -> bool {
+        self.access
+            .iter()
+            .find(|(root, _)| root == path.root())
+            .is_some_and(|(_, rules)| {
+                rules.protects_everything_under(&policy_path(path.relative()))
+            })
+    }
+
     /// True when the contents of `path` may be shown (search, read many): allowed outright, or
     /// protected with an approval of this path held.
     pub fn may_read(&self, path: &WorkspacePath) -> bool {

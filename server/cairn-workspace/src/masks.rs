@@ -1,4 +1,5 @@
-//! What a container that mounts a workspace root must not see, found by a complete walk.
+//! What a container that mounts a workspace root must not see or, when the root is mounted
+//! writable, must not change, found by a complete walk.
 //!
 //! Every entry under the root is looked at: bulky dependency directories (`node_modules`,
 //! `target`, `.venv`...) are walked like any other, since a `.env` or a key inside one is as
@@ -14,6 +15,11 @@
 //! by name are walked too, so that a link to a file inside one is found). A directory whose
 //! every entry is hidden is hidden whole, one mount instead of one per file. Symlinks are not followed
 //! and not hidden: they resolve inside the container, where their targets are masked by name.
+//!
+//! Files that run code (write-protected only, `cairn_config::access::Kind::RunsCode`) are
+//! readable, so they are shown; for a writable mount they, every other name of their inode, and
+//! directories everything under which is write-protected (`.github/workflows`, `.idea`, so no
+//! new file appears in one either) are bound read-only over themselves.
 //!
 //! The walk happens before the container starts: a protected file created after it is visible
 //! to a run that started after it, which for a read-only mount is the user's own doing.
@@ -32,16 +38,18 @@ pub struct Masks {
     pub files: Vec<PathBuf>,
     /// Covered by an empty read-only directory.
     pub dirs: Vec<PathBuf>,
+    /// Bound read-only over themselves (files or directories; only for a writable mount).
+    pub read_only: Vec<PathBuf>,
 }
 
 impl Masks {
-    /// How many mounts hiding these takes.
+    /// How many mounts hiding these and making them read-only takes.
     pub fn len(&self) -> usize {
-        self.files.len() + self.dirs.len()
+        self.files.len() + self.dirs.len() + self.read_only.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.files.is_empty() && self.dirs.is_empty()
+        self.len() == 0
     }
 }
 
@@ -66,7 +74,7 @@ pub enum MaskError {
     TooManyEntries { root: String, limit: usize },
     #[error(
         "refused to mount the workspace `{root}` in the sandbox: {count} protected or \
-         unreadable paths would have to be hidden, over the limit of {limit} mounts in one \
+         unreadable paths would have to be hidden or made read-only, over the limit of {limit} mounts in one \
          container. Open a smaller folder as the workspace, widen your read grants, or raise \
          `sandbox.mask_max_mounts` in your config (the kernel allows at most \
          /proc/sys/fs/mount-max mounts)"
@@ -91,6 +99,8 @@ struct Dir {
     hidden: usize,
     /// Hidden whole by its own name or because it cannot be listed.
     masked: bool,
+    /// Everything under it is write-protected (only looked at for a writable mount).
+    read_only: bool,
     /// It or a directory above it is hidden by name: everything in it is hidden. It is walked
     /// all the same, so that a hard link elsewhere to a file in it is found.
     within_hidden: bool,
@@ -101,12 +111,20 @@ struct File {
     path: PathBuf,
     parent: usize,
     masked: bool,
+    /// Write-protected (only looked at for a writable mount).
+    read_only: bool,
 }
 
 impl Workspace {
-    /// The paths under `root` to hide from a container that mounts it: complete, or an error.
-    /// Ignore files do not apply (secrets are usually ignored).
-    pub fn masks(&self, root: &WorkspacePath, limits: MaskLimits) -> Result<Masks, MaskError> {
+    /// The paths under `root` to hide from a container that mounts it, and when it is mounted
+    /// `writable` those to bind read-only: complete, or an error. Ignore files do not apply
+    /// (secrets are usually ignored).
+    pub fn masks(
+        &self,
+        root: &WorkspacePath,
+        limits: MaskLimits,
+        writable: bool,
+    ) -> Result<Masks, MaskError> {
         let root_path = root.as_path();
         let display = || root_path.display().to_string();
         let mut dirs = vec![Dir {
@@ -115,6 +133,7 @@ impl Workspace {
             entries: 0,
             hidden: 0,
             masked: false,
+            read_only: false,
             within_hidden: false,
         }];
         let mut files: Vec<File> = Vec::new();
@@ -164,12 +183,16 @@ impl Workspace {
                             Access::AskExactPath { .. }
                         );
                     let within_hidden = protected || dirs[d].within_hidden;
+                    let read_only = writable
+                        && !within_hidden
+                        && self.protects_everything_under(&relative(root, &path));
                     dirs.push(Dir {
                         path,
                         parent: Some(d),
                         entries: 0,
                         hidden: 0,
                         masked: protected,
+                        read_only,
                         within_hidden,
                     });
                     pending.push(dirs.len() - 1);
@@ -182,6 +205,12 @@ impl Workspace {
                     || !matches!(
                         self.access_of(&relative(root, &path), Operation::Read),
                         Access::Allow
+                    );
+                let read_only = writable
+                    && !masked
+                    && matches!(
+                        self.access_of(&relative(root, &path), Operation::Write),
+                        Access::AskExactPath { .. }
                     );
                 if regular {
                     use std::os::unix::fs::MetadataExt;
@@ -198,14 +227,23 @@ impl Workspace {
                     path,
                     parent: d,
                     masked,
+                    read_only,
                 });
             }
         }
-        // Every name of a hidden inode is hidden.
+        // Every name of a hidden inode is hidden; every name of a write-protected one, or one
+        // inside a read-only directory, is read-only (writing any name changes them all).
         for names in linked.values() {
             if names.iter().any(|&f| files[f].masked) {
                 for &f in names {
                     files[f].masked = true;
+                }
+            } else if names
+                .iter()
+                .any(|&f| files[f].read_only || within_read_only(&dirs, files[f].parent))
+            {
+                for &f in names {
+                    files[f].read_only = true;
                 }
             }
         }
@@ -225,8 +263,10 @@ impl Workspace {
                 dirs[p].hidden += 1;
             }
         }
-        // Forwards: a path under a directory hidden whole needs no mask of its own.
+        // Forwards: a path under a directory hidden whole needs no mask of its own, nor one
+        // under a directory bound read-only a read-only bind of its own.
         let mut covered = vec![false; dirs.len()];
+        let mut frozen = vec![false; dirs.len()];
         let mut masks = Masks::default();
         for d in 1..dirs.len() {
             let parent = dirs[d].parent.unwrap_or(0);
@@ -234,12 +274,22 @@ impl Workspace {
             if whole[d] && !covered[parent] {
                 masks.dirs.push(dirs[d].path.clone());
             }
+            let read_only = dirs[d].read_only && !covered[d];
+            frozen[d] = frozen[parent] || read_only;
+            if read_only && !frozen[parent] {
+                masks.read_only.push(dirs[d].path.clone());
+            }
         }
-        masks.files = files
-            .into_iter()
-            .filter(|f| f.masked && !covered[f.parent])
-            .map(|f| f.path)
-            .collect();
+        for f in files {
+            if covered[f.parent] {
+                continue;
+            }
+            if f.masked {
+                masks.files.push(f.path);
+            } else if f.read_only && !frozen[f.parent] {
+                masks.read_only.push(f.path);
+            }
+        }
         if masks.len() > limits.max_mounts {
             return Err(MaskError::TooManyMounts {
                 root: display(),
@@ -248,6 +298,19 @@ impl Workspace {
             });
         }
         Ok(masks)
+    }
+}
+
+/// Whether directory `d` or one above it is write-protected whole.
+fn within_read_only(dirs: &[Dir], mut d: usize) -> bool {
+    loop {
+        if dirs[d].read_only {
+            return true;
+        }
+        match dirs[d].parent {
+            Some(p) => d = p,
+            None => return false,
+        }
     }
 }
 
@@ -291,11 +354,27 @@ mod tests {
             )
     }
 
-    /// The masks, relative to the root and sorted: files, then directories.
+    /// The masks of a read-only mount, relative to the root and sorted: files, then directories.
     fn masks_of(
         ws: &Workspace,
         limits: MaskLimits,
     ) -> Result<(Vec<String>, Vec<String>), MaskError> {
+        masks_for(ws, limits, false).map(|(files, dirs, read_only)| {
+            assert!(
+                read_only.is_empty(),
+                "a read-only mount binds nothing read-only"
+            );
+            (files, dirs)
+        })
+    }
+
+    /// The masks, relative to the root and sorted: files, directories, read-only binds.
+    #[allow(clippy::type_complexity)]
+    fn masks_for(
+        ws: &Workspace,
+        limits: MaskLimits,
+        writable: bool,
+    ) -> Result<(Vec<String>, Vec<String>, Vec<String>), MaskError> {
         let root = ws.resolve(".").unwrap();
         let rel = |paths: Vec<PathBuf>| {
             let mut v: Vec<String> = paths
@@ -310,7 +389,8 @@ mod tests {
             v.sort();
             v
         };
-        ws.masks(&root, limits).map(|m| (rel(m.files), rel(m.dirs)))
+        ws.masks(&root, limits, writable)
+            .map(|m| (rel(m.files), rel(m.dirs), rel(m.read_only)))
     }
 
     #[test]
@@ -397,6 +477,65 @@ mod tests {
         assert_eq!(dirs, [".git"]);
     }
 
+    /// Files that run code are readable, so the container sees them; a writable mount binds
+    /// them read-only (with the other names of their inode, and a directory everything under
+    /// which runs code as one bind), while secrets stay hidden either way, and the read-only
+    /// binds count towards the mount limit.
+    #[test]
+    fn files_that_run_code_are_shown_and_read_only_when_the_mount_is_writable() {
+        let dir = tree(&[
+            ".cargo/config.toml",
+            ".cargo/registry/x.rs",
+            "rust-toolchain.toml",
+            ".github/workflows/ci.yml",
+            ".github/workflows/deploy/.env",
+            ".github/workflows/deploy/prod.yml",
+            ".github/dependabot.yml",
+            ".env",
+            "gradle/wrapper/gradle-wrapper.properties",
+            ".venv/lib/python3.12/site-packages/a.pth",
+            "src/a.rs",
+        ]);
+        std::fs::hard_link(
+            dir.path().join("rust-toolchain.toml"),
+            dir.path().join("src/toolchain.txt"),
+        )
+        .unwrap();
+        let ws = workspace(dir.path(), None);
+        let hidden = vec![
+            ".env".to_owned(),
+            ".github/workflows/deploy/.env".to_owned(),
+        ];
+        assert_eq!(masks_of(&ws, ROOMY).unwrap(), (hidden.clone(), vec![]));
+        let (files, dirs, read_only) = masks_for(&ws, ROOMY, true).unwrap();
+        assert_eq!((files, dirs), (hidden, vec![]));
+        assert_eq!(
+            read_only,
+            [
+                ".cargo/config.toml",
+                ".github/workflows",
+                ".venv/lib/python3.12/site-packages/a.pth",
+                "gradle/wrapper/gradle-wrapper.properties",
+                "rust-toolchain.toml",
+                "src/toolchain.txt",
+            ]
+        );
+        // 2 hidden files and 6 read-only binds: enough for a read-only mount, not a writable one.
+        let two = MaskLimits {
+            max_mounts: 2,
+            ..ROOMY
+        };
+        assert!(masks_for(&ws, two, false).is_ok());
+        assert!(matches!(
+            masks_for(&ws, two, true),
+            Err(MaskError::TooManyMounts {
+                count: 8,
+                limit: 2,
+                ..
+            })
+        ));
+    }
+
     #[test]
     fn past_a_limit_the_mount_is_refused_never_partial() {
         let dir = tree(&["a/1.rs", "a/2.rs", "b/.env", "c/.env", "c/ok.rs"]);
@@ -450,7 +589,7 @@ mod tests {
         );
         assert!(
             e.to_string().contains(
-                "2 protected or unreadable paths would have to be hidden, over the limit of 1"
+                "2 protected or unreadable paths would have to be hidden or made read-only, over the limit of 1"
             ) && e.to_string().contains("raise `sandbox.mask_max_mounts`"),
             "{e}"
         );
