@@ -914,6 +914,90 @@ fn a_writable_workspace_is_asked_for_by_name_in_the_editor() {
     ed.shutdown();
 }
 
+/// Class 6 through a writable sandbox: a file that runs code that does not exist yet (a
+/// `.cargo/config.toml` whose `rustc-wrapper` the next build would run) cannot be masked, so
+/// "allow for this session" on one writable run must not let the next one create it: each
+/// writable run is asked, and the denied one leaves no such file.
+#[test]
+fn a_session_grant_does_not_cover_the_next_writable_run() {
+    if !enabled() {
+        return;
+    }
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let first = Reply::tool_call(
+        "run_bash",
+        json!({ "code": "echo formatted > /workspace/data.txt", "workspace_write": true }),
+    );
+    let second = Reply::tool_call(
+        "run_bash",
+        json!({
+            "code": "mkdir -p /workspace/.cargo && printf '[build]\\nrustc-wrapper = \"/workspace/w.sh\"\\n' > /workspace/.cargo/config.toml; echo planted=$?",
+            "workspace_write": true
+        }),
+    );
+    let sb = Sandbox::new(Format::OpenAi, vec![first, second, Reply::text("Done.")]);
+    configure(&sb);
+    sb.write("data.txt", "original\n");
+    // The user's own workspace (the tests run as root; a sandbox never does).
+    chown(&sb.ws(), "4242:4242");
+    let mut ed = Editor::spawn(&sb, &[]);
+    ed.initialize(&sb, json!({}), false);
+    let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = asked.clone();
+    ed.responder = Box::new(move |method, _| match method {
+        "window/showMessageRequest" => {
+            let n = count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Answer::Now(json!({"title": if n == 0 { "Allow for this session" } else { "Deny" }}))
+        }
+        _ => Answer::Now(Value::Null),
+    });
+    let (run, _) = ed.chat(json!({"message": "format it"}));
+    let events = ed.finish(&run);
+    let results: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["kind"] == "toolResult")
+        .collect();
+    assert_eq!(results.len(), 2, "{events:#?}");
+    let asks: Vec<String> = ed
+        .server_requests
+        .iter()
+        .filter(|r| r["method"] == "window/showMessageRequest")
+        .map(|r| r["params"]["message"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        asks.len(),
+        2,
+        "the second writable run was not asked: {asks:?}"
+    );
+    for ask in &asks {
+        assert!(
+            ask.contains(
+                "`run_bash` runs code with write access to the workspace (policy.effects.write); asked at every call"
+            ),
+            "{ask}"
+        );
+    }
+    // The first (approved for the session) ran; the second was denied and planted nothing.
+    assert_eq!(results[0]["isError"], false, "{:?}", results[0]);
+    assert_eq!(sb.read("data.txt"), "formatted\n");
+    assert_eq!(results[1]["isError"], true, "{:?}", results[1]);
+    assert!(
+        results[1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("the user denied this call"),
+        "{:?}",
+        results[1]
+    );
+    assert!(
+        !sb.ws().join(".cargo").exists(),
+        "a denied run created .cargo/config.toml"
+    );
+    ed.shutdown();
+}
+
 /// Class 6 in the sandbox: with a writable workspace approved, a file that runs code
 /// (`.cargo/config.toml`, a CI workflow) is visible with its content, so builds and tests that
 /// need it work, but neither it nor its directory of workflows can be changed from the

@@ -641,6 +641,10 @@ impl Gate<'_> {
     ) -> Result<(), String> {
         let name = info.tool.name.as_ref();
         let (ruling, extra) = self.ruling_for_call(info, arguments);
+        // A writable workspace lets the container create files that run code (a missing
+        // `.cargo/config.toml`, `.envrc`) where the workspace scope cannot ask about them, so it
+        // is approved call by call: a session grant neither covers nor records it.
+        let per_call = extra.contains(&Effect::Write);
         // A grant for the session covers the same tool with the same extra powers, no more.
         match ruling.decision {
             Decision::Allow => Ok(()),
@@ -649,7 +653,7 @@ impl Gate<'_> {
                 extra_words(&extra),
                 ruling.setting
             )),
-            Decision::Ask if self.grants.is_granted(info, &extra) => Ok(()),
+            Decision::Ask if !per_call && self.grants.is_granted(info, &extra) => Ok(()),
             Decision::Ask => {
                 let request = ApprovalRequest {
                     approval_id: uuid::Uuid::new_v4().to_string(),
@@ -660,10 +664,15 @@ impl Gate<'_> {
                     arguments: arguments.clone(),
                     effect: info.effect,
                     reason: format!(
-                        "`{name}` {}{} ({})",
+                        "`{name}` {}{} ({}){}",
                         effect_words(info),
                         extra_words(&extra),
-                        ruling.setting
+                        ruling.setting,
+                        if per_call {
+                            "; asked at every call"
+                        } else {
+                            ""
+                        }
                     ),
                     description: info
                         .tool
@@ -678,11 +687,11 @@ impl Gate<'_> {
                 on_approval(ApprovalState::Answered, Some(answer), &request.reason);
                 match answer {
                     ApprovalAnswer::Deny => Err("the user denied this call".into()),
-                    ApprovalAnswer::AllowSession => {
+                    ApprovalAnswer::AllowSession if !per_call => {
                         self.grants.grant(info, &extra);
                         Ok(())
                     }
-                    ApprovalAnswer::AllowOnce => Ok(()),
+                    ApprovalAnswer::AllowSession | ApprovalAnswer::AllowOnce => Ok(()),
                 }
             }
         }

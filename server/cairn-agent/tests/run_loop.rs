@@ -577,10 +577,9 @@ async fn an_external_server_cannot_ask_for_protected_paths() {
     assert!(holds.log.lock().unwrap().is_empty());
 }
 
-/// `network: true` is its own power: a session grant of the tool without it does not cover
-/// it, and the question names it.
-#[tokio::test]
-async fn the_network_power_is_asked_for_by_its_own_effect() {
+/// Runs one turn of `run_python` calls with `calls` as their arguments, answering every question
+/// "allow for this session"; the questions asked and how many calls ran.
+async fn run_python_calls(calls: &[&str]) -> (Vec<ApprovalRequest>, u32) {
     #[derive(Default)]
     struct Code(Mutex<u32>);
     impl ToolHost for Code {
@@ -617,13 +616,12 @@ async fn the_network_power_is_asked_for_by_its_own_effect() {
     };
     let model = Arc::new(ScriptModel {
         turns: Mutex::new(
-            vec![
-                turn(r#"{"code":"1"}"#, "a"),
-                turn(r#"{"code":"2","network":true}"#, "b"),
-                turn(r#"{"code":"3"}"#, "c"),
-                text("done"),
-            ]
-            .into(),
+            calls
+                .iter()
+                .enumerate()
+                .map(|(i, args)| turn(args, &format!("c{i}")))
+                .chain(std::iter::once(text("done")))
+                .collect(),
         ),
         requests: Mutex::new(Vec::new()),
     });
@@ -657,6 +655,21 @@ async fn the_network_power_is_asked_for_by_its_own_effect() {
         })
         .await;
     let asked = approver.1.lock().unwrap().clone();
+    let ran = *tools.0.lock().unwrap();
+    (asked, ran)
+}
+
+/// `network: true` is its own power: a session grant of the tool without it does not cover
+/// it, and the question names it.
+#[tokio::test]
+async fn the_network_power_is_asked_for_by_its_own_effect() {
+    let (asked, ran) = run_python_calls(&[
+        r#"{"code":"1"}"#,
+        r#"{"code":"2","network":true}"#,
+        r#"{"code":"3"}"#,
+        r#"{"code":"4","network":true}"#,
+    ])
+    .await;
     assert_eq!(asked.len(), 2, "{asked:?}");
     assert_eq!(
         asked[0].reason,
@@ -666,7 +679,28 @@ async fn the_network_power_is_asked_for_by_its_own_effect() {
         asked[1].reason,
         "`run_python` runs code with network access (policy.effects.network)"
     );
-    assert_eq!(*tools.0.lock().unwrap(), 3);
+    assert_eq!(ran, 4);
+}
+
+/// A writable workspace is approved call by call: "allow for this session" lets that one call
+/// run and is not kept, because the container could create a file that runs code (a missing
+/// `.cargo/config.toml`) where the workspace scope cannot ask; the question says so.
+#[tokio::test]
+async fn a_writable_workspace_is_never_granted_for_the_session() {
+    let write = r#"{"code":"1","workspace_write":true}"#;
+    let (asked, ran) =
+        run_python_calls(&[write, write, r#"{"code":"2"}"#, r#"{"code":"3"}"#]).await;
+    let reasons: Vec<&str> = asked.iter().map(|r| r.reason.as_str()).collect();
+    assert_eq!(
+        reasons,
+        [
+            "`run_python` runs code with write access to the workspace (policy.effects.write); asked at every call",
+            "`run_python` runs code with write access to the workspace (policy.effects.write); asked at every call",
+            // The plain tool was never granted by those answers; once granted, it stays.
+            "`run_python` runs code (policy.effects.execute)",
+        ]
+    );
+    assert_eq!(ran, 4);
 }
 
 // ---- Tool selection ----
