@@ -245,11 +245,15 @@ impl RunTask {
         };
         let prelude = std::mem::replace(&mut self.prelude, Prelude::None);
         let prepared = prelude.perform(&self.state).await;
+        // The run's last event waits until its transcript is saved (or the run is gone), so an
+        // editor that sends the session's next message on seeing it finds this turn stored.
+        let (saved_tx, saved_rx) = tokio::sync::oneshot::channel();
         let forwarder = tokio::spawn(forward(
             self.state.clone(),
             self.run_id.clone(),
             rx,
             barrier_rx,
+            saved_rx,
             doc_uri,
         ));
         let tx_for_panic = tx.clone();
@@ -257,9 +261,10 @@ impl RunTask {
             Err(message) => {
                 let _ = tx.send(RunEvent::Error { message });
                 drop(tx);
+                drop(saved_tx);
             }
             Ok(()) => {
-                let outcome = AssertUnwindSafe(self.run_inner(tx, barrier_tx))
+                let outcome = AssertUnwindSafe(self.run_inner(tx, barrier_tx, saved_tx))
                     .catch_unwind()
                     .await;
                 if outcome.is_err() {
@@ -280,6 +285,7 @@ impl RunTask {
         &self,
         tx: mpsc::UnboundedSender<RunEvent>,
         barrier: mpsc::UnboundedSender<Barrier>,
+        saved: tokio::sync::oneshot::Sender<()>,
     ) {
         let agent = match self.state.agent() {
             Ok(agent) => agent,
@@ -354,6 +360,7 @@ impl RunTask {
         if let Err(e) = store.append(&self.session_id, &records) {
             tracing::error!("could not save the transcript: {e}");
         }
+        let _ = saved.send(());
     }
 }
 
@@ -368,8 +375,10 @@ async fn forward(
     run_id: String,
     mut rx: mpsc::UnboundedReceiver<RunEvent>,
     mut barriers: mpsc::UnboundedReceiver<Barrier>,
+    saved: tokio::sync::oneshot::Receiver<()>,
     doc: Option<Uri>,
 ) {
+    let mut saved = Some(saved);
     let mut pending = String::new();
     let mut barriers_open = true;
     loop {
@@ -378,6 +387,7 @@ async fn forward(
             biased;
             event = rx.recv() => match event {
                 Some(event) => {
+                    wait_for_transcript(&mut saved, &event).await;
                     send_event(&state, &run_id, event, doc.is_some(), &mut pending).await;
                     if !rx.is_empty() {
                         continue;
@@ -388,6 +398,7 @@ async fn forward(
             b = barriers.recv(), if barriers_open => match b {
                 Some(b) => {
                     while let Ok(event) = rx.try_recv() {
+                        wait_for_transcript(&mut saved, &event).await;
                         send_event(&state, &run_id, event, doc.is_some(), &mut pending).await;
                     }
                     barrier = Some(b);
@@ -417,6 +428,19 @@ async fn forward(
                 format!("cairn: could not write the answer into {}", uri.as_str()),
             )
             .await;
+    }
+}
+
+/// Before a run's last event (`done` or `error`) goes out, waits until the run saved its
+/// transcript or ended without one (the sender dropped).
+async fn wait_for_transcript(
+    saved: &mut Option<tokio::sync::oneshot::Receiver<()>>,
+    event: &RunEvent,
+) {
+    if matches!(event, RunEvent::Done { .. } | RunEvent::Error { .. })
+        && let Some(saved) = saved.take()
+    {
+        let _ = saved.await;
     }
 }
 
