@@ -5,7 +5,7 @@ use std::process::{Output, Stdio};
 use cairn_test_support::{Format, Reply};
 use serde_json::{Value, json};
 
-use crate::support::{Answer, Editor, Sandbox, kinds};
+use crate::support::{Editor, Sandbox, answer_in_turn, kinds, of_kind};
 
 const SECRET: &str = "AKIAIOSFODNN7EXAMPLE";
 
@@ -241,24 +241,10 @@ fn the_editor_approves_a_protected_path_once() {
     sb.write(".env", "TOKEN=visible-after-approval\n");
     let mut ed = Editor::spawn(&sb, &[]);
     ed.initialize(&sb, json!({}), false);
-    let mut asked = 0;
-    ed.responder = Box::new(move |method, _| match method {
-        "window/showMessageRequest" => {
-            asked += 1;
-            if asked == 1 {
-                Answer::Now(json!({"title": "Allow once"}))
-            } else {
-                Answer::Now(json!({"title": "Deny"}))
-            }
-        }
-        _ => Answer::Now(Value::Null),
-    });
+    ed.responder = answer_in_turn(&["Allow once", "Deny"]);
     let (run, _) = ed.chat(json!({"message": "read .env twice"}));
     let events = ed.finish(&run);
-    let results: Vec<&Value> = events
-        .iter()
-        .filter(|e| e["kind"] == "toolResult")
-        .collect();
+    let results = of_kind(&events, "toolResult");
     assert_eq!(results.len(), 2, "{events:#?}");
     assert_eq!(results[0]["isError"], false);
     assert!(
@@ -274,11 +260,7 @@ fn the_editor_approves_a_protected_path_once() {
             .unwrap()
             .contains("visible-after-approval")
     );
-    let asks: Vec<&Value> = ed
-        .server_requests
-        .iter()
-        .filter(|r| r["method"] == "window/showMessageRequest")
-        .collect();
+    let asks = ed.questions();
     assert_eq!(asks.len(), 2);
     let titles: Vec<&str> = asks[0]["params"]["actions"]
         .as_array()
@@ -324,24 +306,10 @@ fn a_file_that_runs_code_is_read_freely_and_written_only_with_its_own_approval()
     sb.write(".github/workflows/ci.yml", workflow);
     let mut ed = Editor::spawn(&sb, &[]);
     ed.initialize(&sb, json!({}), false);
-    let mut asked = 0;
-    ed.responder = Box::new(move |method, _| match method {
-        "window/showMessageRequest" => {
-            asked += 1;
-            if asked == 1 {
-                Answer::Now(json!({"title": "Allow for this session"}))
-            } else {
-                Answer::Now(json!({"title": "Deny"}))
-            }
-        }
-        _ => Answer::Now(Value::Null),
-    });
+    ed.responder = answer_in_turn(&["Allow for this session", "Deny"]);
     let (run, _) = ed.chat(json!({"message": "why does CI fail?", "mode": "agent"}));
     let events = ed.finish(&run);
-    let results: Vec<&Value> = events
-        .iter()
-        .filter(|e| e["kind"] == "toolResult")
-        .collect();
+    let results = of_kind(&events, "toolResult");
     assert_eq!(results.len(), 3, "{events:#?}");
     assert_eq!(results[0]["isError"], false, "{:#?}", results[0]);
     assert!(
@@ -354,11 +322,7 @@ fn a_file_that_runs_code_is_read_freely_and_written_only_with_its_own_approval()
     );
     assert_eq!(results[1]["isError"], false, "{:#?}", results[1]);
     assert_eq!(sb.read("src/a.txt"), "ordinary\n");
-    let asks: Vec<&Value> = ed
-        .server_requests
-        .iter()
-        .filter(|r| r["method"] == "window/showMessageRequest")
-        .collect();
+    let asks = ed.questions();
     assert_eq!(
         asks.len(),
         2,

@@ -10,7 +10,7 @@ use std::process::Command;
 use cairn_test_support::{Format, Reply};
 use serde_json::{Value, json};
 
-use crate::support::{Answer, Editor, Sandbox, text, tool_results};
+use crate::support::{Editor, Sandbox, answer_in_turn, of_kind, text, tool_results};
 
 /// Runs the git command line (test setup only) in `dir` with a fixed identity and no user
 /// configuration; returns its trimmed stdout.
@@ -239,32 +239,14 @@ fn a_session_grant_does_not_write_files_that_run_code() {
     sb.write(".github/workflows/ci.yml", workflow);
     let mut ed = Editor::spawn(&sb, &[]);
     ed.initialize(&sb, json!({}), false);
-    let mut asked = 0;
-    ed.responder = Box::new(move |method, _| match method {
-        "window/showMessageRequest" => {
-            asked += 1;
-            if asked == 1 {
-                Answer::Now(json!({"title": "Allow for this session"}))
-            } else {
-                Answer::Now(json!({"title": "Deny"}))
-            }
-        }
-        _ => Answer::Now(Value::Null),
-    });
+    ed.responder = answer_in_turn(&["Allow for this session", "Deny"]);
     let (run, _) = ed.chat(json!({"message": "set up the build", "mode": "agent"}));
     let events = ed.finish(&run);
-    let results: Vec<&Value> = events
-        .iter()
-        .filter(|e| e["kind"] == "toolResult")
-        .collect();
+    let results = of_kind(&events, "toolResult");
     assert_eq!(results.len(), 4, "{events:#?}");
     assert_eq!(results[0]["isError"], false, "{:#?}", results[0]);
     assert_eq!(sb.read("src/a.txt"), "ordinary\n");
-    let asks: Vec<&Value> = ed
-        .server_requests
-        .iter()
-        .filter(|r| r["method"] == "window/showMessageRequest")
-        .collect();
+    let asks = ed.questions();
     assert_eq!(asks.len(), 4, "each protected path is asked: {asks:#?}");
     for (ask, path) in asks[1..].iter().zip([
         ".cargo/config.toml",

@@ -8,7 +8,7 @@ use cairn_test_support::{Format, Reply};
 use serde_json::{Value, json};
 
 use crate::support::{
-    Answer, Editor, Responder, Sandbox, peer_tests, server_state, test_support_bin, text,
+    Answer, Editor, Responder, Sandbox, of_kind, peer_tests, server_state, test_support_bin, text,
 };
 
 fn allow_all() -> Responder {
@@ -123,10 +123,7 @@ url = "http://127.0.0.1:{port}/mcp"
     assert_eq!(server_state(&status, "web")["transport"], "http");
     let (run, _) = ed.chat(json!({"message": "use every server"}));
     let events = ed.finish(&run);
-    let results: Vec<&Value> = events
-        .iter()
-        .filter(|e| e["kind"] == "toolResult")
-        .collect();
+    let results = of_kind(&events, "toolResult");
     assert_eq!(results.len(), 7, "{events:#?}");
     // Parallel calls finish in any order; match them by call id.
     let content = |i: usize| {
@@ -1172,10 +1169,7 @@ fn a_session_grant_never_passes_to_a_server_that_starts_later() {
 
 /// The text of the (one) tool result among a run's events.
 fn tool_result(events: &[Value]) -> String {
-    let results: Vec<&Value> = events
-        .iter()
-        .filter(|e| e["kind"] == "toolResult")
-        .collect();
+    let results = of_kind(events, "toolResult");
     assert_eq!(results.len(), 1, "{events:?}");
     results[0]["content"].as_str().unwrap().to_owned()
 }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use cairn_test_support::{Format, Reply};
 use serde_json::{Value, json};
 
-use crate::support::{Answer, Editor, Sandbox};
+use crate::support::{Answer, Editor, Sandbox, answer_in_turn, of_kind};
 
 /// The Docker tests run one at a time: each loads both cores (compilers in containers), and the
 /// other end-to-end tests run beside them.
@@ -137,10 +137,7 @@ fn the_network_is_asked_for_in_the_editor() {
     });
     let (run, _) = ed.chat(json!({"message": "run it"}));
     let events = ed.finish(&run);
-    let results: Vec<&Value> = events
-        .iter()
-        .filter(|e| e["kind"] == "toolResult")
-        .collect();
+    let results = of_kind(&events, "toolResult");
     assert_eq!(results.len(), 2, "{events:#?}");
     assert_eq!(results[0]["isError"], true);
     assert_eq!(results[0]["content"], "the user denied this call");
@@ -151,12 +148,7 @@ fn the_network_is_asked_for_in_the_editor() {
             .unwrap()
             .contains("ran offline")
     );
-    let asks: Vec<String> = ed
-        .server_requests
-        .iter()
-        .filter(|r| r["method"] == "window/showMessageRequest")
-        .map(|r| r["params"]["message"].as_str().unwrap().to_owned())
-        .collect();
+    let asks = ed.question_texts();
     assert!(
         asks[0].contains("runs code with network access (policy.effects.network)"),
         "{asks:?}"
@@ -863,28 +855,12 @@ fn a_writable_workspace_is_asked_for_by_name_in_the_editor() {
     chown(&sb.ws(), "4242:4242");
     let mut ed = Editor::spawn(&sb, &[]);
     ed.initialize(&sb, json!({}), false);
-    let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let count = asked.clone();
-    ed.responder = Box::new(move |method, _| match method {
-        "window/showMessageRequest" => {
-            let n = count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            Answer::Now(json!({"title": if n == 0 { "Deny" } else { "Allow once" }}))
-        }
-        _ => Answer::Now(Value::Null),
-    });
+    ed.responder = answer_in_turn(&["Deny", "Allow once"]);
     let (run, _) = ed.chat(json!({"message": "change it"}));
     let events = ed.finish(&run);
-    let results: Vec<&Value> = events
-        .iter()
-        .filter(|e| e["kind"] == "toolResult")
-        .collect();
+    let results = of_kind(&events, "toolResult");
     assert_eq!(results.len(), 2, "{events:#?}");
-    let asks: Vec<String> = ed
-        .server_requests
-        .iter()
-        .filter(|r| r["method"] == "window/showMessageRequest")
-        .map(|r| r["params"]["message"].as_str().unwrap().to_owned())
-        .collect();
+    let asks = ed.question_texts();
     assert_eq!(asks.len(), 2, "{asks:?}");
     for ask in &asks {
         assert!(
@@ -944,28 +920,12 @@ fn a_session_grant_does_not_cover_the_next_writable_run() {
     chown(&sb.ws(), "4242:4242");
     let mut ed = Editor::spawn(&sb, &[]);
     ed.initialize(&sb, json!({}), false);
-    let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let count = asked.clone();
-    ed.responder = Box::new(move |method, _| match method {
-        "window/showMessageRequest" => {
-            let n = count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            Answer::Now(json!({"title": if n == 0 { "Allow for this session" } else { "Deny" }}))
-        }
-        _ => Answer::Now(Value::Null),
-    });
+    ed.responder = answer_in_turn(&["Allow for this session", "Deny"]);
     let (run, _) = ed.chat(json!({"message": "format it"}));
     let events = ed.finish(&run);
-    let results: Vec<&Value> = events
-        .iter()
-        .filter(|e| e["kind"] == "toolResult")
-        .collect();
+    let results = of_kind(&events, "toolResult");
     assert_eq!(results.len(), 2, "{events:#?}");
-    let asks: Vec<String> = ed
-        .server_requests
-        .iter()
-        .filter(|r| r["method"] == "window/showMessageRequest")
-        .map(|r| r["params"]["message"].as_str().unwrap().to_owned())
-        .collect();
+    let asks = ed.question_texts();
     assert_eq!(
         asks.len(),
         2,

@@ -155,6 +155,25 @@ pub struct Editor {
     pub stderr: Arc<Mutex<String>>,
 }
 
+/// The events of one kind (`toolResult`, `approval`, ...), in order.
+pub fn of_kind<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["kind"] == kind).collect()
+}
+
+/// Answers the server's approval questions (`window/showMessageRequest`) with `titles` in
+/// turn, the last one from then on; every other request with null.
+pub fn answer_in_turn(titles: &'static [&'static str]) -> Responder {
+    let mut asked = 0;
+    Box::new(move |method, _| match method {
+        "window/showMessageRequest" => {
+            let title = titles[asked.min(titles.len() - 1)];
+            asked += 1;
+            Answer::Now(json!({ "title": title }))
+        }
+        _ => Answer::Now(Value::Null),
+    })
+}
+
 /// Output bytes as text.
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
@@ -491,6 +510,27 @@ impl Editor {
     }
 
     /// `shutdown`, `exit`, and the process gone.
+    /// The approval questions the server asked (`window/showMessageRequest`), in order.
+    pub fn questions(&self) -> Vec<&Value> {
+        self.server_requests
+            .iter()
+            .filter(|r| r["method"] == "window/showMessageRequest")
+            .collect()
+    }
+
+    /// The text of each approval question, in order.
+    pub fn question_texts(&self) -> Vec<String> {
+        self.questions()
+            .iter()
+            .map(|r| {
+                r["params"]["message"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned()
+            })
+            .collect()
+    }
+
     pub fn shutdown(mut self) {
         self.call("shutdown", Value::Null);
         self.notify("exit", Value::Null);
