@@ -8,9 +8,10 @@ pub trait Redact: Send + Sync {
 
     /// Bytes bound for a workspace file (a download): every secret's value replaced with
     /// `[REDACTED:name]`, in whatever encoding it is in, the rest byte for byte; `None` when
-    /// nothing was replaced. Credential patterns are not applied to files: an `API_KEY=` line
-    /// in a downloaded file is the user's data, not a secret cairn holds. The default redacts
-    /// text as [`Redact::redact`] does and leaves other bytes alone.
+    /// nothing was replaced. A redactor that also knows credential patterns should not apply
+    /// them here (the vault's does not): an `API_KEY=` line in a downloaded file is the user's
+    /// data, not a secret cairn holds. The default, for redactors without that distinction,
+    /// redacts text as [`Redact::redact`] does and leaves other bytes alone.
     fn redact_file(&self, bytes: &[u8]) -> Option<Vec<u8>> {
         let text = std::str::from_utf8(bytes).ok()?;
         let out = self.redact(text);

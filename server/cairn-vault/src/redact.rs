@@ -134,11 +134,6 @@ impl Redactor {
         )
     }
 
-    /// Whether this redactor knows any value (not only the patterns).
-    pub fn has_values(&self) -> bool {
-        self.values.is_some()
-    }
-
     /// `bytes` with every form of every value replaced, and how many spans were; the credential
     /// patterns are not applied. For bodies that may not be text (a response, a downloaded
     /// file): a valid UTF-8 input stays valid UTF-8.
@@ -156,13 +151,7 @@ impl Redactor {
         let mut out: Cow<'a, str> = Cow::Borrowed(text);
         if let Some(values) = &self.values {
             let edits = values.find(text.as_bytes());
-            out = match apply(Cow::Borrowed(text.as_bytes()), edits) {
-                Cow::Borrowed(_) => out,
-                Cow::Owned(bytes) => Cow::Owned(
-                    String::from_utf8(bytes)
-                        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
-                ),
-            };
+            out = apply_str(out, edits);
         }
         for p in PATTERNS.iter() {
             let markers = markers(out.as_bytes());
@@ -187,13 +176,7 @@ impl Redactor {
                     edits.push((range, p.name));
                 }
             }
-            out = match apply(Cow::Borrowed(out.as_bytes()), edits) {
-                Cow::Borrowed(_) => out,
-                Cow::Owned(bytes) => Cow::Owned(
-                    String::from_utf8(bytes)
-                        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
-                ),
-            };
+            out = apply_str(out, edits);
         }
         out
     }
@@ -373,6 +356,18 @@ fn blocked(markers: &[Range<usize>], r: Range<usize>) -> bool {
 }
 
 /// `text` with each (non-overlapping, ascending) range replaced by `[REDACTED:name]`.
+/// [`apply`] on text: markers are ASCII and spans fall on character boundaries, so the result
+/// is text again (lossily, should a span ever split a character).
+fn apply_str<'a>(text: Cow<'a, str>, edits: Vec<(Range<usize>, &str)>) -> Cow<'a, str> {
+    match apply(Cow::Borrowed(text.as_bytes()), edits) {
+        Cow::Borrowed(_) => text,
+        Cow::Owned(bytes) => Cow::Owned(
+            String::from_utf8(bytes)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+        ),
+    }
+}
+
 fn apply<'a>(text: Cow<'a, [u8]>, edits: Vec<(Range<usize>, &str)>) -> Cow<'a, [u8]> {
     if edits.is_empty() {
         return text;

@@ -486,12 +486,19 @@ impl WebGuard {
             reason: format!("{what} is not a valid header value"),
         };
         let name = &credential.secret;
-        sent.push((name.clone(), secret.expose().to_string()));
+        // Each hop to the same host attaches the same values: keep them once.
+        let mut remember = |value: String| {
+            let entry = (name.clone(), value);
+            if !sent.contains(&entry) {
+                sent.push(entry);
+            }
+        };
+        remember(secret.expose().to_string());
         if let Placement::Basic { username } = &credential.placement {
-            sent.push((name.clone(), format!("{username}:{}", secret.expose())));
+            remember(format!("{username}:{}", secret.expose()));
         }
         let mut sensitive = |header_name: header::HeaderName, value: String| {
-            sent.push((name.clone(), value.clone()));
+            remember(value.clone());
             let mut value = HeaderValue::from_str(&value).map_err(|_| invalid("its value"))?;
             value.set_sensitive(true);
             headers_out.insert(header_name, value);
@@ -588,8 +595,12 @@ fn scrub(mut response: WebResponse, sent: &[(String, String)]) -> WebResponse {
             .len()
             .saturating_sub(MAX_ESCAPE_PER_BYTE * longest);
         if keep < response.body.len() {
+            // Not an echo seen, so not counted as one.
+            tracing::debug!(
+                cut = response.body.len() - keep,
+                "web guard: cut a truncated body's tail"
+            );
             response.body.truncate(keep);
-            count += 1;
         }
     }
     for value in response.headers.values_mut() {
@@ -624,14 +635,10 @@ fn scrub(mut response: WebResponse, sent: &[(String, String)]) -> WebResponse {
 
 /// The secret whose sent value `url` carries, and `url` with it redacted.
 fn carried(sent: &[(String, String)], url: &str) -> Option<(String, String)> {
-    for (name, value) in sent {
-        let redactor = cairn_vault::Redactor::new(vec![(name.clone(), value.clone())]);
-        let (shown, count) = redactor.redact_values(url.as_bytes());
-        if count > 0 {
-            return Some((name.clone(), String::from_utf8_lossy(&shown).into_owned()));
-        }
-    }
-    None
+    // One credential per request, so every entry carries the same secret's name.
+    let (name, _) = sent.first()?;
+    let (shown, count) = cairn_vault::Redactor::new(sent.to_vec()).redact_values(url.as_bytes());
+    (count > 0).then(|| (name.clone(), String::from_utf8_lossy(&shown).into_owned()))
 }
 
 #[cfg(test)]

@@ -105,31 +105,27 @@ pub(super) async fn call(tools: &WebTools, args: Map<String, Value>) -> CallTool
         ));
     }
     let ct = content_type(&response);
-    let mut body = response.body;
-    let redacted = match &tools.redactor {
-        Some(r) => match r.redact_file(&body) {
-            Some(clean) => {
-                body = clean;
-                true
-            }
-            None => false,
-        },
-        None => false,
-    };
-    let size = body.len();
+    let body = response.body;
+    let redactor = tools.redactor.clone();
     let written_path = path.clone();
     let written = cairn_workspace::off_thread(&ws, move |ws| {
+        // Redacting reads the whole body in up to four decoded views: off the executor too.
+        let (body, redacted) = match redactor.as_deref().and_then(|r| r.redact_file(&body)) {
+            Some(clean) => (clean, true),
+            None => (body, false),
+        };
         if existed {
             ws.write_bytes_atomic(&written_path, &body)
         } else {
             // Exclusive: a file that appeared since the check is not clobbered.
             ws.create_bytes_exclusive(&written_path, &body)
         }
+        .map(|()| (body.len(), redacted))
         .map_err(|e| e.to_string())
     })
     .await;
     match written {
-        Ok(Ok(())) => {
+        Ok(Ok((size, redacted))) => {
             let verb = if existed { "replaced" } else { "saved" };
             let mut message = format!("{verb} {shown} ({size} bytes");
             if !ct.is_empty() {
