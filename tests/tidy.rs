@@ -351,8 +351,19 @@ fn http_client_paths(metadata: &serde_json::Value) -> Vec<String> {
 #[test]
 fn only_the_guard_and_the_transports_have_an_http_client() {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    // Only the host's packages: the build fetched those, and without the filter cargo would
+    // need every platform's (Windows crates a Linux build never downloads) to answer offline.
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_owned());
+    let host = match std::process::Command::new(rustc).arg("-vV").output() {
+        Ok(out) => String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .find_map(|l| l.strip_prefix("host: ").map(str::to_owned))
+            .unwrap_or_else(|| panic!("rustc -vV names no host")),
+        Err(e) => panic!("cannot run rustc -vV: {e}"),
+    };
     let out = std::process::Command::new(cargo)
         .args(["metadata", "--format-version", "1", "--locked", "--offline"])
+        .args(["--filter-platform", &host])
         .current_dir(repo_root())
         .output();
     let out = match out {
