@@ -194,9 +194,9 @@ pub struct RunSelection {
     /// The last stage-2 input and answer, reused while stage 1 brings the same candidates, so
     /// a long chain does not pay for a filter call at every step.
     last_filter: Option<(Vec<String>, Vec<String>)>,
-    /// Why stage 2 failed, once it has: the rest of the run uses stage 1 without asking again,
+    /// Whether stage 2 failed in this run (the log says why): the rest of the run uses stage 1 without asking again,
     /// so a model whose filter answers are unreadable does not pay a second request per step.
-    filter_failed: Option<String>,
+    filter_failed: bool,
 }
 
 impl RunSelection {
@@ -284,7 +284,7 @@ pub async fn choose(
     let mut usage = Usage::default();
     let candidate_names: Vec<String> = candidates.iter().map(|(n, _)| n.clone()).collect();
     let (picked, filter) = if config.filter
-        && state.filter_failed.is_none()
+        && !state.filter_failed
         && candidate_names.len() > config.max_tools
     {
         match &state.last_filter {
@@ -309,7 +309,7 @@ pub async fn choose(
                         tracing::warn!(
                             "tool filter fell back to stage 1 for the rest of this turn: {reason}"
                         );
-                        state.filter_failed = Some(reason.clone());
+                        state.filter_failed = true;
                         (
                             candidate_names.clone(),
                             Some(FilterOutcome::FellBack(reason)),

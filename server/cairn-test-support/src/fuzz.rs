@@ -30,16 +30,13 @@ where
     S::Value: std::fmt::Debug,
     F: Fn(S::Value) -> Result<(), TestCaseError>,
 {
-    let cases: u32 = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(256);
+    // `Config::default()` reads `PROPTEST_CASES` (256 without it).
     let config = Config {
-        cases,
-        // No persistence files in the source tree: a failure prints its seed and minimal input.
+        // No persistence files in the source tree: a failure is reported by its minimal input.
         failure_persistence: None,
         ..Config::default()
     };
+    let cases = config.cases;
     match fuzz_duration() {
         None => {
             let mut runner = TestRunner::new(config);

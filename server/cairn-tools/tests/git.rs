@@ -855,11 +855,11 @@ async fn every_other_pointer_outside_is_refused() {
             "symlinked objects",
             Box::new(|f: &Fixture| {
                 let dir = &head[..2];
-                std::os::unix::fs::symlink(
-                    format!("{outside_objects}/{dir}"),
-                    f.dir.path().join(".git/objects").join(dir),
-                )
-                .ok();
+                // The inside commit may share the fan-out directory: replace it, so the link
+                // is always made and the refusal is for the link.
+                let fan_out = f.dir.path().join(".git/objects").join(dir);
+                let _ = std::fs::remove_dir_all(&fan_out);
+                std::os::unix::fs::symlink(format!("{outside_objects}/{dir}"), fan_out).unwrap();
             }),
             "symlink",
             json!({"rev": head}),
