@@ -18,8 +18,10 @@
 //!
 //! Files that run code (write-protected only, `cairn_config::access::Kind::RunsCode`) are
 //! readable, so they are shown; for a writable mount they, every other name of their inode, and
-//! directories everything under which is write-protected (`.github/workflows`, `.idea`, so no
-//! new file appears in one either) are bound read-only over themselves.
+//! directories everything under which is write-protected (`.github/workflows`, `.idea`) are bound
+//! read-only over themselves. That covers what exists: a writable run can still create a missing
+//! one (`.cargo/config.toml`, `.envrc`) or move a parent of a read-only mount aside and make a new
+//! one, which is why the agent asks for a writable workspace at every call (no session grant).
 //!
 //! The walk happens before the container starts: a protected file created after it is visible
 //! to a run that started after it, which for a read-only mount is the user's own doing.
