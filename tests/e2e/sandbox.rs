@@ -482,6 +482,8 @@ fn protected_files_anywhere_in_the_workspace_stay_hidden_in_the_sandbox() {
         (".git/config", "SECRET-git-config"),
         ("certs.pem/private.txt", "SECRET-protected-directory"),
         (".env", "SECRET-top-env"),
+        // A `:` and a `,` in the name: a `binds` string would split there.
+        ("deploy:prod,v2.key", "SECRET-colon-comma-key"),
     ];
     for (path, secret) in secrets {
         sb.write(path, &format!("{secret}\n"));
@@ -516,7 +518,9 @@ fn protected_files_anywhere_in_the_workspace_stay_hidden_in_the_sandbox() {
         "the code did not read the workspace: {result}"
     );
     assert!(
-        result.contains("== ./node_modules/pkg/ordinary.txt") && result.contains("== ./env-link"),
+        result.contains("== ./node_modules/pkg/ordinary.txt")
+            && result.contains("== ./env-link")
+            && result.contains("== ./deploy:prod,v2.key"),
         "{result}"
     );
     let stdout = String::from_utf8_lossy(&out.stdout);

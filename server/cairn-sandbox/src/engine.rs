@@ -481,18 +481,16 @@ fn container_body(
     if let Some(ws) = &spec.workspace {
         let mode = if ws.writable { "rw" } else { "ro" };
         binds.push(format!("{}:{WORKSPACE_DIR}:{mode}", ws.root.display()));
-        for file in &ws.masked_files {
-            if let Ok(rel) = file.strip_prefix(&ws.root) {
-                binds.push(format!("/dev/null:{WORKSPACE_DIR}/{}:ro", rel.display()));
-            }
-        }
-        // Through the mount API, not `binds`: a `:` or `,` in a file name cannot change what is
+        // Hidden files are covered by an empty file, files that run code by themselves; both
+        // through the mount API, not `binds`: a `:` or `,` in a file name cannot change what is
         // mounted, or how.
-        for path in &ws.read_only {
+        let covers = ws.masked_files.iter().map(|f| (f, Path::new("/dev/null")));
+        let keeps = ws.read_only.iter().map(|f| (f, f.as_path()));
+        for (path, source) in covers.chain(keeps) {
             if let Ok(rel) = path.strip_prefix(&ws.root) {
                 mounts.push(Mount {
                     target: Some(format!("{WORKSPACE_DIR}/{}", rel.display())),
-                    source: Some(path.display().to_string()),
+                    source: Some(source.display().to_string()),
                     typ: Some(MountType::BIND),
                     read_only: Some(true),
                     ..Default::default()
@@ -710,22 +708,25 @@ mod tests {
             format!("rw,exec,nosuid,nodev,size={},mode=1777", 256 * 1024 * 1024)
         );
         assert_eq!(tmpfs["/workspace/.git"], "ro,noexec,nosuid,nodev,size=4k");
-        assert_eq!(
-            host.binds.unwrap(),
-            [
-                "/home/u/proj:/workspace:ro",
-                "/dev/null:/workspace/node_modules/p/.env:ro"
-            ]
-        );
+        assert_eq!(host.binds.unwrap(), ["/home/u/proj:/workspace:ro"]);
         assert_eq!(
             host.mounts.unwrap(),
-            [Mount {
-                target: Some("/workspace/.cargo/config.toml".into()),
-                source: Some("/home/u/proj/.cargo/config.toml".into()),
-                typ: Some(MountType::BIND),
-                read_only: Some(true),
-                ..Default::default()
-            }]
+            [
+                Mount {
+                    target: Some("/workspace/node_modules/p/.env".into()),
+                    source: Some("/dev/null".into()),
+                    typ: Some(MountType::BIND),
+                    read_only: Some(true),
+                    ..Default::default()
+                },
+                Mount {
+                    target: Some("/workspace/.cargo/config.toml".into()),
+                    source: Some("/home/u/proj/.cargo/config.toml".into()),
+                    typ: Some(MountType::BIND),
+                    read_only: Some(true),
+                    ..Default::default()
+                }
+            ]
         );
         assert_eq!(body.user.as_deref(), Some("1000:1000"));
         assert_eq!(host.group_add, Some(vec!["27".to_owned()]));
