@@ -138,6 +138,15 @@ pub trait ToolHost: Send + Sync {
 /// Several hosts as one: `list` concatenates, `call` goes to the first host that lists the name.
 pub struct Chain(pub Vec<std::sync::Arc<dyn ToolHost>>);
 
+impl Chain {
+    /// The first host that lists `name`.
+    fn host_for(&self, name: &str) -> Option<&std::sync::Arc<dyn ToolHost>> {
+        self.0
+            .iter()
+            .find(|h| h.list().iter().any(|t| t.tool.name == name))
+    }
+}
+
 impl ToolHost for Chain {
     fn list(&self) -> Vec<ToolInfo> {
         self.0.iter().flat_map(|h| h.list()).collect()
@@ -149,11 +158,7 @@ impl ToolHost for Chain {
         arguments: serde_json::Map<String, serde_json::Value>,
         ctx: CallContext,
     ) -> BoxFuture<'_, CallToolResult> {
-        let host = self
-            .0
-            .iter()
-            .find(|h| h.list().iter().any(|t| t.tool.name == name));
-        match host {
+        match self.host_for(name) {
             Some(h) => h.call(name, arguments, ctx),
             None => {
                 let message = self
@@ -172,14 +177,9 @@ impl ToolHost for Chain {
         arguments: serde_json::Map<String, serde_json::Value>,
         ctx: CallContext,
     ) -> BoxFuture<'_, CallToolResult> {
-        let name = info.tool.name.as_ref();
-        match self
-            .0
-            .iter()
-            .find(|h| h.list().iter().any(|t| t.tool.name == name))
-        {
+        match self.host_for(&info.tool.name) {
             Some(h) => h.call_tool(info, arguments, ctx),
-            None => self.call(name, arguments, ctx),
+            None => self.call(&info.tool.name, arguments, ctx),
         }
     }
 
