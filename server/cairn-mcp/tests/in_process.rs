@@ -23,6 +23,8 @@ struct TestServer {
     extra: Arc<Mutex<Vec<Tool>>>,
     peer: Arc<Mutex<Option<Peer<RoleServer>>>>,
     cancelled: Arc<AtomicUsize>,
+    /// Calls that reached the server.
+    calls: Arc<AtomicUsize>,
 }
 
 fn tool(name: &str) -> Tool {
@@ -63,6 +65,7 @@ impl ServerHandler for TestServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
         match request.name.as_ref() {
             "echo" => {
                 let text = request
@@ -175,6 +178,46 @@ async fn lists_and_calls_with_plain_names_and_own_meta() {
     );
     assert!(hub.set_tool_enabled("echo", true));
     assert!(hub.list().iter().any(|t| t.tool.name == "echo"));
+    hub.shutdown().await;
+}
+
+/// A call decided (policy, approval, grant) for one server's tool never runs another's that now
+/// carries the name: the hub compares the origin the gate decided for with the catalog's.
+#[tokio::test]
+async fn a_call_decided_for_another_tool_is_not_run() {
+    let server = TestServer::default();
+    let calls = server.calls.clone();
+    let hub = started(server, 5).await;
+    let echo = hub
+        .list()
+        .into_iter()
+        .find(|t| t.tool.name == "echo")
+        .unwrap();
+    let origin = echo.origin.clone().unwrap();
+    assert_eq!(
+        (origin.server.as_str(), origin.tool.as_str()),
+        ("builtin", "echo")
+    );
+
+    let mut moved = echo.clone();
+    moved.origin = Some(cairn_agent::tools::ToolOrigin {
+        server: "other".into(),
+        tool: "echo".into(),
+    });
+    let refused = hub.call_tool(&moved, args("x"), ctx()).await;
+    assert_eq!(refused.is_error, Some(true), "{refused:?}");
+    assert!(
+        text_of(&refused).contains(
+            "not run: `echo` was approved as tool `echo` of server `other`, but the name now belongs to another tool (the configuration changed); ask again"
+        ),
+        "{refused:?}"
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 0, "the server was not called");
+
+    // The origin it was decided for runs.
+    let ran = hub.call_tool(&echo, args("hi"), ctx()).await;
+    assert_ne!(ran.is_error, Some(true), "{ran:?}");
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
     hub.shutdown().await;
 }
 
