@@ -17,8 +17,7 @@ use crate::policy::{
 };
 use crate::select::{RunSelection, Selection, TOOL_SEARCH};
 use crate::tools::{
-    CallContext, EDITS_META_KEY, EditReport, Effect, PROTECTED_META_KEY, PathApprovals,
-    ProtectedPath, ToolHost, ToolInfo,
+    CallContext, Effect, PathApprovals, ProtectedPath, ToolHost, ToolInfo, edits_of, protected_of,
 };
 
 /// Chat answers; agent mode may also edit.
@@ -595,7 +594,7 @@ impl Agent {
                 }
             }
         };
-        for edit in edit_reports(&result) {
+        for edit in edits_of(&result) {
             emit(RunEvent::Edit {
                 call_id: call.id.clone(),
                 uri: edit.uri,
@@ -717,12 +716,7 @@ impl<'a> Gate<'a> {
         if info.category.starts_with("mcp:") || result.is_error != Some(true) {
             return None;
         }
-        let paths: Vec<ProtectedPath> = result
-            .meta
-            .as_ref()
-            .and_then(|m| m.get(PROTECTED_META_KEY))
-            .and_then(|v| serde_json::from_value(v.clone()).ok())
-            .filter(|p: &Vec<ProtectedPath>| !p.is_empty())?;
+        let paths = Some(protected_of(result)).filter(|p| !p.is_empty())?;
         let name = info.tool.name.as_ref();
         let listed: Vec<String> = paths
             .iter()
@@ -845,15 +839,6 @@ fn tool_spec(info: &ToolInfo) -> ToolSpec {
             .to_string(),
         input_schema: serde_json::Value::Object((*info.tool.input_schema).clone()),
     }
-}
-
-fn edit_reports(result: &CallToolResult) -> Vec<EditReport> {
-    result
-        .meta
-        .as_ref()
-        .and_then(|m| m.get(EDITS_META_KEY))
-        .and_then(|v| serde_json::from_value(v.clone()).ok())
-        .unwrap_or_default()
 }
 
 /// The text the model reads: text blocks joined; other blocks named.

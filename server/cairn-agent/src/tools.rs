@@ -32,6 +32,114 @@ impl Effect {
     }
 }
 
+/// The categories of the built-in catalog, in the order the product lists them; every built-in
+/// tool has exactly one. External tools are not in one (their category is `mcp:<server>`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Category {
+    /// Code execution (sandboxes).
+    Code,
+    /// File operations.
+    File,
+    /// The web.
+    Web,
+    /// Databases.
+    Database,
+    /// API integrations.
+    Api,
+    /// DevOps.
+    Devops,
+    /// Data analysis.
+    Data,
+    /// Communication.
+    Communication,
+    /// Version control.
+    Git,
+    /// Cloud services.
+    Cloud,
+    /// AI and machine learning.
+    Ai,
+    /// System utilities.
+    System,
+}
+
+impl Category {
+    /// Every category, in the product's order.
+    pub const ALL: [Category; 12] = [
+        Category::Code,
+        Category::File,
+        Category::Web,
+        Category::Database,
+        Category::Api,
+        Category::Devops,
+        Category::Data,
+        Category::Communication,
+        Category::Git,
+        Category::Cloud,
+        Category::Ai,
+        Category::System,
+    ];
+
+    /// The name used in configuration (`policy.categories.file`) and on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::Code => "code",
+            Category::File => "file",
+            Category::Web => "web",
+            Category::Database => "database",
+            Category::Api => "api",
+            Category::Devops => "devops",
+            Category::Data => "data",
+            Category::Communication => "communication",
+            Category::Git => "git",
+            Category::Cloud => "cloud",
+            Category::Ai => "ai",
+            Category::System => "system",
+        }
+    }
+
+    /// What people call it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Category::Code => "code execution",
+            Category::File => "file operations",
+            Category::Web => "web",
+            Category::Database => "database",
+            Category::Api => "API integrations",
+            Category::Devops => "DevOps",
+            Category::Data => "data analysis",
+            Category::Communication => "communication",
+            Category::Git => "version control",
+            Category::Cloud => "cloud services",
+            Category::Ai => "AI/ML",
+            Category::System => "system utilities",
+        }
+    }
+
+    /// How many tools the product promises in this category (260 in all).
+    pub fn target(self) -> usize {
+        match self {
+            Category::Code => 15,
+            Category::File => 22,
+            Category::Web => 18,
+            Category::Database => 12,
+            Category::Api => 45,
+            Category::Devops => 28,
+            Category::Data => 20,
+            Category::Communication => 15,
+            Category::Git => 18,
+            Category::Cloud => 35,
+            Category::Ai => 22,
+            Category::System => 30,
+        }
+    }
+
+    /// The category named `name` (as [`Category::as_str`] spells it).
+    pub fn parse(name: &str) -> Option<Category> {
+        Category::ALL.into_iter().find(|c| c.as_str() == name)
+    }
+}
+
 /// A tool with what the agent needs to know beyond its MCP definition.
 #[derive(Debug, Clone)]
 pub struct ToolInfo {
@@ -65,9 +173,13 @@ pub struct CallContext {
     pub cancel: CancellationToken,
 }
 
+// The `_meta` a built-in tool's result carries for the agent, owned here as typed values: the
+// tools write them with `attach_*` and the agent reads them with `*_of`; the keys never leave
+// this module. (What the hub sends built-in servers with a call lives in `cairn-mcp`'s `meta`.)
+
 /// `_meta` key under which a tool reports the edits it made, so the agent can tell the editor.
 /// The value is a list of [`EditReport`].
-pub const EDITS_META_KEY: &str = "cairn/edits";
+const EDITS_META_KEY: &str = "cairn/edits";
 
 /// One edit a tool made or tried to make.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -84,7 +196,46 @@ pub struct EditReport {
 /// `_meta` key under which a built-in tool reports the protected paths (the deny list: secrets,
 /// code that runs) that stopped a call. The value is a list of [`ProtectedPath`]. The agent asks
 /// the user about exactly those paths and, if approved, runs the call once more.
-pub const PROTECTED_META_KEY: &str = "cairn/protectedPaths";
+const PROTECTED_META_KEY: &str = "cairn/protectedPaths";
+
+fn attach(mut result: CallToolResult, key: &str, value: serde_json::Value) -> CallToolResult {
+    result
+        .meta
+        .get_or_insert_with(Default::default)
+        .insert(key.to_owned(), value);
+    result
+}
+
+fn read_meta<T: serde::de::DeserializeOwned + Default>(result: &CallToolResult, key: &str) -> T {
+    result
+        .meta
+        .as_ref()
+        .and_then(|m| m.get(key))
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+        .unwrap_or_default()
+}
+
+/// `result`, reporting the edits a tool made or tried to make.
+pub fn attach_edits(result: CallToolResult, reports: &[EditReport]) -> CallToolResult {
+    let value = serde_json::to_value(reports).unwrap_or_default();
+    attach(result, EDITS_META_KEY, value)
+}
+
+/// The edits a result reports (none when it reports none or they do not parse).
+pub fn edits_of(result: &CallToolResult) -> Vec<EditReport> {
+    read_meta(result, EDITS_META_KEY)
+}
+
+/// `result`, naming the protected paths that stopped the call.
+pub fn attach_protected(result: CallToolResult, paths: &[ProtectedPath]) -> CallToolResult {
+    let value = serde_json::to_value(paths).unwrap_or_default();
+    attach(result, PROTECTED_META_KEY, value)
+}
+
+/// The protected paths a refusal names (none when it names none).
+pub fn protected_of(result: &CallToolResult) -> Vec<ProtectedPath> {
+    read_meta(result, PROTECTED_META_KEY)
+}
 
 /// A path a call needs that only an approval of that very path lets through.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

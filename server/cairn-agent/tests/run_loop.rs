@@ -11,7 +11,7 @@ use cairn_agent::policy::{
     ApprovalAnswer, ApprovalRequest, Approver, Decision, Policy, SessionGrants,
 };
 use cairn_agent::tools::{
-    CallContext, Effect, PROTECTED_META_KEY, PathApprovals, ProtectedPath, ToolHost, ToolInfo,
+    CallContext, Effect, PathApprovals, ProtectedPath, ToolHost, ToolInfo, attach_protected,
 };
 use cairn_agent::{Agent, Limits, Mode, RunEvent, RunInput, StopReason};
 use futures::future::BoxFuture;
@@ -435,15 +435,18 @@ impl ToolHost for Guarded {
             if held {
                 return CallToolResult::success(vec![ContentBlock::text("TOKEN=1")]);
             }
-            let mut meta = serde_json::Map::new();
-            meta.insert(
-                PROTECTED_META_KEY.into(),
-                serde_json::json!([{"path": ".env", "key": "/ws/.env", "operation": "read", "why": "it usually holds secrets"}]),
-            );
-            CallToolResult::error(vec![ContentBlock::text(
-                "refused to read `.env`: it is protected",
-            )])
-            .with_meta(Some(rmcp::model::MetaObject(meta)))
+            let protected = ProtectedPath {
+                path: ".env".into(),
+                key: "/ws/.env".into(),
+                operation: "read".into(),
+                why: "it usually holds secrets".into(),
+            };
+            attach_protected(
+                CallToolResult::error(vec![ContentBlock::text(
+                    "refused to read `.env`: it is protected",
+                )]),
+                &[protected],
+            )
         })
     }
 }

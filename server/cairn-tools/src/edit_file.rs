@@ -11,14 +11,14 @@
 //!   the version that was read, as byte edits into that text, so the user sees and can undo
 //!   the change; otherwise the file is written atomically.
 //! - Once the path is resolved, every outcome, applied or not, carries an [`EditReport`] under
-//!   [`EDITS_META_KEY`] in the result's `_meta`. A path refused by the scope has no workspace
+//!   `_meta` (`attach_edits`). A path refused by the scope has no workspace
 //!   URI, so its error carries none.
 
 use std::sync::Arc;
 
-use cairn_agent::tools::{EDITS_META_KEY, EditReport};
+use cairn_agent::tools::{EditReport, attach_edits};
 use cairn_workspace::{ByteEdit, ScopeError, Workspace, WorkspacePath};
-use rmcp::model::{CallToolResult, MetaObject, Tool};
+use rmcp::model::{CallToolResult, Tool};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
@@ -249,12 +249,5 @@ fn applied(path: &WorkspacePath, summary: String) -> CallToolResult {
         applied: true,
         reason: None,
     };
-    text_result(summary).with_meta(Some(edits_meta(report)))
-}
-
-fn edits_meta(report: EditReport) -> MetaObject {
-    let mut meta = Map::new();
-    let reports = serde_json::to_value(vec![report]).unwrap_or(Value::Null);
-    meta.insert(EDITS_META_KEY.to_owned(), reports);
-    MetaObject(meta)
+    attach_edits(text_result(summary), &[report])
 }

@@ -40,9 +40,7 @@ mod write_file;
 
 use std::sync::Arc;
 
-use cairn_agent::tools::{
-    CallContext, Effect, PROTECTED_META_KEY, PathApprovals, ProtectedPath, ToolHost, ToolInfo,
-};
+use cairn_agent::tools::{CallContext, Effect, PathApprovals, ProtectedPath, ToolHost, ToolInfo};
 use cairn_workspace::{ExactApprovals, Operation, ScopeError, Workspace};
 use futures::future::BoxFuture;
 use rmcp::model::CallToolResult;
@@ -77,6 +75,33 @@ pub const TOOL_NAMES: [&str; 22] = [
     "replace_in_files",
 ];
 
+/// What the file tools share: the workspace they act on.
+#[derive(Debug, Clone)]
+pub struct Files {
+    workspace: Arc<Workspace>,
+}
+
+impl Files {
+    /// The file tools' state over `workspace`.
+    pub fn new(workspace: Arc<Workspace>) -> Files {
+        Files { workspace }
+    }
+
+    /// The workspace the tools act on.
+    pub fn workspace(&self) -> Arc<Workspace> {
+        self.workspace.clone()
+    }
+}
+
+impl cairn_toolkit::Host for Files {
+    fn workspace(&self) -> Option<&Arc<Workspace>> {
+        Some(&self.workspace)
+    }
+}
+
+/// The file tools, in the order listed.
+pub const FILE_TOOLS: &[cairn_toolkit::Entry<Files>] = &[cairn_toolkit::Entry::of::<stat::Stat>()];
+
 /// The built-in file tools over one workspace.
 ///
 /// Plug the editor's buffers into the workspace before building this:
@@ -95,6 +120,10 @@ impl BuiltinTools {
     /// The workspace the tools act on.
     pub fn workspace(&self) -> &Arc<Workspace> {
         &self.workspace
+    }
+
+    fn kit(&self) -> cairn_toolkit::ToolSet<Files> {
+        cairn_toolkit::ToolSet::new(Files::new(self.workspace.clone()), FILE_TOOLS)
     }
 }
 
@@ -116,7 +145,7 @@ impl ToolHost for BuiltinTools {
             file(tree::definition(), Effect::Read, false),
             file(glob::definition(), Effect::Read, false),
             file(find_files::definition(), Effect::Read, false),
-            file(stat::definition(), Effect::Read, false),
+            self.kit().list().remove(0),
             file(head_tail::definition(), Effect::Read, false),
             file(count::definition(), Effect::Read, false),
             file(diff_files::definition(), Effect::Read, false),
@@ -155,7 +184,7 @@ impl ToolHost for BuiltinTools {
                 "tree" => tree::call(ws, arguments).await,
                 "glob" => glob::call(ws, arguments).await,
                 "find_files" => find_files::call(ws, arguments).await,
-                "stat" => stat::call(ws, arguments).await,
+                "stat" => self.kit().call("stat", arguments, ctx).await,
                 "head_tail" => head_tail::call(ws, arguments).await,
                 "count" => count::call(ws, arguments).await,
                 "diff_files" => diff_files::call(ws, arguments).await,
@@ -250,12 +279,10 @@ fn protected_refusal(
     if protected.is_empty() {
         return None;
     }
-    let mut meta = Map::new();
-    meta.insert(
-        PROTECTED_META_KEY.to_owned(),
-        serde_json::to_value(&protected).unwrap_or_default(),
-    );
-    Some(error_result(messages.join("\n")).with_meta(Some(rmcp::model::MetaObject(meta))))
+    Some(cairn_agent::tools::attach_protected(
+        error_result(messages.join("\n")),
+        &protected,
+    ))
 }
 
 /// Holds approvals of protected paths in the workspace's [`ExactApprovals`], for the agent.

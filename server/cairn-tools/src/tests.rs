@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use cairn_agent::tools::{CallContext, EDITS_META_KEY, EditReport};
+use cairn_agent::tools::{CallContext, EditReport, edits_of};
 use cairn_workspace::{ByteEdit, DocumentOverlay, OpenDocument, OverlayError};
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
@@ -83,11 +83,7 @@ async fn call(f: &Fixture, name: &str, args: Value) -> Outcome {
         .filter_map(|c| c.as_text().map(|t| t.text.clone()))
         .collect::<Vec<_>>()
         .join("\n");
-    let edits = result
-        .meta
-        .as_ref()
-        .and_then(|m| m.0.get(EDITS_META_KEY))
-        .map(|v| serde_json::from_value(v.clone()).unwrap());
+    let edits = Some(edits_of(&result)).filter(|e| !e.is_empty());
     Outcome {
         is_error: result.is_error == Some(true),
         text,

@@ -85,15 +85,12 @@ pub(crate) fn cut_line(line: &str, max: usize) -> (std::borrow::Cow<'_, str>, bo
     }
 }
 
-/// The `_meta` of a result reporting `reports` under [`cairn_agent::tools::EDITS_META_KEY`].
+/// `result` reporting `reports` for the editor.
 pub(crate) fn with_edits(
     result: CallToolResult,
     reports: Vec<cairn_agent::tools::EditReport>,
 ) -> CallToolResult {
-    let mut meta = Map::new();
-    let reports = serde_json::to_value(reports).unwrap_or(Value::Null);
-    meta.insert(cairn_agent::tools::EDITS_META_KEY.to_owned(), reports);
-    result.with_meta(Some(rmcp::model::MetaObject(meta)))
+    cairn_toolkit::reply::with_edits(result, &reports)
 }
 
 /// An edit report for `path`: applied, or rejected with a reason.

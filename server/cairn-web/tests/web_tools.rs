@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use cairn_agent::run::result_text;
-use cairn_agent::tools::{CallContext, EDITS_META_KEY, ToolHost};
+use cairn_agent::tools::{CallContext, ToolHost, edits_of};
 use cairn_web::tools::{SearchProvider, SearchSettings, WebTools};
 use cairn_web::{CredentialRefusal, Credentials, GuardConfig, WebGuard};
 use cairn_workspace::{AccessRules, ExactApprovals, Workspace};
@@ -435,12 +435,7 @@ async fn download_writes_the_file_and_reports_the_edit() {
         std::fs::read(dir.path().join("assets/img/logo.bin")).must(),
         payload
     );
-    let edits = r
-        .meta
-        .as_ref()
-        .and_then(|m| m.get(EDITS_META_KEY))
-        .cloned()
-        .unwrap_or_default();
+    let edits = serde_json::to_value(edits_of(&r)).unwrap();
     assert_eq!(edits[0]["applied"], true, "{edits}");
     assert!(
         edits[0]["uri"]

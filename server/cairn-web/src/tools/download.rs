@@ -22,9 +22,9 @@
 
 use std::sync::Arc;
 
-use cairn_agent::tools::{EDITS_META_KEY, EditReport};
+use cairn_agent::tools::{EditReport, attach_edits};
 use cairn_workspace::{Access, Operation, ScopeError, Workspace, WorkspacePath};
-use rmcp::model::{CallToolResult, MetaObject, Tool, ToolAnnotations};
+use rmcp::model::{CallToolResult, Tool, ToolAnnotations};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
@@ -187,7 +187,7 @@ fn check_target(ws: &Workspace, requested: &str, overwrite: bool) -> Result<Targ
     }
 }
 
-/// The result with the edit reported under [`EDITS_META_KEY`], as the built-in file tools do.
+/// The result with the edit reported for the editor, as the built-in file tools do.
 fn with_edit(
     result: CallToolResult,
     path: &WorkspacePath,
@@ -198,10 +198,5 @@ fn with_edit(
         applied: reason.is_none(),
         reason,
     };
-    let mut meta = Map::new();
-    meta.insert(
-        EDITS_META_KEY.to_owned(),
-        serde_json::to_value(vec![report]).unwrap_or(Value::Null),
-    );
-    result.with_meta(Some(MetaObject(meta)))
+    attach_edits(result, &[report])
 }

@@ -1,0 +1,91 @@
+//! The tool kit: everything about a built-in tool in one type, and tool sets derived from lists
+//! of those types.
+//!
+//! A tool implements [`Tool`]: its name, title and description, its [`Category`] (exactly one of
+//! the twelve), its [`Effect`], whether it is agent-only, its `Args` struct (`Deserialize` +
+//! `JsonSchema` with `deny_unknown_fields`; the schema the model sees is derived from it, field
+//! docs becoming descriptions), the paths it touches ([`Tool::paths`], required, so a tool that
+//! touches files cannot compile without saying which), and [`Tool::call`].
+//!
+//! A tool set is a `&'static [Entry<H>]` of [`Entry::of`] lines over one [`Host`] (the state the
+//! set's tools share: a workspace, the web guard, the sandbox service). [`ToolSet`] derives the
+//! names, the catalog entries and the dispatch from it, and runs the one pipeline every call
+//! takes: the arguments are parsed against `Args` (a bad field is named, before `call` runs),
+//! the declared paths are checked against the workspace's protected paths (a refusal carries
+//! them for the agent's approval question), then the tool runs, cancellable by the run.
+//!
+//! Results go through [`reply`]: text, structured content, errors, edit reports.
+
+#![deny(missing_docs)]
+
+mod paths;
+pub mod reply;
+mod schema;
+mod set;
+
+use std::future::Future;
+
+pub use cairn_agent::tools::{CallContext, Category, Effect};
+use rmcp::model::CallToolResult;
+pub use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+
+pub use crate::paths::Paths;
+pub use crate::schema::input_schema;
+pub use crate::set::{Entry, Host, ToolSet};
+
+/// One built-in tool: everything about it, in one place.
+///
+/// ```text
+/// pub struct Stat;
+///
+/// impl Tool for Stat {
+///     type Host = FileTools;
+///     type Args = StatArgs;
+///     const NAME: &'static str = "stat";
+///     ...
+///     fn paths(args: &StatArgs) -> Paths { Paths::read(&args.path) }
+///     async fn call(host: &FileTools, args: StatArgs, cx: CallContext) -> CallToolResult { ... }
+/// }
+/// ```
+/// `ARCHITECTURE.md` ("Adding a tool") shows a complete one from the tree.
+pub trait Tool: 'static {
+    /// The state the tool's set shares (a workspace, the web guard, the sandbox service).
+    type Host: Host;
+    /// The arguments: `Deserialize + JsonSchema` with `#[serde(deny_unknown_fields)]`; each
+    /// field's doc comment is its description in the schema the model sees.
+    type Args: DeserializeOwned + JsonSchema + Send + 'static;
+
+    /// The name the model calls it by (`[a-z0-9_]`, unique among the built-in tools).
+    const NAME: &'static str;
+    /// A short title for people (annotations, menus).
+    const TITLE: &'static str;
+    /// One or two sentences for the model: what it does and when to use it.
+    const DESCRIPTION: &'static str;
+    /// Its one category.
+    const CATEGORY: Category;
+    /// What it does to the world; the approval policy keys its defaults on this.
+    const EFFECT: Effect;
+    /// Offered to the model only in agent mode (every tool that changes files or state).
+    const AGENT_ONLY: bool;
+    /// Whether it may destroy or overwrite something (an annotation for clients). By default,
+    /// tools that write or run code.
+    const DESTRUCTIVE: bool = matches!(Self::EFFECT, Effect::Write | Effect::Execute);
+    /// Whether it reaches beyond the machine (an annotation for clients). By default, the
+    /// network tools.
+    const OPEN_WORLD: bool = matches!(Self::EFFECT, Effect::Network);
+
+    /// The workspace paths a call touches and how. Those the user's rules protect (secrets,
+    /// files that run code) are refused before [`Tool::call`] runs, naming them, so the agent
+    /// can ask about exactly those paths. Tools that touch none return [`Paths::none`]; tools
+    /// that only walk directories return [`Paths::walks`] (the walk skips what may not be
+    /// read).
+    fn paths(args: &Self::Args) -> Paths;
+
+    /// Runs the call. Failures are error results the model can read, never panics.
+    fn call(
+        host: &Self::Host,
+        args: Self::Args,
+        cx: CallContext,
+    ) -> impl Future<Output = CallToolResult> + Send;
+}

@@ -1,0 +1,58 @@
+//! The results every built-in tool returns, built one way: text, structured content, errors,
+//! edit reports, and argument errors that name the field.
+
+use cairn_agent::tools::{EditReport, attach_edits};
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+/// A successful result of `text`.
+pub fn text(text: impl Into<String>) -> CallToolResult {
+    CallToolResult::success(vec![ContentBlock::text(text)])
+}
+
+/// An error result the model reads: what went wrong and what to do.
+pub fn error(text: impl Into<String>) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(text)])
+}
+
+/// A text result, or an error result, from a `Result` of text.
+pub fn from_text<T: Into<String>, E: Into<String>>(result: Result<T, E>) -> CallToolResult {
+    match result {
+        Ok(t) => text(t),
+        Err(e) => error(e),
+    }
+}
+
+/// A successful result with `value` as structured content and its JSON as the text (clients that
+/// read only text see the same data).
+pub fn structured(value: Value) -> CallToolResult {
+    let shown = serde_json::to_string_pretty(&value).unwrap_or_default();
+    let mut result = text(shown);
+    result.structured_content = Some(value);
+    result
+}
+
+/// `result` reporting the edits it made or tried to make, for the editor.
+pub fn with_edits(result: CallToolResult, reports: &[EditReport]) -> CallToolResult {
+    attach_edits(result, reports)
+}
+
+/// Deserialises `arguments` for tool `tool`, or an error result that names the offending field.
+pub fn parse_args<T: DeserializeOwned>(
+    tool: &str,
+    arguments: Map<String, Value>,
+) -> Result<T, CallToolResult> {
+    serde_path_to_error::deserialize(Value::Object(arguments)).map_err(|e| {
+        let path = e.path().to_string();
+        // Missing and unknown fields are reported at the top level; their message names them.
+        if path == "." {
+            error(format!("invalid arguments for {tool}: {}", e.inner()))
+        } else {
+            error(format!(
+                "invalid argument `{path}` for {tool}: {}",
+                e.inner()
+            ))
+        }
+    })
+}
