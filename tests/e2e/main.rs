@@ -6,6 +6,7 @@ mod access;
 mod api;
 mod attacks;
 mod bench;
+mod catalog;
 mod cli;
 mod git_escapes;
 mod helix;

@@ -207,12 +207,15 @@ enum McpCommand {
 
 #[derive(Subcommand)]
 enum ToolsCommand {
-    /// The tool catalog.
+    /// The tool catalog: each tool's category, effect and policy decision.
     List {
         #[arg(short = 'w', long = "workspace")]
         workspace: Option<PathBuf>,
         #[arg(long)]
         json: bool,
+        /// The number of built-in tools per category, next to the catalog's target.
+        #[arg(long)]
+        by_category: bool,
     },
     /// Call one tool through the same policy and guards as the agent; prints the MCP
     /// `CallToolResult` and exits 1 when it is an error.
@@ -326,8 +329,13 @@ fn main() -> ExitCode {
                 chat::run(&env, root, session, agent, yes, json, message).await
             }
             Command::Tools {
-                command: ToolsCommand::List { workspace, json },
-            } => tools_cmd::list(&env, workspace_root(workspace)?, json).await,
+                command:
+                    ToolsCommand::List {
+                        workspace,
+                        json,
+                        by_category,
+                    },
+            } => tools_cmd::list(&env, workspace_root(workspace)?, json, by_category).await,
             Command::Select {
                 workspace,
                 agent,

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use cairn_agent::Gate;
 use cairn_agent::policy::SessionGrants;
-use cairn_agent::tools::CallContext;
+use cairn_agent::tools::{CallContext, Category, ToolInfo};
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -15,12 +15,24 @@ use crate::compose::{self, Env};
 use crate::terminal::TerminalApprover;
 
 #[allow(clippy::print_stdout)]
-pub async fn list(env: &Env, root: PathBuf, as_json: bool) -> anyhow::Result<ExitCode> {
+pub async fn list(
+    env: &Env,
+    root: PathBuf,
+    as_json: bool,
+    by_category: bool,
+) -> anyhow::Result<ExitCode> {
     let (config, mcp) = compose::terminal_setup(env, &root, true).await?;
     let host = compose::tool_host(&mcp.hub);
     let policy = compose::policy(&config);
     let tools = host.list();
-    if as_json {
+    if by_category {
+        let counts = CategoryCounts::of(&tools);
+        if as_json {
+            println!("{}", serde_json::to_string_pretty(&counts.to_json())?);
+        } else {
+            print!("{}", counts.table());
+        }
+    } else if as_json {
         let entries: Vec<_> = tools
             .iter()
             .map(|t| {
@@ -40,8 +52,9 @@ pub async fn list(env: &Env, root: PathBuf, as_json: bool) -> anyhow::Result<Exi
         for t in &tools {
             let decision = serde_json::to_value(policy.decide(t).decision)?;
             println!(
-                "{:<16} {:<6} {:<6} {}",
+                "{:<24} {:<13} {:<7} {:<6} {}",
                 t.tool.name,
+                t.category,
                 t.effect.as_str(),
                 decision.as_str().unwrap_or_default(),
                 t.tool.description.as_deref().unwrap_or_default()
@@ -51,6 +64,66 @@ pub async fn list(env: &Env, root: PathBuf, as_json: bool) -> anyhow::Result<Exi
     mcp.hub.shutdown().await;
     compose::shutdown_sandbox().await;
     Ok(ExitCode::SUCCESS)
+}
+
+/// How many tools the catalog has in each built-in category, and how many come from elsewhere
+/// (MCP servers, their resources).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct CategoryCounts {
+    per_category: Vec<(Category, usize)>,
+    other: usize,
+}
+
+impl CategoryCounts {
+    pub(crate) fn of(tools: &[ToolInfo]) -> CategoryCounts {
+        let per_category = Category::ALL
+            .into_iter()
+            .map(|c| (c, tools.iter().filter(|t| t.category == c.as_str()).count()))
+            .collect::<Vec<_>>();
+        let built_in: usize = per_category.iter().map(|(_, n)| n).sum();
+        CategoryCounts {
+            per_category,
+            other: tools.len() - built_in,
+        }
+    }
+
+    fn total(&self) -> usize {
+        self.per_category.iter().map(|(_, n)| n).sum()
+    }
+
+    pub(crate) fn table(&self) -> String {
+        let mut out = format!("{:<18} {:>5} {:>7}\n", "category", "tools", "target");
+        for (c, n) in &self.per_category {
+            out.push_str(&format!("{:<18} {n:>5} {:>7}\n", c.label(), c.target()));
+        }
+        let target: usize = Category::ALL.iter().map(|c| c.target()).sum();
+        out.push_str(&format!(
+            "{:<18} {:>5} {target:>7}\n",
+            "built-in",
+            self.total()
+        ));
+        if self.other > 0 {
+            out.push_str(&format!("{:<18} {:>5}\n", "MCP", self.other));
+        }
+        out
+    }
+
+    pub(crate) fn to_json(&self) -> serde_json::Value {
+        let categories: Vec<_> = self
+            .per_category
+            .iter()
+            .map(|(c, n)| {
+                json!({"category": c.as_str(), "label": c.label(), "tools": n, "target": c.target()})
+            })
+            .collect();
+        let target: usize = Category::ALL.iter().map(|c| c.target()).sum();
+        json!({
+            "categories": categories,
+            "builtIn": self.total(),
+            "target": target,
+            "mcpServers": self.other,
+        })
+    }
 }
 
 #[allow(clippy::print_stdout)]
