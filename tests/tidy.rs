@@ -425,3 +425,29 @@ fn the_http_client_check_follows_the_resolved_graph() {
         ]
     );
 }
+
+/// ARCHITECTURE.md's "Adding a tool" example is a real tool: each block marked
+/// `<!-- example: PATH -->` must equal that file, which its crate compiles.
+#[test]
+fn architecture_examples_are_the_files_they_name() {
+    let root = repo_root();
+    let doc = read(&root.join("ARCHITECTURE.md"));
+    let mut found = 0;
+    for (i, _) in doc.match_indices("<!-- example: ") {
+        let rest = &doc[i + "<!-- example: ".len()..];
+        let Some((path, rest)) = rest.split_once(" -->\n```rust\n") else {
+            panic!("an example marker in ARCHITECTURE.md is not followed by a rust block");
+        };
+        let Some((block, _)) = rest.split_once("\n```\n") else {
+            panic!("the example of {path} in ARCHITECTURE.md does not end");
+        };
+        let file = read(&root.join(path));
+        assert_eq!(
+            block,
+            file.trim_end_matches('\n'),
+            "ARCHITECTURE.md's example of {path} differs from the file; copy the file into it"
+        );
+        found += 1;
+    }
+    assert!(found >= 1, "ARCHITECTURE.md lost its \"Adding a tool\" example");
+}
