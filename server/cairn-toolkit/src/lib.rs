@@ -75,11 +75,12 @@ pub trait Tool: 'static {
     /// network tools.
     const OPEN_WORLD: bool = matches!(Self::EFFECT, Effect::Network);
 
-    /// The workspace paths a call touches and how. Those the user's rules protect (secrets,
-    /// files that run code) are refused before [`Tool::call`] runs, naming them, so the agent
-    /// can ask about exactly those paths. Tools that touch none return [`Paths::none`]; tools
-    /// that only walk directories return [`Paths::walks`] (the walk skips what may not be
-    /// read).
+    /// The workspace paths whose contents a call reads or writes. Those the user's rules
+    /// protect (secrets, files that run code) are refused before [`Tool::call`] runs, naming
+    /// them, so the agent can ask about exactly those paths. Tools that touch no workspace file
+    /// return [`Paths::none`]; tools that only walk directories return [`Paths::walks`] (the
+    /// walk skips what may not be read); tools that only look at names or metadata return
+    /// [`Paths::metadata`].
     fn paths(args: &Self::Args) -> Paths;
 
     /// Runs the call. Failures are error results the model can read, never panics.
