@@ -330,7 +330,7 @@ class Extension {
     if (!client) return;
     const tools = await client.tools(this.chat.sessionId);
     await vscode.window.showQuickPick(
-      tools.map((t) => ({ label: t.name, description: `${t.effect} · ${t.policy}${t.agentOnly ? " · agent only" : ""}`, detail: t.description })),
+      tools.map((t) => ({ label: t.name, description: `${t.category} · ${t.effect} · ${t.policy}${t.agentOnly ? " · agent only" : ""}`, detail: t.description })),
       { title: `cairn: ${tools.length} tools`, matchOnDetail: true },
     );
   }
