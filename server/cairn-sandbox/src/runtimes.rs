@@ -15,50 +15,64 @@ pub struct Runtime {
     pub extensions: &'static [&'static str],
 }
 
-pub const RUNTIMES: &[Runtime] = &[
-    Runtime {
-        name: "python",
-        file: "main.py",
-        run: "python3 /tmp/main.py",
-        extensions: &["py"],
-    },
-    Runtime {
-        name: "node",
-        file: "main.js",
-        run: "node /tmp/main.js",
-        extensions: &["js", "mjs", "cjs"],
-    },
-    Runtime {
-        name: "bash",
-        file: "main.sh",
-        run: "bash /tmp/main.sh",
-        extensions: &["sh", "bash"],
-    },
-    Runtime {
-        name: "ruby",
-        file: "main.rb",
-        run: "ruby /tmp/main.rb",
-        extensions: &["rb"],
-    },
-    Runtime {
-        name: "go",
-        file: "main.go",
-        run: "cd /tmp && GOCACHE=/tmp/.gocache GOPATH=/tmp/.gopath GOFLAGS=-mod=mod go run /tmp/main.go",
-        extensions: &["go"],
-    },
-    Runtime {
-        name: "rust",
-        file: "main.rs",
-        run: "rustc --edition 2021 -o /tmp/main /tmp/main.rs && /tmp/main",
-        extensions: &["rs"],
-    },
-    Runtime {
-        name: "perl",
-        file: "main.pl",
-        run: "perl /tmp/main.pl",
-        extensions: &["pl"],
-    },
-];
+/// Python 3, for `run_python`.
+pub const PYTHON: Runtime = Runtime {
+    name: "python",
+    file: "main.py",
+    run: "python3 /tmp/main.py",
+    extensions: &["py"],
+};
+
+/// JavaScript (Node.js), for `run_node`.
+pub const NODE: Runtime = Runtime {
+    name: "node",
+    file: "main.js",
+    run: "node /tmp/main.js",
+    extensions: &["js", "mjs", "cjs"],
+};
+
+/// bash, for `run_bash`.
+pub const BASH: Runtime = Runtime {
+    name: "bash",
+    file: "main.sh",
+    run: "bash /tmp/main.sh",
+    extensions: &["sh", "bash"],
+};
+
+/// Ruby, for `run_ruby`.
+pub const RUBY: Runtime = Runtime {
+    name: "ruby",
+    file: "main.rb",
+    run: "ruby /tmp/main.rb",
+    extensions: &["rb"],
+};
+
+/// Go (package main), for `run_go`.
+pub const GO: Runtime = Runtime {
+    name: "go",
+    file: "main.go",
+    run: "cd /tmp && GOCACHE=/tmp/.gocache GOPATH=/tmp/.gopath GOFLAGS=-mod=mod go run /tmp/main.go",
+    extensions: &["go"],
+};
+
+/// Rust (a main.rs), for `run_rust`.
+pub const RUST: Runtime = Runtime {
+    name: "rust",
+    file: "main.rs",
+    run: "rustc --edition 2021 -o /tmp/main /tmp/main.rs && /tmp/main",
+    extensions: &["rs"],
+};
+
+/// Perl, for `run_perl`.
+pub const PERL: Runtime = Runtime {
+    name: "perl",
+    file: "main.pl",
+    run: "perl /tmp/main.pl",
+    extensions: &["pl"],
+};
+
+/// Every runtime, in the order the tools are listed.
+pub const RUNTIMES: &[Runtime] = &[PYTHON, NODE, BASH, RUBY, GO, RUST, PERL];
 
 pub fn runtime(name: &str) -> Option<&'static Runtime> {
     RUNTIMES.iter().find(|r| r.name == name)

@@ -13,8 +13,9 @@ use cairn_agent::tools::{CallContext, ToolHost};
 use cairn_config::SandboxConfig;
 use cairn_sandbox::engine::{LABEL, OWNER_LABEL};
 use cairn_sandbox::runtimes::runtime;
-use cairn_sandbox::tools::SandboxTools;
+use cairn_sandbox::tools::{Code, code_tools};
 use cairn_sandbox::{Ending, RunAs, RunOptions, Sandbox, WorkspaceMount};
+use cairn_toolkit::ToolSet;
 use cairn_workspace::Workspace;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -341,7 +342,7 @@ fn ctx(cancel: CancellationToken) -> CallContext {
     }
 }
 
-async fn call(tools: &SandboxTools, name: &str, args: Value) -> (bool, String) {
+async fn call(tools: &ToolSet<Code>, name: &str, args: Value) -> (bool, String) {
     let Value::Object(args) = args else { panic!() };
     let r = tools.call(name, args, ctx(CancellationToken::new())).await;
     let text = r
@@ -360,7 +361,7 @@ async fn a8_knobs_the_model_invents_are_rejected() {
     }
     let _serial = SERIAL.lock().await;
     let sb = service();
-    let tools = SandboxTools::new(sb.clone(), None);
+    let tools = code_tools(sb.clone(), None);
     for extra in [
         json!({"image": "docker:dind"}),
         json!({"privileged": true}),
@@ -475,7 +476,7 @@ async fn every_tool_in_normal_use() {
     .unwrap();
     let ws = Arc::new(Workspace::new(vec![dir.path().to_path_buf()]).unwrap());
     let sb = service();
-    let tools = SandboxTools::new(sb.clone(), Some(ws));
+    let tools = code_tools(sb.clone(), Some(ws));
     for (name, code, expect) in [
         ("run_python", "print(6 * 7)", "42"),
         ("run_node", "console.log(6 * 7)", "42"),
@@ -568,7 +569,11 @@ async fn every_tool_in_normal_use() {
 
 /// A workspace with the user's access rules, at `dir/ws`, owned by `nobody` as a user's own
 /// workspace belongs to the user (the tests run as root, and a sandbox never does).
-fn protected_workspace(dir: &std::path::Path, files: &[(&str, &str)]) -> Arc<Workspace> {
+fn protected_workspace(
+    dir: &std::path::Path,
+    files: &[(&str, &str)],
+    approvals: Arc<cairn_workspace::ExactApprovals>,
+) -> Arc<Workspace> {
     let ws = dir.join("ws");
     for (path, text) in files {
         let path = ws.join(path);
@@ -582,10 +587,11 @@ fn protected_workspace(dir: &std::path::Path, files: &[(&str, &str)]) -> Arc<Wor
         .unwrap();
     assert!(chown.success());
     let rules = cairn_config::access::AccessRules::new("ada@example.com", None, None);
-    Arc::new(Workspace::new(vec![ws]).unwrap().with_access(
-        move |_| rules.clone(),
-        cairn_workspace::ExactApprovals::new(),
-    ))
+    Arc::new(
+        Workspace::new(vec![ws])
+            .unwrap()
+            .with_access(move |_| rules.clone(), approvals),
+    )
 }
 
 #[tokio::test]
@@ -610,7 +616,7 @@ async fn a10_protected_files_are_hidden_in_every_directory_or_the_run_is_refused
         ("__pycache__/m.pyc", "A10-VISIBLE"),
         ("sub/lib.rs", "A10-VISIBLE"),
     ]);
-    let ws = protected_workspace(dir.path(), &files);
+    let ws = protected_workspace(dir.path(), &files, cairn_workspace::ExactApprovals::new());
     let root = ws.resolve(".").unwrap().as_path().to_path_buf();
     std::fs::hard_link(
         root.join("node_modules/pkg/.env"),
@@ -618,7 +624,7 @@ async fn a10_protected_files_are_hidden_in_every_directory_or_the_run_is_refused
     )
     .unwrap();
     let sb = service();
-    let tools = SandboxTools::new(sb.clone(), Some(ws.clone()));
+    let tools = code_tools(sb.clone(), Some(ws.clone()));
     let (err, text) = call(
         &tools,
         "run_bash",
@@ -640,7 +646,7 @@ async fn a10_protected_files_are_hidden_in_every_directory_or_the_run_is_refused
         mask_max_entries: 10,
         ..config()
     });
-    let tools = SandboxTools::new(small.clone(), Some(ws));
+    let tools = code_tools(small.clone(), Some(ws));
     let (err, text) = call(&tools, "run_bash", json!({"code": "echo A10-RAN"})).await;
     assert!(err, "{text}");
     assert!(
@@ -652,4 +658,38 @@ async fn a10_protected_files_are_hidden_in_every_directory_or_the_run_is_refused
     );
     assert!(!text.contains("A10-RAN"), "{text}");
     assert_eq!(ours(&small).await, 0);
+}
+
+#[tokio::test]
+async fn a11_a_protected_program_runs_only_once_that_path_is_approved() {
+    if !enabled() {
+        return;
+    }
+    let _serial = SERIAL.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let approvals = cairn_workspace::ExactApprovals::new();
+    let ws = protected_workspace(
+        dir.path(),
+        &[("scripts/.env.sh", "echo A11-RAN\n")],
+        approvals.clone(),
+    );
+    let sb = service();
+    let tools = code_tools(sb.clone(), Some(ws.clone()));
+    let (err, text) = call(&tools, "run_file", json!({"path": "scripts/.env.sh"})).await;
+    assert!(err, "{text}");
+    assert!(
+        text.starts_with("refused to read `scripts/.env.sh`: it is protected"),
+        "{text}"
+    );
+    assert_eq!(ours(&sb).await, 0, "no container was made");
+    // The agent's gate holds the user's approval of that exact path while the call runs.
+    let key = ws
+        .resolve("scripts/.env.sh")
+        .unwrap()
+        .as_path()
+        .to_path_buf();
+    approvals.hold(&key, cairn_workspace::Operation::Read);
+    let (err, text) = call(&tools, "run_file", json!({"path": "scripts/.env.sh"})).await;
+    assert!(!err && text.contains("A11-RAN"), "{text}");
+    assert_eq!(ours(&sb).await, 0);
 }

@@ -493,7 +493,7 @@ pub fn start_hub(
         add_builtin(
             &hub,
             "cairn-code",
-            cairn_sandbox::tools::SandboxTools::new(sandbox_service(sandbox), None),
+            cairn_sandbox::tools::code_tools(sandbox_service(sandbox), None),
         );
     }
     if !roots.is_empty() && !unchanged {
@@ -535,7 +535,7 @@ pub fn start_hub(
         add_builtin(
             &hub,
             "cairn-code",
-            cairn_sandbox::tools::SandboxTools::new(sandbox_service(sandbox), Some(workspace)),
+            cairn_sandbox::tools::code_tools(sandbox_service(sandbox), Some(workspace)),
         );
     }
     Ok(McpHandle {
