@@ -15,6 +15,7 @@ use rmcp::service::{PeerRequestOptions, ServiceError};
 
 use super::{Hub, Kind, ServerState, describe, lock};
 use crate::error::McpError;
+use crate::meta::CallMeta;
 
 impl Hub {
     async fn call_inner(
@@ -90,15 +91,7 @@ impl Hub {
         if in_process {
             // Built-in tools learn which chat session, run and call they serve; external
             // servers never see these ids.
-            let mut meta = rmcp::model::MetaObject::default();
-            for (key, value) in [
-                ("cairn/sessionId", &ctx.session_id),
-                ("cairn/runId", &ctx.run_id),
-                ("cairn/callId", &ctx.call_id),
-            ] {
-                meta.insert(key.to_owned(), serde_json::Value::String(value.clone()));
-            }
-            params.meta = Some(rmcp::model::RequestMetaObject(meta));
+            params.meta = Some(CallMeta::of(&ctx).to_meta());
         }
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let fail = |e| (server.clone(), e);
