@@ -27,7 +27,6 @@ mod head_tail;
 mod insert_at_line;
 mod list_directory;
 mod make_directory;
-pub mod mcp_server;
 mod move_file;
 mod multi_edit;
 mod read_file;

@@ -14,8 +14,7 @@ use cairn_config::{AccessConfig, Config, Layers, McpConfig, ProviderKind, Sandbo
 use cairn_llm::{ApiKey, ProviderSettings};
 use cairn_lsp::McpHandle;
 use cairn_mcp::pinning::PinStore;
-use cairn_mcp::{Hub, HubOptions, ResourceTool, Reviewer, ToolMeta};
-use cairn_tools::mcp_server::ToolServer;
+use cairn_mcp::{Hub, HubOptions, ResourceTool, Reviewer, ToolMeta, ToolServer};
 use cairn_workspace::{DocumentOverlay, ExactApprovals, Workspace};
 use futures::future::BoxFuture;
 

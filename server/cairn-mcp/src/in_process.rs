@@ -1,11 +1,11 @@
-//! The built-in tools as an MCP server. The hub serves it in-process over an in-memory
-//! transport, so built-in and external tools share one path, one policy and one catalog.
+//! Any tool set as an MCP server: [`ToolServer`] serves a [`ToolHost`] over rmcp, and the hub
+//! runs it in-process over an in-memory transport ([`crate::Hub::add_in_process`]), so built-in
+//! and external tools share one path, one policy and one catalog.
 //!
-//! The session, run and call ids travel in the request's `_meta` (`cairn/sessionId`,
-//! `cairn/runId`, `cairn/callId`), and a
-//! `notifications/cancelled` from the hub cancels the call through the request's token.
+//! The session, run and call ids arrive in the request's `_meta` ([`crate::meta::CallMeta`]),
+//! and a `notifications/cancelled` from the hub cancels the call through the request's token.
 
-use cairn_agent::tools::{CallContext, ToolHost, ToolInfo};
+use cairn_agent::tools::{ToolHost, ToolInfo};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ErrorData, Implementation, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig,
@@ -13,12 +13,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler};
 
-/// `_meta` key carrying the agent's run id into a built-in call.
-pub const RUN_ID_META: &str = "cairn/runId";
-/// `_meta` key carrying the chat session id into a built-in call.
-pub const SESSION_ID_META: &str = "cairn/sessionId";
-/// `_meta` key carrying the agent's call id into a built-in call.
-pub const CALL_ID_META: &str = "cairn/callId";
+use crate::meta::CallMeta;
 
 /// Any [`ToolHost`] of built-in tools, served over MCP.
 #[derive(Debug, Clone)]
@@ -61,21 +56,9 @@ impl<H: ToolHost + Send + Sync + 'static> ServerHandler for ToolServer<H> {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let meta_str = |key: &str| {
-            request
-                .meta
-                .as_ref()
-                .and_then(|m| m.get(key))
-                .and_then(|v| v.as_str())
-                .unwrap_or_default()
-                .to_string()
-        };
-        let ctx = CallContext {
-            session_id: meta_str(SESSION_ID_META),
-            run_id: meta_str(RUN_ID_META),
-            call_id: meta_str(CALL_ID_META),
-            cancel: context.ct.clone(),
-        };
+        // rmcp moves the request's `_meta` into the context when it reads the request;
+        // `request.meta` is always empty here.
+        let ctx = CallMeta::from_meta(&context.meta).into_context(context.ct.clone());
         let arguments = request.arguments.clone().unwrap_or_default();
         Ok(self.host.call(&request.name, arguments, ctx).await.into())
     }
