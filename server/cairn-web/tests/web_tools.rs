@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use cairn_agent::run::result_text;
-use cairn_agent::tools::{CallContext, ToolHost, edits_of};
+use cairn_agent::tools::{CallContext, ToolHost, edits_of, protected_of};
 use cairn_web::tools::{SearchProvider, SearchSettings, WebTools};
 use cairn_web::{CredentialRefusal, Credentials, GuardConfig, WebGuard};
 use cairn_workspace::{AccessRules, ExactApprovals, Workspace};
@@ -189,6 +189,7 @@ fn tools() -> WebTools {
     tools_with(loopback(), Bound(vec![]))
 }
 
+/// `name` called through the tool set of `tools`, as the agent calls it.
 async fn call(tools: &WebTools, name: &str, args: Value) -> CallToolResult {
     let Value::Object(args) = args else {
         panic!("arguments must be an object")
@@ -199,7 +200,7 @@ async fn call(tools: &WebTools, name: &str, args: Value) -> CallToolResult {
         call_id: "c".into(),
         cancel: tokio_util::sync::CancellationToken::new(),
     };
-    tools.call(name, args, ctx).await
+    tools.clone().tools().call(name, args, ctx).await
 }
 
 /// The text of a successful result (panics, showing it, on an error result).
@@ -435,7 +436,7 @@ async fn download_writes_the_file_and_reports_the_edit() {
         std::fs::read(dir.path().join("assets/img/logo.bin")).must(),
         payload
     );
-    let edits = serde_json::to_value(edits_of(&r)).unwrap();
+    let edits = serde_json::to_value(edits_of(&r)).must();
     assert_eq!(edits[0]["applied"], true, "{edits}");
     assert!(
         edits[0]["uri"]
@@ -446,7 +447,7 @@ async fn download_writes_the_file_and_reports_the_edit() {
 }
 
 #[tokio::test]
-async fn download_refuses_escapes_protected_paths_and_existing_files_before_fetching() {
+async fn download_refuses_escapes_and_existing_files_and_asks_about_protected_paths() {
     let server = Server::start(|_| answer(200, "text/plain", "new content")).await;
     let dir = tempfile::tempdir().must();
     let root = dir.path().join("ws");
@@ -460,35 +461,26 @@ async fn download_refuses_escapes_protected_paths_and_existing_files_before_fetc
     assert!(escape.contains("outside the workspace"), "{escape}");
     assert!(!dir.path().join("x").exists());
 
-    let git = failed(
+    // A protected path is refused before the tool runs, naming it, so the agent asks the user
+    // about that exact path.
+    let git = call(
         &tools,
         "web_download",
         json!({"url": url, "path": ".git/config", "overwrite": true}),
     )
     .await;
+    assert_eq!(git.is_error, Some(true));
+    let shown = result_text(&git);
     assert!(
-        git.contains("refused to save a download to `.git/config`: it is protected"),
-        "{git}"
+        shown.contains("refused to write `.git/config`: it is protected"),
+        "{shown}"
     );
+    let asked = protected_of(&git);
+    assert_eq!(asked.len(), 1, "{asked:?}");
     assert_eq!(
-        std::fs::read_to_string(root.join(".git/config")).must(),
-        "[core]\n"
+        (asked[0].path.as_str(), asked[0].operation.as_str()),
+        (".git/config", "write")
     );
-    // An approval of that exact path held for another call does not let a download through.
-    let approvals = ExactApprovals::new();
-    let canonical = std::fs::canonicalize(root.join(".git/config")).must();
-    approvals.hold(&canonical, cairn_workspace::Operation::Write);
-    let held = Workspace::new(vec![root.clone()])
-        .must()
-        .with_access(|_| AccessRules::new("tester", None, None), approvals);
-    let with_held = tools.clone().with_workspace(Arc::new(held));
-    let still = failed(
-        &with_held,
-        "web_download",
-        json!({"url": url, "path": ".git/config", "overwrite": true}),
-    )
-    .await;
-    assert!(still.contains("it is protected"), "{still}");
     assert_eq!(
         std::fs::read_to_string(root.join(".git/config")).must(),
         "[core]\n"
@@ -522,6 +514,29 @@ async fn download_refuses_escapes_protected_paths_and_existing_files_before_fetc
     );
     assert_eq!(
         std::fs::read_to_string(root.join("notes.txt")).must(),
+        "new content"
+    );
+
+    // With the user's approval of that exact path held (as the agent holds it for the call it
+    // asked about), the download goes through.
+    let approvals = ExactApprovals::new();
+    let canonical = std::fs::canonicalize(root.join(".git/config")).must();
+    approvals.hold(&canonical, cairn_workspace::Operation::Write);
+    let held = Workspace::new(vec![root.clone()])
+        .must()
+        .with_access(|_| AccessRules::new("tester", None, None), approvals);
+    let approved = ok(
+        &tools.clone().with_workspace(Arc::new(held)),
+        "web_download",
+        json!({"url": url, "path": ".git/config", "overwrite": true}),
+    )
+    .await;
+    assert!(
+        approved.starts_with("replaced .git/config (11 bytes"),
+        "{approved}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join(".git/config")).must(),
         "new content"
     );
 }

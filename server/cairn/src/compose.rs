@@ -476,7 +476,7 @@ pub fn start_hub(
     if let Some(tools) = &web_tools
         && roots.is_empty()
     {
-        add_builtin(&hub, "cairn-web", tools.clone());
+        add_builtin(&hub, "cairn-web", tools.clone().tools());
     }
     // The API tools send through the same guard, so they are off with the web tools.
     let api_tools = web_tools
@@ -515,7 +515,11 @@ pub fn start_hub(
         );
         let workspace = Arc::new(workspace);
         if let Some(tools) = web_tools {
-            add_builtin(&hub, "cairn-web", tools.with_workspace(workspace.clone()));
+            add_builtin(
+                &hub,
+                "cairn-web",
+                tools.with_workspace(workspace.clone()).tools(),
+            );
         }
         if let Some(tools) = api_tools {
             add_api(&hub, tools.with_workspace(workspace.clone()), &config.api);

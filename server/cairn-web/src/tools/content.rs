@@ -1,21 +1,14 @@
-//! Tools that read one part of a page: `web_readable` (the article's text), `web_tables`,
-//! `web_find`, `web_outline` and `web_images`. The extraction functions are pure, over HTML
-//! already fetched through the guard.
+//! Reading one part of a page, for `web_readable` (the article's text), `web_tables`,
+//! `web_find`, `web_outline` and `web_images`: pure functions over HTML already fetched through
+//! the guard.
 
 use std::collections::{HashMap, HashSet};
 
-use rmcp::model::Tool;
 use scraper::{ElementRef, Html, Selector};
-use serde::Deserialize;
-use serde_json::{Map, Value, json};
 use url::Url;
 
 use super::extract::{base_url, collapse};
-use super::{
-    DEFAULT_MAX_LENGTH, WebTools, content_type, fetch_report, header_lines, html_to_markdown,
-    is_html, is_text, paging_props, parse, schema, tool, url_prop,
-};
-use crate::Method;
+use super::html_to_markdown;
 
 /// Tags that are page furniture, not content, and never part of the readable text.
 const NOT_CONTENT: [&str; 14] = [
@@ -23,130 +16,22 @@ const NOT_CONTENT: [&str; 14] = [
     "form", "button", "head", "dialog",
 ];
 /// Tables listed when no `table` is named, and rows shown of each.
-const MAX_TABLES_LISTED: usize = 10;
-const ROWS_WHEN_LISTED: usize = 20;
+pub(super) const MAX_TABLES_LISTED: usize = 10;
+pub(super) const ROWS_WHEN_LISTED: usize = 20;
 /// Rows shown of one table asked for by number.
-const MAX_TABLE_ROWS: usize = 200;
+pub(super) const MAX_TABLE_ROWS: usize = 200;
 const MAX_TABLE_COLUMNS: usize = 30;
 const MAX_CELL_CHARS: usize = 200;
 /// Characters of Markdown after which no more rows or tables are added.
-const MAX_TABLE_OUTPUT: usize = 40_000;
+pub(super) const MAX_TABLE_OUTPUT: usize = 40_000;
 /// Characters kept of a heading or an alt text.
 const MAX_LABEL_CHARS: usize = 200;
-const DEFAULT_FIND_CONTEXT: usize = 80;
-const MAX_FIND_CONTEXT: usize = 500;
-const DEFAULT_FIND_MATCHES: usize = 20;
-const MAX_FIND_MATCHES: usize = 100;
-const MAX_HEADINGS: usize = 300;
-const MAX_IMAGES: usize = 200;
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ReadableArgs {
-    url: String,
-    #[serde(default)]
-    start_index: usize,
-    max_length: Option<usize>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TablesArgs {
-    url: String,
-    table: Option<usize>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FindArgs {
-    url: String,
-    text: String,
-    context: Option<usize>,
-    max_matches: Option<usize>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct UrlOnly {
-    url: String,
-}
-
-pub(super) fn readable_definition() -> Tool {
-    tool(
-        "web_readable",
-        "Fetch an article or documentation page and return only its main text as Markdown: navigation, headers, footers, sidebars and scripts are dropped, and the article, main element or largest block of text is kept. Prefer it to web_fetch for reading; long texts come in parts (call again with the start_index the result names).",
-        schema(paging_props(), &["url"]),
-    )
-}
-
-pub(super) fn tables_definition() -> Tool {
-    tool(
-        "web_tables",
-        "Extract the HTML tables of a web page as Markdown tables, numbered. Without `table`, lists up to 10 tables with their first 20 rows; with `table`, shows that one table (up to 200 rows).",
-        schema(
-            json!({
-                "url": url_prop(),
-                "table": {"type": "integer", "minimum": 1, "description": "The number of one table to show in full (as numbered in the listing)."}
-            }),
-            &["url"],
-        ),
-    )
-}
-
-pub(super) fn find_definition() -> Tool {
-    tool(
-        "web_find",
-        "Find a piece of text in a web page (case-insensitive, plain text, not a regular expression) and show each match with the text around it and its position, which web_fetch's start_index accepts to read on from there.",
-        schema(
-            json!({
-                "url": url_prop(),
-                "text": {"type": "string", "minLength": 1, "description": "The text to look for (case is ignored)."},
-                "context": {"type": "integer", "minimum": 0, "maximum": MAX_FIND_CONTEXT, "description": "Characters shown before and after each match (default 80)."},
-                "max_matches": {"type": "integer", "minimum": 1, "maximum": MAX_FIND_MATCHES, "description": "At most this many matches (default 20)."}
-            }),
-            &["url", "text"],
-        ),
-    )
-}
-
-pub(super) fn outline_definition() -> Tool {
-    tool(
-        "web_outline",
-        "Show the heading outline of a web page (h1 to h6, indented by level) with a link to each heading's anchor when it has an id; use it to see how a long page is organised before reading a part.",
-        schema(json!({"url": url_prop()}), &["url"]),
-    )
-}
-
-pub(super) fn images_definition() -> Tool {
-    tool(
-        "web_images",
-        "List the images of a web page: absolute URL, alt text, and width and height when the page gives them; deduplicated, at most 200 (inline data: images are counted, not listed).",
-        schema(json!({"url": url_prop()}), &["url"]),
-    )
-}
-
-pub(super) async fn readable(tools: &WebTools, args: Map<String, Value>) -> Result<String, String> {
-    let a: ReadableArgs = parse("web_readable", args)?;
-    let max = a.max_length.unwrap_or(DEFAULT_MAX_LENGTH).max(1);
-    let r = tools.get(&a.url, Method::GET).await?;
-    let ct = content_type(&r);
-    let body = String::from_utf8_lossy(&r.body);
-    if !is_html(&ct, &r.body) {
-        if is_text(&ct) {
-            // Already text: nothing to strip.
-            return Ok(fetch_report(&r, &ct, &body, a.start_index, max));
-        }
-        return Err(format!("{} is not a text page ({ct})", r.final_url));
-    }
-    let article = readable_markdown(&body);
-    let mut content = String::new();
-    if let Some(title) = &article.title {
-        content.push_str(&format!("Title: {title}\n"));
-    }
-    content.push_str(&format!("Taken from: {}\n\n", article.source));
-    content.push_str(&article.markdown);
-    Ok(fetch_report(&r, &ct, &content, a.start_index, max))
-}
+pub(super) const DEFAULT_FIND_CONTEXT: usize = 80;
+pub(super) const MAX_FIND_CONTEXT: usize = 500;
+pub(super) const DEFAULT_FIND_MATCHES: usize = 20;
+pub(super) const MAX_FIND_MATCHES: usize = 100;
+pub(super) const MAX_HEADINGS: usize = 300;
+pub(super) const MAX_IMAGES: usize = 200;
 
 /// The readable part of a page.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -228,48 +113,6 @@ fn densest_block(doc: &Html) -> Option<ElementRef<'_>> {
     doc.tree.get(id).and_then(ElementRef::wrap)
 }
 
-pub(super) async fn tables(tools: &WebTools, args: Map<String, Value>) -> Result<String, String> {
-    let a: TablesArgs = parse("web_tables", args)?;
-    let (r, html) = tools.get_html(&a.url).await?;
-    let tables = extract_tables(&html);
-    let mut out = header_lines(&r);
-    if tables.is_empty() {
-        out.push_str("The page has no tables.\n");
-        return Ok(out);
-    }
-    match a.table {
-        Some(n) => {
-            let Some(t) = n.checked_sub(1).and_then(|i| tables.get(i)) else {
-                return Err(format!(
-                    "{} has {} tables; there is no table {n} (they are numbered from 1)",
-                    r.final_url,
-                    tables.len()
-                ));
-            };
-            out.push_str(&render_table(n, t, MAX_TABLE_ROWS, false));
-        }
-        None => {
-            out.push_str(&format!("{} tables\n", tables.len()));
-            for (i, t) in tables.iter().take(MAX_TABLES_LISTED).enumerate() {
-                if out.len() > MAX_TABLE_OUTPUT {
-                    out.push_str(&format!(
-                        "\n(output cap reached; tables {} and on not shown: ask for one with table: N)\n",
-                        i + 1
-                    ));
-                    break;
-                }
-                out.push_str(&render_table(i + 1, t, ROWS_WHEN_LISTED, true));
-            }
-            if tables.len() > MAX_TABLES_LISTED {
-                out.push_str(&format!(
-                    "\n(only the first {MAX_TABLES_LISTED} are shown; ask for another with table: N)\n"
-                ));
-            }
-        }
-    }
-    Ok(out)
-}
-
 /// One HTML table: its caption and its rows of cell texts (a `colspan` repeats the cell).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HtmlTable {
@@ -344,7 +187,7 @@ fn cut(text: &str, max: usize) -> String {
 }
 
 /// Table `n` as a Markdown table (its first row as the header), at most `max_rows` rows.
-fn render_table(n: usize, t: &HtmlTable, max_rows: usize, listing: bool) -> String {
+pub(super) fn render_table(n: usize, t: &HtmlTable, max_rows: usize, listing: bool) -> String {
     let columns = t.rows.iter().map(Vec::len).max().unwrap_or(0);
     let mut out = format!("\n## Table {n}");
     if !t.caption.is_empty() {
@@ -388,57 +231,6 @@ fn render_table(n: usize, t: &HtmlTable, max_rows: usize, listing: bool) -> Stri
         }
     }
     out
-}
-
-pub(super) async fn find(tools: &WebTools, args: Map<String, Value>) -> Result<String, String> {
-    let a: FindArgs = parse("web_find", args)?;
-    if a.text.trim().is_empty() {
-        return Err("web_find needs non-empty text to look for".into());
-    }
-    let context = a
-        .context
-        .unwrap_or(DEFAULT_FIND_CONTEXT)
-        .min(MAX_FIND_CONTEXT);
-    let max = a
-        .max_matches
-        .unwrap_or(DEFAULT_FIND_MATCHES)
-        .clamp(1, MAX_FIND_MATCHES);
-    let r = tools.get(&a.url, Method::GET).await?;
-    let ct = content_type(&r);
-    let body = String::from_utf8_lossy(&r.body);
-    // The same text web_fetch shows, so a match's position is a start_index there.
-    let content = if is_html(&ct, &r.body) {
-        html_to_markdown(&body)
-    } else if is_text(&ct) {
-        body.into_owned()
-    } else {
-        return Err(format!("{} is not text ({ct})", r.final_url));
-    };
-    let (found, total) = find_text(&content, &a.text, context, max);
-    let mut out = header_lines(&r);
-    if total == 0 {
-        out.push_str(&format!(
-            "{:?} does not occur in the page's text.\n",
-            a.text
-        ));
-        return Ok(out);
-    }
-    out.push_str(&format!("{total} matches for {:?}", a.text));
-    if total > found.len() {
-        out.push_str(&format!(" (the first {} shown)", found.len()));
-    }
-    out.push_str("; positions are web_fetch start_index values\n");
-    for (i, m) in found.iter().enumerate() {
-        out.push_str(&format!(
-            "\n{}. at {}: …{}**{}**{}…\n",
-            i + 1,
-            m.position,
-            m.before,
-            m.matched,
-            m.after
-        ));
-    }
-    Ok(out)
 }
 
 /// One occurrence found by [`find_text`].
@@ -492,39 +284,6 @@ pub fn find_text(text: &str, needle: &str, context: usize, max: usize) -> (Vec<T
     (found, total)
 }
 
-pub(super) async fn outline(tools: &WebTools, args: Map<String, Value>) -> Result<String, String> {
-    let a: UrlOnly = parse("web_outline", args)?;
-    let (r, html) = tools.get_html(&a.url).await?;
-    let headings = extract_outline(&html);
-    let mut out = header_lines(&r);
-    if headings.is_empty() {
-        out.push_str("The page has no headings (h1 to h6).\n");
-        return Ok(out);
-    }
-    out.push_str(&format!("{} headings\n\n", headings.len()));
-    let mut page_url = r.final_url.clone();
-    page_url.set_fragment(None);
-    for h in headings.iter().take(MAX_HEADINGS) {
-        let indent = "  ".repeat(h.level.saturating_sub(1));
-        let text = if h.text.is_empty() {
-            "(empty)"
-        } else {
-            &h.text
-        };
-        out.push_str(&format!("{indent}- h{} {text}", h.level));
-        if let Some(id) = &h.id {
-            let mut anchor = page_url.clone();
-            anchor.set_fragment(Some(id));
-            out.push_str(&format!(" — {anchor}"));
-        }
-        out.push('\n');
-    }
-    if headings.len() > MAX_HEADINGS {
-        out.push_str(&format!("(capped at {MAX_HEADINGS} headings)\n"));
-    }
-    Ok(out)
-}
-
 /// One heading of a page.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Heading {
@@ -571,35 +330,6 @@ pub fn extract_outline(html: &str) -> Vec<Heading> {
             }
         })
         .collect()
-}
-
-pub(super) async fn images(tools: &WebTools, args: Map<String, Value>) -> Result<String, String> {
-    let a: UrlOnly = parse("web_images", args)?;
-    let (r, html) = tools.get_html(&a.url).await?;
-    let (images, inline) = extract_images(&html, &r.final_url);
-    let mut out = header_lines(&r);
-    out.push_str(&format!("{} images", images.len()));
-    if inline > 0 {
-        out.push_str(&format!(" ({inline} inline data: images not listed)"));
-    }
-    out.push('\n');
-    for img in images.iter().take(MAX_IMAGES) {
-        out.push_str(&format!("- {}", img.src));
-        match (&img.width, &img.height) {
-            (Some(w), Some(h)) => out.push_str(&format!(" ({w}×{h})")),
-            (Some(w), None) => out.push_str(&format!(" (width {w})")),
-            (None, Some(h)) => out.push_str(&format!(" (height {h})")),
-            (None, None) => {}
-        }
-        if !img.alt.is_empty() {
-            out.push_str(&format!("\n  alt: {}", img.alt));
-        }
-        out.push('\n');
-    }
-    if images.len() > MAX_IMAGES {
-        out.push_str(&format!("(capped at {MAX_IMAGES} images)\n"));
-    }
-    Ok(out)
 }
 
 /// One image of a page.

@@ -1,127 +1,15 @@
-//! Tools over data rather than pages: `web_json` (a JSON document, or one value in it by JSON
-//! Pointer), `web_check_links` (the status of several URLs) and `web_archive` (the closest
-//! Wayback Machine snapshot of a URL).
+//! Reading data rather than pages, for `web_json` (one value of a JSON document by JSON
+//! Pointer), `web_check_links` (a status line) and `web_archive` (a snapshot's date): pure
+//! functions over what was fetched through the guard.
 
-use rmcp::model::Tool;
-use serde::Deserialize;
-use serde_json::{Map, Value, json};
-use url::Url;
+use serde_json::Value;
 
-use super::{
-    DEFAULT_MAX_LENGTH, WebTools, content_type, fetch_report, parse, schema, tool, url_prop,
-};
-use crate::{Method, WebError, WebRequest, WebResponse};
+use crate::WebResponse;
 
 /// The most URLs one `web_check_links` call checks.
-const MAX_LINKS: usize = 10;
+pub(super) const MAX_LINKS: usize = 10;
 /// Keys of an object listed when a pointer misses in it.
 const MAX_KEYS_SHOWN: usize = 30;
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct JsonArgs {
-    url: String,
-    pointer: Option<String>,
-    #[serde(default)]
-    start_index: usize,
-    max_length: Option<usize>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CheckArgs {
-    urls: Vec<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ArchiveArgs {
-    url: String,
-    timestamp: Option<String>,
-}
-
-pub(super) fn json_definition() -> Tool {
-    tool(
-        "web_json",
-        "Fetch a JSON document (an API response, a package index) and show it pretty-printed, or only the value at a JSON Pointer such as /items/0/name; long output comes in parts (call again with the start_index the result names).",
-        schema(
-            json!({
-                "url": url_prop(),
-                "pointer": {"type": "string", "description": "A JSON Pointer (RFC 6901): empty for the whole document, else /key/index/... (~1 stands for / and ~0 for ~ inside a key)."},
-                "start_index": {"type": "integer", "minimum": 0, "description": "The character to start from (default 0); use the value a truncated result names."},
-                "max_length": {"type": "integer", "minimum": 1, "description": "At most this many characters (default 20000)."}
-            }),
-            &["url"],
-        ),
-    )
-}
-
-pub(super) fn check_links_definition() -> Tool {
-    tool(
-        "web_check_links",
-        "Check up to 10 URLs and report for each its status, final URL after redirects, or the error (HEAD, falling back to GET where the server refuses HEAD). Each request counts against the web rate limit (10 a minute by default): when the limit refuses one, checking stops and the rest are listed as not checked.",
-        schema(
-            json!({
-                "urls": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": MAX_LINKS, "description": "The http or https URLs to check (at most 10)."}
-            }),
-            &["urls"],
-        ),
-    )
-}
-
-pub(super) fn archive_definition() -> Tool {
-    tool(
-        "web_archive",
-        "Find the Internet Archive Wayback Machine snapshot of a URL closest to a date (default: the latest), with its archive URL and time; use it for pages that are gone or changed, then read the snapshot with web_fetch.",
-        schema(
-            json!({
-                "url": url_prop(),
-                "timestamp": {"type": "string", "pattern": "^[0-9]{1,14}$", "description": "The wanted date as YYYYMMDDhhmmss or a prefix of it (2019, 20190315); default the latest snapshot."}
-            }),
-            &["url"],
-        ),
-    )
-}
-
-pub(super) async fn json(tools: &WebTools, args: Map<String, Value>) -> Result<String, String> {
-    let a: JsonArgs = parse("web_json", args)?;
-    let max = a.max_length.unwrap_or(DEFAULT_MAX_LENGTH).max(1);
-    let r = tools.get(&a.url, Method::GET).await?;
-    let ct = content_type(&r);
-    if !r.status.is_success() {
-        let excerpt: String = String::from_utf8_lossy(&r.body).chars().take(300).collect();
-        return Err(format!(
-            "{} answered {}, not a JSON document: {excerpt}",
-            r.final_url, r.status
-        ));
-    }
-    if r.truncated {
-        return Err(format!(
-            "{} is longer than the web guard's size cap ({} bytes, web.max_bytes), so the JSON cannot be parsed; look for a smaller resource (paging or filter parameters of the API)",
-            r.final_url,
-            r.body.len()
-        ));
-    }
-    let value: Value = serde_json::from_slice(&r.body).map_err(|e| {
-        let what = if ct.is_empty() {
-            "no content type".to_owned()
-        } else {
-            ct.clone()
-        };
-        format!("{} is not JSON ({what}): {e}", r.final_url)
-    })?;
-    let pointer = a.pointer.as_deref().unwrap_or("");
-    let selected = select(&value, pointer)?;
-    let pretty = serde_json::to_string_pretty(selected).unwrap_or_else(|_| selected.to_string());
-    let mut report = fetch_report(&r, &ct, &pretty, a.start_index, max);
-    if !pointer.is_empty() {
-        // Say which value this is, right after the response's own lines.
-        if let Some(at) = report.find("\n\n") {
-            report.insert_str(at + 1, &format!("Pointer: {pointer}\n"));
-        }
-    }
-    Ok(report)
-}
 
 /// The value at JSON Pointer `pointer` (RFC 6901), or an error saying where it stopped and what
 /// is there instead.
@@ -204,61 +92,8 @@ fn kind(v: &Value) -> &'static str {
     }
 }
 
-pub(super) async fn check_links(
-    tools: &WebTools,
-    args: Map<String, Value>,
-) -> Result<String, String> {
-    let a: CheckArgs = parse("web_check_links", args)?;
-    if a.urls.is_empty() {
-        return Err("web_check_links needs at least one URL".into());
-    }
-    if a.urls.len() > MAX_LINKS {
-        return Err(format!(
-            "web_check_links checks at most {MAX_LINKS} URLs a call; {} were given: split them",
-            a.urls.len()
-        ));
-    }
-    let mut out = String::new();
-    let mut ok = 0;
-    for (i, url) in a.urls.iter().enumerate() {
-        match check_one(tools, url).await {
-            Ok(line) => {
-                ok += 1;
-                out.push_str(&format!("{}. {url}: {line}\n", i + 1));
-            }
-            Err(e) if matches!(e.root(), WebError::RateLimited { .. }) => {
-                let left = &a.urls[i..];
-                out.push_str(&format!(
-                    "\nStopped: {e}.\nNot checked ({}): {}\n",
-                    left.len(),
-                    left.join(", ")
-                ));
-                break;
-            }
-            Err(e) => out.push_str(&format!("{}. {url}: error: {e}\n", i + 1)),
-        }
-    }
-    Ok(format!(
-        "Checked {ok} of {} URLs (each request counts against the web rate limit)\n\n{out}",
-        a.urls.len()
-    ))
-}
-
-/// Status line for `url`: HEAD, or GET when the server will not answer HEAD properly.
-async fn check_one(tools: &WebTools, url: &str) -> Result<String, WebError> {
-    let head = tools.send(WebRequest::new(Method::HEAD, url)).await?;
-    // Servers that do not implement HEAD answer 405 or 501, and some 400 or 403; a GET then
-    // says what a browser would see.
-    let (r, how) = if matches!(head.status.as_u16(), 400 | 403 | 405 | 501) {
-        let get = tools.send(WebRequest::get(url)).await?;
-        (get, " (by GET; HEAD was refused)")
-    } else {
-        (head, "")
-    };
-    Ok(status_line(&r, how))
-}
-
-fn status_line(r: &WebResponse, how: &str) -> String {
+/// How `r` answered a link check: its status, a verdict, `how` it was asked, and where it ended.
+pub(super) fn status_line(r: &WebResponse, how: &str) -> String {
     let verdict = if r.status.is_success() {
         "ok"
     } else if r.status.is_client_error() || r.status.is_server_error() {
@@ -276,68 +111,8 @@ fn status_line(r: &WebResponse, how: &str) -> String {
     line
 }
 
-pub(super) async fn archive(tools: &WebTools, args: Map<String, Value>) -> Result<String, String> {
-    let a: ArchiveArgs = parse("web_archive", args)?;
-    let target = Url::parse(a.url.trim())
-        .ok()
-        .filter(|u| matches!(u.scheme(), "http" | "https"))
-        .ok_or_else(|| format!("{:?} is not an http or https URL", a.url))?;
-    if let Some(ts) = &a.timestamp
-        && (ts.is_empty() || ts.len() > 14 || !ts.bytes().all(|b| b.is_ascii_digit()))
-    {
-        return Err(format!(
-            "timestamp {ts:?} must be YYYYMMDDhhmmss or a prefix of it (digits only, e.g. 2019 or 20190315)"
-        ));
-    }
-    let mut endpoint = Url::parse(&tools.archive_endpoint).map_err(|e| {
-        format!(
-            "the Wayback Machine endpoint {:?} is not a URL: {e}",
-            tools.archive_endpoint
-        )
-    })?;
-    endpoint
-        .query_pairs_mut()
-        .append_pair("url", target.as_str());
-    if let Some(ts) = &a.timestamp {
-        endpoint.query_pairs_mut().append_pair("timestamp", ts);
-    }
-    let r = tools.get(endpoint.as_str(), Method::GET).await?;
-    if !r.status.is_success() {
-        return Err(format!(
-            "the Wayback Machine answered {} for {target}; try again later",
-            r.status
-        ));
-    }
-    let value: Value = serde_json::from_slice(&r.body)
-        .map_err(|e| format!("the Wayback Machine's answer is not JSON: {e}"))?;
-    let wanted = a.timestamp.as_deref().map_or_else(
-        || "the latest".to_owned(),
-        |t| format!("the one closest to {t}"),
-    );
-    let closest = value
-        .pointer("/archived_snapshots/closest")
-        .filter(|c| c.get("available").and_then(Value::as_bool) != Some(false));
-    let Some(closest) = closest else {
-        return Ok(format!(
-            "The Wayback Machine has no snapshot of {target} (asked for {wanted}).\n"
-        ));
-    };
-    let field = |k: &str| closest.get(k).and_then(Value::as_str).unwrap_or_default();
-    let mut out = format!("Snapshot of {target} ({wanted} asked for):\n");
-    out.push_str(&format!("URL: {}\n", field("url")));
-    out.push_str(&format!(
-        "Taken: {}\n",
-        readable_timestamp(field("timestamp"))
-    ));
-    if !field("status").is_empty() {
-        out.push_str(&format!("Status when archived: {}\n", field("status")));
-    }
-    out.push_str("Read it with web_fetch or web_readable.\n");
-    Ok(out)
-}
-
 /// `20240102030405` as `2024-01-02 03:04:05 UTC`; anything else as it is.
-fn readable_timestamp(ts: &str) -> String {
+pub(super) fn readable_timestamp(ts: &str) -> String {
     if ts.len() != 14 || !ts.bytes().all(|b| b.is_ascii_digit()) {
         return ts.to_owned();
     }
@@ -355,6 +130,8 @@ fn readable_timestamp(ts: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]

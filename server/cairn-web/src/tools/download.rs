@@ -6,10 +6,10 @@
 //! The path is checked before anything is fetched, so a refused path costs no request.
 //!
 //! Decisions:
-//! - A protected path (`.git/`, `.env`, shell start-up files, ...) is refused outright, with no
-//!   way to approve it here: content from the network should not land where it is run or read
-//!   as secrets. The built-in `write_file`/`move_file` can still put it there, asking the user
-//!   about that exact path.
+//! - The path is declared to the kit as written ([`Paths::write`]), so a protected path
+//!   (`.git/`, `.env`, shell start-up files, ...) is refused before anything is fetched, naming
+//!   it, and the agent asks the user about that exact path, as for `write_file`: content from
+//!   the network lands where it is run or read as secrets only with that approval.
 //! - A body cut at the guard's size cap (`web.max_bytes`) is not written: a truncated archive
 //!   or binary is worse than none, and the model could not tell.
 //! - An error status (4xx, 5xx) is not written either: the error page is not the file asked for.
@@ -20,44 +20,54 @@
 //!   says so: a file is read later by tools, the sandbox and the model, so it must not carry
 //!   what the model may not read. What the guard itself sent is already scrubbed from the body.
 
-use std::sync::Arc;
-
-use cairn_agent::tools::{EditReport, attach_edits};
-use cairn_workspace::{Access, Operation, ScopeError, Workspace, WorkspacePath};
-use rmcp::model::{CallToolResult, Tool, ToolAnnotations};
+use cairn_agent::tools::EditReport;
+use cairn_toolkit::reply::{error, text, with_edits};
+use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
+use cairn_workspace::{Operation, ScopeError, Workspace, WorkspacePath};
+use rmcp::model::CallToolResult;
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
 
-use super::{WebTools, content_type, error, parse, schema, text, url_prop};
+use super::report::content_type;
+use super::{WebTools, cancellable};
 use crate::Method;
 
-#[derive(Debug, Deserialize)]
+/// The `web_download` tool.
+pub struct WebDownload;
+
+/// Arguments of `web_download`.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct DownloadArgs {
+pub struct Args {
+    /// An http or https URL.
     url: String,
+    /// Where to save it, relative to the workspace root (or absolute inside it); missing directories are created.
     path: String,
+    /// Replace the file if it exists (default false).
     #[serde(default)]
     overwrite: bool,
 }
 
-pub(super) fn definition() -> Tool {
-    let annotations = ToolAnnotations::new()
-        .read_only(false)
-        .destructive(true)
-        .open_world(true);
-    Tool::new(
-        "web_download",
-        "Download a URL into a file of the workspace (any content: text, images, archives), up to the web size cap (1 MiB by default; a larger download is not saved). Refuses paths outside the workspace or protected ones (.git, .env, ...), and an existing file unless overwrite is true.",
-        Arc::new(schema(
-            json!({
-                "url": url_prop(),
-                "path": {"type": "string", "description": "Where to save it, relative to the workspace root (or absolute inside it); missing directories are created."},
-                "overwrite": {"type": "boolean", "description": "Replace the file if it exists (default false)."}
-            }),
-            &["url", "path"],
-        )),
-    )
-    .with_annotations(annotations)
+impl Tool for WebDownload {
+    type Host = WebTools;
+    type Args = Args;
+    const NAME: &'static str = "web_download";
+    const TITLE: &'static str = "Download into the workspace";
+    const DESCRIPTION: &'static str = "Download a URL into a file of the workspace (any content: text, images, archives), up to the web size cap (1 MiB by default; a larger download is not saved). Refuses paths outside the workspace or protected ones (.git, .env, ...), and an existing file unless overwrite is true.";
+    const CATEGORY: Category = Category::Web;
+    // It writes files, so it is `Write` (asked by default) and offered in agent mode only, like
+    // the built-in writing tools.
+    const EFFECT: Effect = Effect::Write;
+    const AGENT_ONLY: bool = true;
+    // What it writes comes from the network.
+    const OPEN_WORLD: bool = true;
+
+    fn paths(args: &Args) -> Paths {
+        Paths::write(&args.path)
+    }
+
+    async fn call(web: &WebTools, args: Args, cx: CallContext) -> CallToolResult {
+        cancellable(&cx, download(web, args)).await
+    }
 }
 
 /// What the path check found.
@@ -66,12 +76,8 @@ enum Target {
     Existing(WorkspacePath),
 }
 
-pub(super) async fn call(tools: &WebTools, args: Map<String, Value>) -> CallToolResult {
-    let a: DownloadArgs = match parse("web_download", args) {
-        Ok(a) => a,
-        Err(message) => return error(message),
-    };
-    let Some(ws) = tools.workspace.clone() else {
+async fn download(web: &WebTools, a: Args) -> CallToolResult {
+    let Some(ws) = web.workspace.clone() else {
         return error("web_download needs a workspace to save into; open a folder first");
     };
     let requested = a.path.clone();
@@ -82,7 +88,7 @@ pub(super) async fn call(tools: &WebTools, args: Map<String, Value>) -> CallTool
         Ok(Ok(target)) => target,
         Ok(Err(message)) | Err(message) => return error(message),
     };
-    let response = match tools.get(&a.url, Method::GET).await {
+    let response = match web.get(&a.url, Method::GET).await {
         Ok(r) => r,
         Err(message) => return error(format!("nothing was saved: {message}")),
     };
@@ -106,7 +112,7 @@ pub(super) async fn call(tools: &WebTools, args: Map<String, Value>) -> CallTool
     }
     let ct = content_type(&response);
     let body = response.body;
-    let redactor = tools.redactor.clone();
+    let redactor = web.redactor.clone();
     let written_path = path.clone();
     let written = cairn_workspace::off_thread(&ws, move |ws| {
         // Redacting reads the whole body in up to four decoded views: off the executor too.
@@ -157,14 +163,7 @@ fn check_target(ws: &Workspace, requested: &str, overwrite: bool) -> Result<Targ
             "refused path `{requested}`: it is a workspace root; name a file inside it"
         ));
     }
-    // Asked of the policy itself, not through `check`: an approval of this exact path held
-    // for another call running at the same time must not let a download through.
-    if let Access::AskExactPath { why } = ws.access_of(&path, Operation::Write) {
-        return Err(format!(
-            "refused to save a download to `{}`: it is protected ({why}), and web_download never writes protected paths; save it elsewhere and move it with move_file, which asks the user",
-            path.display_path()
-        ));
-    }
+    // A protected path passes only with the user's approval of it held (the kit asked).
     ws.check(&path, Operation::Write)
         .map_err(|e| e.to_string())?;
     match ws.stat(&path) {
@@ -198,5 +197,5 @@ fn with_edit(
         applied: reason.is_none(),
         reason,
     };
-    attach_edits(result, &[report])
+    with_edits(result, &[report])
 }

@@ -6,12 +6,13 @@
 //! secret is bound to. The model neither sees the key nor can name a secret: the arguments
 //! are the query and a count.
 
-use rmcp::model::Tool;
+use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
+use rmcp::model::CallToolResult;
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use url::Url;
 
-use super::{WebTools, extract::collapse, parse, schema, tool};
+use super::{WebTools, answer, extract::collapse};
 use crate::{CredentialUse, Method, Placement, WebRequest, WebResponse, header};
 
 /// The Brave Search API's web search endpoint.
@@ -68,25 +69,38 @@ pub struct SearchSettings {
 /// What `web_search` says when no provider is configured: what to set, and where.
 pub const NOT_CONFIGURED: &str = "web_search has no search provider configured. Set one in your user config (~/.config/cairn/config.toml; a workspace's .cairn/config.toml cannot): [web.search] provider = \"searxng\" with url = \"https://your.searxng.instance\", or provider = \"brave\" or \"tavily\" with secret = \"NAME\", the name of a vault secret holding the API key (cairn vault set NAME --host api.search.brave.com or api.tavily.com). See docs/configuration.md, section [web.search]. Until then, web_fetch can read a search engine's result page.";
 
-#[derive(Debug, Deserialize)]
+/// The `web_search` tool.
+pub struct WebSearch;
+
+/// Arguments of `web_search`.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct SearchArgs {
+pub struct Args {
+    /// What to search for, as you would type it into a search engine.
     query: String,
+    /// How many results (default 10, at most 20).
+    #[schemars(range(min = 1, max = MAX_COUNT))]
     count: Option<usize>,
 }
 
-pub(super) fn definition() -> Tool {
-    tool(
-        "web_search",
-        "Search the web through the configured search provider (SearXNG, Brave Search or Tavily) and list the results: numbered title, URL and snippet. Use it to find pages; then read one with web_fetch or web_readable.",
-        schema(
-            json!({
-                "query": {"type": "string", "description": "What to search for, as you would type it into a search engine."},
-                "count": {"type": "integer", "minimum": 1, "maximum": MAX_COUNT, "description": "How many results (default 10, at most 20)."}
-            }),
-            &["query"],
-        ),
-    )
+impl Tool for WebSearch {
+    type Host = WebTools;
+    type Args = Args;
+    const NAME: &'static str = "web_search";
+    const TITLE: &'static str = "Web search";
+    const DESCRIPTION: &'static str = "Search the web through the configured search provider (SearXNG, Brave Search or Tavily) and list the results: numbered title, URL and snippet. Use it to find pages; then read one with web_fetch or web_readable.";
+    const CATEGORY: Category = Category::Web;
+    const EFFECT: Effect = Effect::Network;
+    const AGENT_ONLY: bool = false;
+    const READ_ONLY: bool = true;
+
+    fn paths(_: &Args) -> Paths {
+        Paths::none()
+    }
+
+    async fn call(web: &WebTools, args: Args, cx: CallContext) -> CallToolResult {
+        answer(&cx, search(web, args)).await
+    }
 }
 
 /// One search result.
@@ -97,19 +111,18 @@ pub struct SearchHit {
     pub snippet: String,
 }
 
-pub(super) async fn call(tools: &WebTools, args: Map<String, Value>) -> Result<String, String> {
-    let a: SearchArgs = parse("web_search", args)?;
-    let query = a.query.trim();
+async fn search(web: &WebTools, args: Args) -> Result<String, String> {
+    let query = args.query.trim();
     if query.is_empty() {
         return Err("web_search needs a non-empty query".into());
     }
-    let count = a.count.unwrap_or(DEFAULT_COUNT).clamp(1, MAX_COUNT);
-    let Some(settings) = &tools.search else {
+    let count = args.count.unwrap_or(DEFAULT_COUNT).clamp(1, MAX_COUNT);
+    let Some(settings) = &web.search else {
         return Err(NOT_CONFIGURED.into());
     };
     let provider = settings.provider;
     let request = request_for(settings, query, count)?;
-    let response = tools
+    let response = web
         .send(request)
         .await
         .map_err(|e| format!("web_search ({}): {e}", provider.label()))?;
