@@ -449,5 +449,8 @@ fn architecture_examples_are_the_files_they_name() {
         );
         found += 1;
     }
-    assert!(found >= 1, "ARCHITECTURE.md lost its \"Adding a tool\" example");
+    assert!(
+        found >= 1,
+        "ARCHITECTURE.md lost its \"Adding a tool\" example"
+    );
 }

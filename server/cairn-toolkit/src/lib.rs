@@ -72,6 +72,9 @@ pub trait Tool: 'static {
     /// too). By default, the [`Effect::Read`] tools; a network tool that only fetches (a GET)
     /// says so here, since its effect stays [`Effect::Network`].
     const READ_ONLY: bool = matches!(Self::EFFECT, Effect::Read);
+    /// Offered only when the set has a workspace (a tool that only makes sense with one, such as
+    /// saving a download into it). Others are offered always and say so if called without.
+    const NEEDS_WORKSPACE: bool = false;
     /// Whether it may destroy or overwrite something (an annotation for clients). By default,
     /// tools that write or run code.
     const DESTRUCTIVE: bool = matches!(Self::EFFECT, Effect::Write | Effect::Execute);

@@ -25,6 +25,7 @@ type CallFn<H> =
 /// One line of a tool set: a [`Tool`] type, erased.
 pub struct Entry<H> {
     name: &'static str,
+    needs_workspace: bool,
     info: fn() -> ToolInfo,
     call: CallFn<H>,
 }
@@ -34,6 +35,7 @@ impl<H: Host> Entry<H> {
     pub const fn of<T: Tool<Host = H>>() -> Entry<H> {
         Entry {
             name: T::NAME,
+            needs_workspace: T::NEEDS_WORKSPACE,
             info: info::<T>,
             call: run::<T>,
         }
@@ -128,9 +130,12 @@ impl<H: Host> std::fmt::Debug for ToolSet<H> {
 }
 
 impl<H: Host> ToolSet<H> {
-    /// The tools of `entries`, sharing `host`.
+    /// The tools of `entries`, sharing `host`; without a workspace, those that need one are
+    /// left out.
     pub fn new(host: H, entries: &'static [Entry<H>]) -> ToolSet<H> {
-        let infos = entries.iter().map(Entry::info).collect();
+        let has_workspace = host.workspace().is_some();
+        let offered = |e: &&Entry<H>| has_workspace || !e.needs_workspace;
+        let infos = entries.iter().filter(offered).map(Entry::info).collect();
         ToolSet {
             host: Arc::new(host),
             entries,
@@ -143,9 +148,13 @@ impl<H: Host> ToolSet<H> {
         &self.host
     }
 
-    /// The tool names, in the order listed.
+    /// The names of the tools offered, in the order listed.
     pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.entries.iter().map(Entry::name)
+        let has_workspace = self.host.workspace().is_some();
+        self.entries
+            .iter()
+            .filter(move |e| has_workspace || !e.needs_workspace)
+            .map(Entry::name)
     }
 }
 
@@ -160,7 +169,8 @@ impl<H: Host> ToolHost for ToolSet<H> {
         arguments: Map<String, Value>,
         ctx: CallContext,
     ) -> BoxFuture<'_, CallToolResult> {
-        match self.entries.iter().find(|e| e.name == name) {
+        let offered = |e: &&Entry<H>| self.host.workspace().is_some() || !e.needs_workspace;
+        match self.entries.iter().filter(offered).find(|e| e.name == name) {
             Some(entry) => (entry.call)(&self.host, arguments, ctx),
             None => {
                 let known = self.names().collect::<Vec<_>>().join(", ");

@@ -52,7 +52,7 @@ impl Tool for WebDownload {
     type Args = Args;
     const NAME: &'static str = "web_download";
     const TITLE: &'static str = "Download into the workspace";
-    const DESCRIPTION: &'static str = "Download a URL into a file of the workspace (any content: text, images, archives), up to the web size cap (1 MiB by default; a larger download is not saved). Refuses paths outside the workspace or protected ones (.git, .env, ...), and an existing file unless overwrite is true.";
+    const DESCRIPTION: &'static str = "Download a URL into a file of the workspace (any content: text, images, archives), up to the web size cap (1 MiB by default; a larger download is not saved). Refuses paths outside the workspace and an existing file unless overwrite is true; a protected path (.git, .env, ...) is written only if the user approves that very path.";
     const CATEGORY: Category = Category::Web;
     // It writes files, so it is `Write` (asked by default) and offered in agent mode only, like
     // the built-in writing tools.
@@ -60,6 +60,7 @@ impl Tool for WebDownload {
     const AGENT_ONLY: bool = true;
     // What it writes comes from the network.
     const OPEN_WORLD: bool = true;
+    const NEEDS_WORKSPACE: bool = true;
 
     fn paths(args: &Args) -> Paths {
         Paths::write(&args.path)

@@ -153,18 +153,10 @@ impl WebTools {
         self
     }
 
-    /// The tool set over this host: [`WEB_TOOLS`], without `web_download` when there is no
-    /// workspace (writing needs somewhere to write, so the tool is not offered at all).
+    /// The tool set over this host: [`WEB_TOOLS`] (without a workspace, `web_download` is not
+    /// offered: it needs somewhere to write).
     pub fn tools(self) -> ToolSet<WebTools> {
-        let entries = match WEB_TOOLS.split_last() {
-            Some((last, rest))
-                if self.workspace.is_none() && last.name() == download::WebDownload::NAME =>
-            {
-                rest
-            }
-            _ => WEB_TOOLS,
-        };
-        ToolSet::new(self, entries)
+        ToolSet::new(self, WEB_TOOLS)
     }
 
     async fn get(&self, url: &str, method: Method) -> Result<WebResponse, String> {
