@@ -68,6 +68,10 @@ pub trait Tool: 'static {
     const EFFECT: Effect;
     /// Offered to the model only in agent mode (every tool that changes files or state).
     const AGENT_ONLY: bool;
+    /// Whether it only reads, changing nothing anywhere (an annotation for clients; idempotent
+    /// too). By default, the [`Effect::Read`] tools; a network tool that only fetches (a GET)
+    /// says so here, since its effect stays [`Effect::Network`].
+    const READ_ONLY: bool = matches!(Self::EFFECT, Effect::Read);
     /// Whether it may destroy or overwrite something (an annotation for clients). By default,
     /// tools that write or run code.
     const DESTRUCTIVE: bool = matches!(Self::EFFECT, Effect::Write | Effect::Execute);

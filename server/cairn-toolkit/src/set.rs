@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use cairn_agent::tools::{CallContext, Effect, ToolHost, ToolInfo};
+use cairn_agent::tools::{CallContext, ToolHost, ToolInfo};
 use cairn_workspace::Workspace;
 use futures::future::BoxFuture;
 use rmcp::model::{CallToolResult, ToolAnnotations};
@@ -52,7 +52,7 @@ impl<H: Host> Entry<H> {
 }
 
 fn info<T: Tool>() -> ToolInfo {
-    let read_only = T::EFFECT == Effect::Read;
+    let read_only = T::READ_ONLY;
     let annotations = ToolAnnotations::with_title(T::TITLE)
         .read_only(read_only)
         .destructive(T::DESTRUCTIVE)
