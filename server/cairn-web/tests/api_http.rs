@@ -111,6 +111,45 @@ async fn api_request_argument_errors_are_error_results() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn arguments_that_do_not_match_the_schema_are_refused_naming_the_field_before_sending() {
+    let server = Server::start(|_, _| json_answer("{}")).await;
+    let t = tools(TestVault::default());
+    let url = server.url("/x");
+    for (tool, args, names) in [
+        ("api_health", json!({}), "url"),
+        ("api_health", json!({"url": url, "timeout": 3}), "timeout"),
+        (
+            "api_request",
+            json!({"url": url, "headers": {"X-Count": 5}}),
+            "headers.X-Count",
+        ),
+        (
+            "api_request",
+            json!({"url": url, "max_length": "ten"}),
+            "max_length",
+        ),
+        (
+            "graphql_query",
+            json!({"endpoint": url, "query": "{ a }", "variables": [1]}),
+            "variables",
+        ),
+        ("api_webhook", json!({"url": url}), "payload"),
+        ("api_jwt_decode", json!({"token": 7}), "token"),
+        (
+            "api_request",
+            json!({"url": url, "auth": {"secret": "s", "scheme": "digest"}}),
+            "auth.scheme",
+        ),
+    ] {
+        let refused = fails(&t, tool, args).await;
+        assert!(refused.contains(names), "{tool}: {refused}");
+        assert!(refused.contains(tool), "{tool}: {refused}");
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(server.requests().is_empty(), "{:?}", server.requests());
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_secret_reaches_only_a_host_it_is_bound_to() {
     let bound = Server::start(|_, _| json_answer("{}")).await;
     let t = tools(vault());
@@ -750,13 +789,13 @@ async fn loopback_is_refused_without_the_switch_and_unknown_tools_are_errors() {
         Ok(g) => std::sync::Arc::new(g),
         Err(e) => panic!("{e}"),
     };
-    let t = cairn_web::api::ApiTools::new(guard, "me");
+    let t = cairn_web::api::api_tools(cairn_web::api::Api::new(guard, "me"));
     let refused = fails(&t, "api_health", json!({"url": server.url("/")})).await;
     assert!(refused.contains("loopback"), "{refused}");
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(server.requests().is_empty());
     let (is_error, text) = call(&t, "api_nonexistent", json!({})).await;
-    assert!(is_error && text.contains("no API tool"), "{text}");
+    assert!(is_error && text.contains("unknown tool"), "{text}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -7,10 +7,10 @@ mod api_support;
 
 use std::sync::Arc;
 
-use api_support::{Server, TestVault, fails, json_answer, ok, tools};
+use api_support::{Server, TestVault, api, fails, json_answer, ok, tools};
 use cairn_agent::tools::{Effect, ToolHost};
-use cairn_web::api::{ApiAuth, ApiTools, AuthScheme, OpenApiSource};
-use cairn_workspace::Workspace;
+use cairn_web::api::{ApiAuth, AuthScheme, ConfiguredOperations, OpenApiSource, api_tools};
+use cairn_workspace::{AccessRules, ExactApprovals, Workspace};
 use serde_json::{Value, json};
 
 const LONG_ID: &str = "listAllTheVaccinationRecordsOfOnePetIncludingBoostersAndTheirDatesPlease";
@@ -165,7 +165,7 @@ fn vault() -> TestVault {
 #[tokio::test(flavor = "multi_thread")]
 async fn operations_are_listed_from_workspace_json_and_served_yaml() {
     let f = fixture().await;
-    let t = tools(vault()).with_workspace(f.workspace.clone());
+    let t = api_tools(api(vault()).with_workspace(f.workspace.clone()));
     let out = ok(&t, "openapi_operations", json!({"spec": "petstore.json"})).await;
     assert!(
         out.starts_with("OpenAPI 3.0.3 \"Petstore\": 5 operations"),
@@ -226,7 +226,7 @@ async fn operations_are_listed_from_workspace_json_and_served_yaml() {
 #[tokio::test(flavor = "multi_thread")]
 async fn spec_loading_errors_are_readable() {
     let f = fixture().await;
-    let t = tools(vault()).with_workspace(f.workspace.clone());
+    let t = api_tools(api(vault()).with_workspace(f.workspace.clone()));
     let missing = fails(&t, "openapi_operations", json!({"spec": "nope.yaml"})).await;
     assert!(missing.contains("nope.yaml"), "{missing}");
     let outside = fails(&t, "openapi_operations", json!({"spec": "/etc/passwd"})).await;
@@ -254,7 +254,7 @@ async fn spec_loading_errors_are_readable() {
 #[tokio::test(flavor = "multi_thread")]
 async fn openapi_call_builds_the_url_headers_and_body_from_the_spec() {
     let f = fixture().await;
-    let t = tools(vault()).with_workspace(f.workspace.clone());
+    let t = api_tools(api(vault()).with_workspace(f.workspace.clone()));
     let call = |id: &str, params: Value, body: Option<Value>| {
         let mut args = json!({"spec": "petstore.json", "operation_id": id, "params": params});
         if let Some(b) = body {
@@ -388,10 +388,9 @@ async fn configured_specs_become_tools_with_generated_schemas() {
             auth: None,
         },
     ];
-    let t: ApiTools = tools(vault())
-        .with_workspace(f.workspace.clone())
-        .with_openapi(&sources)
-        .await;
+    let t: ConfiguredOperations =
+        ConfiguredOperations::load(api(vault()).with_workspace(f.workspace.clone()), &sources)
+            .await;
     assert_eq!(t.problems().len(), 1, "{:?}", t.problems());
     assert!(t.problems()[0].contains("broken"), "{:?}", t.problems());
     let listed = t.list();
@@ -501,10 +500,9 @@ async fn a_configured_spec_whose_secret_is_not_bound_to_its_server_sends_nothing
             name: None,
         }),
     }];
-    let t = tools(elsewhere)
-        .with_workspace(f.workspace.clone())
-        .with_openapi(&sources)
-        .await;
+    let t =
+        ConfiguredOperations::load(api(elsewhere).with_workspace(f.workspace.clone()), &sources)
+            .await;
     assert!(t.problems().is_empty(), "{:?}", t.problems());
     let refused = fails(&t, "pets_listPets", json!({})).await;
     assert!(
@@ -513,4 +511,47 @@ async fn a_configured_spec_whose_secret_is_not_bound_to_its_server_sends_nothing
     );
     tokio::time::sleep(std::time::Duration::from_millis(150)).await;
     assert!(f.server.requests().is_empty(), "{:?}", f.server.requests());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_spec_path_the_user_protects_is_refused_before_it_is_read_and_named_for_approval() {
+    let f = fixture().await;
+    if let Err(e) = std::fs::write(
+        f._dir.path().join(".env"),
+        "openapi: 3.0.0\nTOKEN: s3cret\n",
+    ) {
+        panic!("write: {e}");
+    }
+    // The default rules: read everything, the deny list (secrets such as `.env`) protected.
+    let protecting = match Workspace::new(vec![f._dir.path().to_path_buf()]) {
+        Ok(w) => w.with_access(
+            |_| AccessRules::new("tester", None, None),
+            ExactApprovals::new(),
+        ),
+        Err(e) => panic!("workspace: {e}"),
+    };
+    let t = api_tools(api(vault()).with_workspace(Arc::new(protecting)));
+    for tool in ["openapi_operations", "openapi_call"] {
+        let mut args = serde_json::Map::new();
+        args.insert("spec".into(), json!(".env"));
+        args.insert("operation_id".into(), json!("x"));
+        if tool == "openapi_operations" {
+            args.remove("operation_id");
+        }
+        let result = t.call(tool, args, api_support::context()).await;
+        assert_eq!(result.is_error, Some(true), "{tool}: {result:?}");
+        let protected = cairn_agent::tools::protected_of(&result);
+        assert_eq!(protected.len(), 1, "{tool}: {result:?}");
+        assert_eq!(protected[0].path, ".env", "{tool}");
+        assert_eq!(protected[0].operation, "read", "{tool}");
+        assert!(!format!("{result:?}").contains("s3cret"), "{tool}");
+    }
+    // A spec URL declares no workspace path: nothing is refused on its account.
+    let listed = ok(
+        &t,
+        "openapi_operations",
+        json!({"spec": f.server.url("/specs/petstore.yaml")}),
+    )
+    .await;
+    assert!(listed.contains("getPet"), "{listed}");
 }

@@ -479,14 +479,14 @@ pub fn start_hub(
         add_builtin(&hub, "cairn-web", tools.clone().tools());
     }
     // The API tools send through the same guard, so they are off with the web tools.
-    let api_tools = web_tools
+    let api = web_tools
         .as_ref()
         .filter(|_| config.api.enabled)
-        .map(|w| cairn_web::api::ApiTools::new(w.guard.clone(), user.clone()));
-    if let Some(tools) = &api_tools
+        .map(|w| cairn_web::api::Api::new(w.guard.clone(), user.clone()));
+    if let Some(api) = &api
         && roots.is_empty()
     {
-        add_api(&hub, tools.clone(), &config.api);
+        add_api(&hub, api.clone(), &config.api);
     }
     if !unchanged && roots.is_empty() {
         add_builtin(
@@ -521,8 +521,8 @@ pub fn start_hub(
                 tools.with_workspace(workspace.clone()).tools(),
             );
         }
-        if let Some(tools) = api_tools {
-            add_api(&hub, tools.with_workspace(workspace.clone()), &config.api);
+        if let Some(api) = api {
+            add_api(&hub, api.with_workspace(workspace.clone()), &config.api);
         }
         // One in-process server per category, so each category is its own MCP server.
         add_builtin(
@@ -711,8 +711,8 @@ static OPENAPI_LOADING: std::sync::Mutex<Option<tokio::task::JoinHandle<Vec<Stri
 /// Adds the API tools (`cairn-api`) and, once their specs have loaded in the background, the
 /// `[[api.openapi]]` operations as their own server (`cairn-openapi`), so a slow spec URL
 /// delays only those. A spec that fails is logged and left out, never fatal.
-fn add_api(hub: &Hub, tools: cairn_web::api::ApiTools, config: &cairn_config::ApiConfig) {
-    add_builtin(hub, "cairn-api", tools.clone());
+fn add_api(hub: &Hub, api: cairn_web::api::Api, config: &cairn_config::ApiConfig) {
+    add_builtin(hub, "cairn-api", cairn_web::api::api_tools(api.clone()));
     if config.openapi.is_empty() {
         return;
     }
@@ -739,7 +739,7 @@ fn add_api(hub: &Hub, tools: cairn_web::api::ApiTools, config: &cairn_config::Ap
     match tokio::runtime::Handle::try_current() {
         Ok(runtime) => {
             let task = runtime.spawn(async move {
-                let operations = tools.only_operations().with_openapi(&sources).await;
+                let operations = cairn_web::api::ConfiguredOperations::load(api, &sources).await;
                 let problems = operations.problems().to_vec();
                 add_builtin(&hub, "cairn-openapi", operations);
                 problems

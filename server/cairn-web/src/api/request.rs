@@ -5,30 +5,47 @@
 //! `{{vault.github}}` or `secret:github` in it stays that text. The only way to a secret is the
 //! `auth` argument, which names it; the guard attaches its value for hosts it is bound to.
 
+use std::collections::BTreeMap;
+
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use url::Url;
 
 use crate::{CredentialUse, Method, Placement, WebRequest, WebResponse};
 
+/// The `headers` argument of a tool (names to values, as written) as [`Outgoing`] takes it.
+pub fn header_args(headers: BTreeMap<String, String>) -> Map<String, Value> {
+    headers
+        .into_iter()
+        .map(|(name, value)| (name, Value::String(value)))
+        .collect()
+}
+
 /// How many characters of a body are shown by default.
 pub const DEFAULT_MAX_LENGTH: usize = 20_000;
 
 /// A request's use of a vault secret, as tools take it: `{"secret": "github", "scheme":
 /// "bearer"}`. `name` is the header (`header`), the query parameter (`query`) or the user name
-/// (`basic`).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+/// (`basic`). The field docs are what the model reads in every `auth` argument's schema.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(
+    description = "Authenticate with a secret from the user's vault, by name (the value is attached by cairn only for hosts the secret is bound to; you never see it). Never put secrets in the URL, headers or body yourself."
+)]
 pub struct ApiAuth {
+    /// The vault secret's name.
     pub secret: String,
+    /// bearer (default): Authorization: Bearer; basic: with name as the user name; header: the header called name; query: the query parameter called name.
     #[serde(default)]
     pub scheme: AuthScheme,
+    /// Header name, query parameter or user name, per scheme.
     pub name: Option<String>,
 }
 
 /// Where the secret goes.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum AuthScheme {
     #[default]
@@ -75,21 +92,6 @@ impl ApiAuth {
             placement,
         })
     }
-}
-
-/// The JSON schema of the `auth` argument.
-pub fn auth_schema() -> Value {
-    serde_json::json!({
-        "type": "object",
-        "description": "Authenticate with a secret from the user's vault, by name (the value is attached by cairn only for hosts the secret is bound to; you never see it). Never put secrets in the URL, headers or body yourself.",
-        "properties": {
-            "secret": {"type": "string", "description": "The vault secret's name."},
-            "scheme": {"type": "string", "enum": ["bearer", "basic", "header", "query"], "description": "bearer (default): Authorization: Bearer; basic: with name as the user name; header: the header called name; query: the query parameter called name."},
-            "name": {"type": "string", "description": "Header name, query parameter or user name, per scheme."}
-        },
-        "required": ["secret"],
-        "additionalProperties": false
-    })
 }
 
 /// The URL from `url`, or `base_url` joined with `path` (one slash between them), with the

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use cairn_agent::tools::{CallContext, ToolHost};
 use cairn_vault::Secret;
-use cairn_web::api::ApiTools;
+use cairn_web::api::{Api, ApiTools, api_tools};
 use cairn_web::{CredentialRefusal, Credentials, GuardConfig, WebGuard};
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -210,22 +210,32 @@ pub fn guard(vault: TestVault) -> Arc<WebGuard> {
     }
 }
 
-pub fn tools(vault: TestVault) -> ApiTools {
-    ApiTools::new(guard(vault), "tester")
+/// The API tools' shared state, sending through [`guard`] as `tester`.
+pub fn api(vault: TestVault) -> Api {
+    Api::new(guard(vault), "tester")
 }
 
-/// Calls `name` with `args` (an object); returns whether it is an error and its text.
-pub async fn call(tools: &ApiTools, name: &str, args: Value) -> (bool, String) {
-    let Value::Object(args) = args else {
-        panic!("arguments must be an object")
-    };
-    let ctx = CallContext {
+/// The fixed API tools over [`api`].
+pub fn tools(vault: TestVault) -> ApiTools {
+    api_tools(api(vault))
+}
+
+/// A call's context outside any run (never cancelled).
+pub fn context() -> CallContext {
+    CallContext {
         session_id: String::new(),
         run_id: String::new(),
         call_id: String::new(),
         cancel: tokio_util::sync::CancellationToken::new(),
+    }
+}
+
+/// Calls `name` with `args` (an object); returns whether it is an error and its text.
+pub async fn call(tools: &impl ToolHost, name: &str, args: Value) -> (bool, String) {
+    let Value::Object(args) = args else {
+        panic!("arguments must be an object")
     };
-    let result = tools.call(name, args, ctx).await;
+    let result = tools.call(name, args, context()).await;
     let text = result
         .content
         .iter()
@@ -236,14 +246,14 @@ pub async fn call(tools: &ApiTools, name: &str, args: Value) -> (bool, String) {
 }
 
 /// Calls and expects success.
-pub async fn ok(tools: &ApiTools, name: &str, args: Value) -> String {
+pub async fn ok(tools: &impl ToolHost, name: &str, args: Value) -> String {
     let (is_error, text) = call(tools, name, args).await;
     assert!(!is_error, "{name} failed: {text}");
     text
 }
 
 /// Calls and expects an error result.
-pub async fn fails(tools: &ApiTools, name: &str, args: Value) -> String {
+pub async fn fails(tools: &impl ToolHost, name: &str, args: Value) -> String {
     let (is_error, text) = call(tools, name, args).await;
     assert!(is_error, "{name} succeeded: {text}");
     text
