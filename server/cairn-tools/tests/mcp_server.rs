@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use cairn_tools::BuiltinTools;
 use cairn_tools::mcp_server::ToolServer;
+use cairn_tools::{FILE_TOOLS, file_tools};
 use cairn_workspace::Workspace;
 use rmcp::model::{CallToolRequestParams, ClientConfig};
 use rmcp::{ClientHandler, ServiceExt};
@@ -23,7 +23,7 @@ async fn file_tools_answer_over_mcp() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("a.txt"), "alpha\nbeta\n").unwrap();
     let workspace = Workspace::new(vec![dir.path().to_path_buf()]).unwrap();
-    let server = ToolServer::new("cairn-files", BuiltinTools::new(Arc::new(workspace)));
+    let server = ToolServer::new("cairn-files", file_tools(Arc::new(workspace)));
     let infos = server.infos();
     assert!(
         infos
@@ -40,7 +40,8 @@ async fn file_tools_answer_over_mcp() {
 
     let tools = client.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    assert_eq!(names, cairn_tools::TOOL_NAMES);
+    let listed: Vec<&str> = FILE_TOOLS.iter().map(|e| e.name()).collect();
+    assert_eq!(names, listed);
 
     let mut params = CallToolRequestParams::new("read_file");
     params.arguments = Some(
