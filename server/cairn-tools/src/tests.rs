@@ -129,6 +129,26 @@ async fn run(f: &Fixture, name: &str, args: Value, expected: &str) {
     }
 }
 
+/// Every file and directory under `dir`, with the files' bytes.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Option<Vec<u8>>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path.clone());
+                out.push((path, None));
+            } else {
+                let bytes = fs::read(&path).unwrap();
+                out.push((path, Some(bytes)));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 #[test]
 fn definitions() {
     let f = fixture(&[]);
@@ -869,5 +889,7 @@ async fn edit_file_goes_through_the_editor_when_open() {
     }
 }
 
+mod arguments;
 mod files;
+mod protected;
 mod search;
