@@ -6,38 +6,112 @@
 //! are changed through the editor. Writes then happen file by file, so an I/O failure midway
 //! (rare) is reported per file in the edit reports.
 
-use std::sync::Arc;
-
 use cairn_agent::tools::EditReport;
+use cairn_toolkit::reply::{error, text, with_edits};
+use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
 use cairn_workspace::{ScopeError, Workspace, WorkspacePath};
-use rmcp::model::{CallToolResult, Tool};
+use rmcp::model::CallToolResult;
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
 
+use crate::Files;
 use crate::diff::{apply_hunks, parse_patch};
-use crate::util::{
-    error_result, object_schema, off_thread, parse_args, plural, report, text_result, tool,
-    with_edits, write_whole,
-};
+use crate::util::{off_thread, plural, report, write_whole};
 
-#[derive(Debug, Deserialize)]
+/// The `apply_patch` tool.
+pub struct ApplyPatch;
+
+/// Arguments of `apply_patch`.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub struct Args {
+    /// A unified diff (`--- a/path`, `+++ b/path`, `@@ -l,n +l,n @@` hunks), paths relative to the workspace root; `/dev/null` creates or deletes a file.
     patch: String,
 }
 
-pub(crate) fn definition() -> Tool {
-    let schema = object_schema(
-        json!({"patch": {"type": "string", "description": "A unified diff (`--- a/path`, `+++ b/path`, `@@ -l,n +l,n @@` hunks), paths relative to the workspace root; `/dev/null` creates or deletes a file."}}),
-        &["patch"],
-    );
-    tool(
-        "apply_patch",
-        "Apply patch",
-        "Apply a unified diff to one or more files; if any hunk does not apply, no file is changed. Use it for coordinated changes across files.",
-        schema,
-        false,
-    )
+impl Tool for ApplyPatch {
+    type Host = Files;
+    type Args = Args;
+    const NAME: &'static str = "apply_patch";
+    const TITLE: &'static str = "Apply patch";
+    const DESCRIPTION: &'static str = "Apply a unified diff to one or more files; if any hunk does not apply, no file is changed. Use it for coordinated changes across files.";
+    const CATEGORY: Category = Category::File;
+    const EFFECT: Effect = Effect::Write;
+    const AGENT_ONLY: bool = true;
+
+    /// None declared: the files are named inside the patch, not by an argument; the workspace
+    /// checks each one as it is read and written, and refuses a protected one there.
+    fn paths(_: &Args) -> Paths {
+        Paths::none()
+    }
+
+    async fn call(files: &Files, args: Args, _: CallContext) -> CallToolResult {
+        let ws = files.workspace();
+        let changes = match off_thread(&ws, move |ws| plan(ws, &args.patch)).await {
+            Ok(Ok(changes)) => changes,
+            Ok(Err(e)) => return error(format!("{e}\nNo file was changed.")),
+            Err(e) => return error(e),
+        };
+        let mut reports: Vec<EditReport> = Vec::new();
+        let mut lines = Vec::new();
+        let mut failed = 0;
+        for change in changes {
+            let (path, done) = match change {
+                Change::Create(path, content) => {
+                    let p = path.clone();
+                    let r = off_thread(&ws, move |ws| ws.create_text_exclusive(&p, &content))
+                        .await
+                        .and_then(|r| r.map_err(|e| e.to_string()))
+                        .map(|()| "created");
+                    (path, r)
+                }
+                Change::Delete(path) => {
+                    let p = path.clone();
+                    let r = off_thread(&ws, move |ws| ws.remove_file(&p))
+                        .await
+                        .and_then(|r| r.map_err(|e| e.to_string()))
+                        .map(|()| "deleted");
+                    (path, r)
+                }
+                Change::Update {
+                    path,
+                    old,
+                    version,
+                    new,
+                } => {
+                    let r = write_whole(&ws, &path, &old, version, new).await.map(|w| {
+                        if w.is_empty() {
+                            "patched"
+                        } else {
+                            "patched in the editor (not saved yet)"
+                        }
+                    });
+                    (path, r)
+                }
+            };
+            match done {
+                Ok(what) => {
+                    lines.push(format!("{what} {}", path.display_path()));
+                    reports.push(report(&path, None));
+                }
+                Err(e) => {
+                    failed += 1;
+                    lines.push(format!("failed {}: {e}", path.display_path()));
+                    reports.push(report(&path, Some(e)));
+                }
+            }
+        }
+        let summary = format!(
+            "applied the patch to {}:\n{}",
+            plural(lines.len(), "file"),
+            lines.join("\n")
+        );
+        let result = if failed > 0 {
+            error(summary)
+        } else {
+            text(summary)
+        };
+        with_edits(result, &reports)
+    }
 }
 
 enum Change {
@@ -106,76 +180,4 @@ fn plan(ws: &Workspace, patch: &str) -> Result<Vec<Change>, String> {
         }
     }
     Ok(changes)
-}
-
-pub(crate) async fn call(ws: Arc<Workspace>, arguments: Map<String, Value>) -> CallToolResult {
-    let args: Args = match parse_args("apply_patch", arguments) {
-        Ok(args) => args,
-        Err(result) => return result,
-    };
-    let changes = match off_thread(&ws, move |ws| plan(ws, &args.patch)).await {
-        Ok(Ok(changes)) => changes,
-        Ok(Err(e)) => return error_result(format!("{e}\nNo file was changed.")),
-        Err(e) => return error_result(e),
-    };
-    let mut reports: Vec<EditReport> = Vec::new();
-    let mut lines = Vec::new();
-    let mut failed = 0;
-    for change in changes {
-        let (path, done) = match change {
-            Change::Create(path, text) => {
-                let p = path.clone();
-                let r = off_thread(&ws, move |ws| ws.create_text_exclusive(&p, &text))
-                    .await
-                    .and_then(|r| r.map_err(|e| e.to_string()))
-                    .map(|()| "created");
-                (path, r)
-            }
-            Change::Delete(path) => {
-                let p = path.clone();
-                let r = off_thread(&ws, move |ws| ws.remove_file(&p))
-                    .await
-                    .and_then(|r| r.map_err(|e| e.to_string()))
-                    .map(|()| "deleted");
-                (path, r)
-            }
-            Change::Update {
-                path,
-                old,
-                version,
-                new,
-            } => {
-                let r = write_whole(&ws, &path, &old, version, new).await.map(|w| {
-                    if w.is_empty() {
-                        "patched"
-                    } else {
-                        "patched in the editor (not saved yet)"
-                    }
-                });
-                (path, r)
-            }
-        };
-        match done {
-            Ok(what) => {
-                lines.push(format!("{what} {}", path.display_path()));
-                reports.push(report(&path, None));
-            }
-            Err(e) => {
-                failed += 1;
-                lines.push(format!("failed {}: {e}", path.display_path()));
-                reports.push(report(&path, Some(e)));
-            }
-        }
-    }
-    let summary = format!(
-        "applied the patch to {}:\n{}",
-        plural(lines.len(), "file"),
-        lines.join("\n")
-    );
-    let result = if failed > 0 {
-        error_result(summary)
-    } else {
-        text_result(summary)
-    };
-    with_edits(result, reports)
 }

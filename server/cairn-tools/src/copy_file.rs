@@ -1,70 +1,61 @@
 //! `copy_file`: Copy a file to a new path (missing directories are created); it fails if the destination exists.
 
-use std::sync::Arc;
-
-use cairn_workspace::Workspace;
-use rmcp::model::{CallToolResult, Tool};
+use cairn_toolkit::reply::{error, text, with_edits};
+use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
+use rmcp::model::CallToolResult;
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
 
-use crate::util::{
-    blocking, error_result, object_schema, parse_args, report, text_result, tool, with_edits,
-};
+use crate::Files;
+use crate::util::{blocking, report};
 
-#[derive(Debug, Deserialize)]
+/// The `copy_file` tool.
+pub struct CopyFile;
+
+/// Arguments of `copy_file`.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub struct Args {
+    /// Source path, relative to the workspace root (or absolute inside it).
     from: String,
+    /// Destination path, which must not exist yet.
     to: String,
 }
 
-pub(crate) fn definition() -> Tool {
-    let schema = object_schema(
-        json!({
-            "from": {"type": "string", "description": "Source path, relative to the workspace root (or absolute inside it)."},
-            "to": {"type": "string", "description": "Destination path, which must not exist yet."}
-        }),
-        &["from", "to"],
-    );
-    tool(
-        "copy_file",
-        "Copy file",
-        "Copy a file to a new path (missing directories are created); it fails if the destination exists.",
-        schema,
-        false,
-    )
-}
+impl Tool for CopyFile {
+    type Host = Files;
+    type Args = Args;
+    const NAME: &'static str = "copy_file";
+    const TITLE: &'static str = "Copy file";
+    const DESCRIPTION: &'static str = "Copy a file to a new path (missing directories are created); it fails if the destination exists.";
+    const CATEGORY: Category = Category::File;
+    const EFFECT: Effect = Effect::Write;
+    const AGENT_ONLY: bool = true;
 
-pub(crate) async fn call(ws: Arc<Workspace>, arguments: Map<String, Value>) -> CallToolResult {
-    let args: Args = match parse_args("copy_file", arguments) {
-        Ok(args) => args,
-        Err(result) => return result,
-    };
-    blocking(ws, move |ws| {
-        let (from, to) = match ws
-            .resolve(&args.from)
-            .and_then(|f| ws.resolve(&args.to).map(|t| (f, t)))
-        {
-            Ok(paths) => paths,
-            Err(e) => return error_result(e.to_string()),
-        };
-        match ws.copy_file(&from, &to) {
-            Ok(bytes) => {
-                let reports = vec![report(&to, None)];
-                with_edits(
-                    text_result(format!(
+    fn paths(args: &Args) -> Paths {
+        Paths::read(&args.from).and_write(&args.to)
+    }
+
+    async fn call(files: &Files, args: Args, _: CallContext) -> CallToolResult {
+        blocking(files.workspace(), move |ws| {
+            let (from, to) = match ws
+                .resolve(&args.from)
+                .and_then(|f| ws.resolve(&args.to).map(|t| (f, t)))
+            {
+                Ok(paths) => paths,
+                Err(e) => return error(e.to_string()),
+            };
+            match ws.copy_file(&from, &to) {
+                Ok(bytes) => with_edits(
+                    text(format!(
                         "copied {} to {} ({bytes} bytes)",
                         from.display_path(),
                         to.display_path()
                     )),
-                    reports,
-                )
+                    &[report(&to, None)],
+                ),
+                Err(e) => with_edits(error(e.to_string()), &[report(&to, Some(e.to_string()))]),
             }
-            Err(e) => with_edits(
-                error_result(e.to_string()),
-                vec![report(&to, Some(e.to_string()))],
-            ),
-        }
-    })
-    .await
+        })
+        .await
+    }
 }

@@ -9,151 +9,135 @@
 //! A file is searched as one string, not line by line: the pattern, compiled a second time
 //! with `^` and `$` matching at line ends, jumps to the lines that may match, and only those
 //! are checked against the pattern proper and cut out for output.
+//!
+//! [`Workspace::walk_sorted`]: cairn_workspace::Workspace::walk_sorted
+//! [`Workspace::search_in_order`]: cairn_workspace::Workspace::search_in_order
+//! [`Workspace::read_for_search`]: cairn_workspace::Workspace::read_for_search
 
 use std::fmt::Write as _;
 use std::ops::{ControlFlow, Range};
-use std::sync::Arc;
 
-use cairn_agent::tools::CallContext;
-use cairn_workspace::Workspace;
+use cairn_toolkit::reply::{error, text};
+use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
 use regex::{Regex, RegexBuilder};
-use rmcp::model::{CallToolResult, Tool};
+use rmcp::model::CallToolResult;
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
 
-use crate::glob::{walk_options, with_walk_switches};
-use crate::util::{
-    MAX_OUTPUT_BYTES, blocking, cut_line, error_result, object_schema, parse_args, text_result,
-    tool,
-};
+use crate::Files;
+use crate::util::{MAX_OUTPUT_BYTES, blocking, cut_line};
+use crate::walk::walk_options;
 
 const DEFAULT_MAX_RESULTS: usize = 100;
 const MAX_MAX_RESULTS: usize = 1000;
 const MAX_CONTEXT: usize = 10;
 const MAX_LINE_CHARS: usize = 500;
 
-#[derive(Debug, Deserialize)]
+/// The `grep` tool.
+pub struct Grep;
+
+/// Arguments of `grep`.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub struct Args {
+    /// Regular expression (Rust regex syntax), matched against each line.
     pattern: String,
+    /// File or directory to search, relative to the workspace root. Default: the root.
     path: Option<String>,
+    /// Only search files matching this glob, in .gitignore syntax relative to `path` (`*.rs` matches at any depth).
     glob: Option<String>,
+    /// Ignore case. Default false.
     case_insensitive: Option<bool>,
+    /// Lines of context to show before and after each match. Default 0.
+    #[schemars(range(min = 0, max = 10))]
     context: Option<usize>,
+    /// Stop after this many matching lines. Default 100.
+    #[schemars(range(min = 1, max = 1000))]
     max_results: Option<usize>,
+    /// Also include hidden files and directories (names starting with `.`; `.git` never). Default false.
     include_hidden: Option<bool>,
+    /// Also include files that .gitignore or .ignore rules leave out. Default false.
     include_ignored: Option<bool>,
 }
 
-pub(crate) fn definition() -> Tool {
-    let schema = object_schema(
-        with_walk_switches(json!({
-            "pattern": {
-                "type": "string",
-                "description": "Regular expression (Rust regex syntax), matched against each line."
-            },
-            "path": {
-                "type": "string",
-                "description": "File or directory to search, relative to the workspace root. Default: the root."
-            },
-            "glob": {
-                "type": "string",
-                "description": "Only search files matching this glob, in .gitignore syntax relative to `path` (`*.rs` matches at any depth)."
-            },
-            "case_insensitive": {
-                "type": "boolean",
-                "description": "Ignore case. Default false."
-            },
-            "context": {
-                "type": "integer", "minimum": 0, "maximum": MAX_CONTEXT,
-                "description": "Lines of context to show before and after each match. Default 0."
-            },
-            "max_results": {
-                "type": "integer", "minimum": 1, "maximum": MAX_MAX_RESULTS,
-                "description": format!("Stop after this many matching lines. Default {DEFAULT_MAX_RESULTS}.")
-            }
-        })),
-        &["pattern"],
-    );
-    tool(
-        "grep",
-        "Search files",
-        "Search file contents with a regex, reporting `path:line:text` (files ignored by .gitignore and binary files are skipped); use it to find where something is defined or used.",
-        schema,
-        true,
-    )
-}
+impl Tool for Grep {
+    type Host = Files;
+    type Args = Args;
+    const NAME: &'static str = "grep";
+    const TITLE: &'static str = "Search files";
+    const DESCRIPTION: &'static str = "Search file contents with a regex, reporting `path:line:text` (files ignored by .gitignore and binary files are skipped); use it to find where something is defined or used.";
+    const CATEGORY: Category = Category::File;
+    const EFFECT: Effect = Effect::Read;
+    const AGENT_ONLY: bool = false;
 
-pub(crate) async fn call(
-    ws: Arc<Workspace>,
-    arguments: Map<String, Value>,
-    ctx: CallContext,
-) -> CallToolResult {
-    let args: Args = match parse_args("grep", arguments) {
-        Ok(args) => args,
-        Err(result) => return result,
-    };
-    let context = args.context.unwrap_or(0);
-    if context > MAX_CONTEXT {
-        return error_result(format!(
-            "invalid argument `context` for grep: at most {MAX_CONTEXT} lines"
-        ));
+    /// The walk skips what the user may not read.
+    fn paths(_: &Args) -> Paths {
+        Paths::walks()
     }
-    let max_results = args.max_results.unwrap_or(DEFAULT_MAX_RESULTS);
-    if !(1..=MAX_MAX_RESULTS).contains(&max_results) {
-        return error_result(format!(
-            "invalid argument `max_results` for grep: it must be between 1 and {MAX_MAX_RESULTS}"
-        ));
-    }
-    let matcher = match Matcher::new(&args.pattern, args.case_insensitive.unwrap_or(false)) {
-        Ok(matcher) => matcher,
-        Err(e) => return error_result(format!("invalid argument `pattern` for grep: {e}")),
-    };
-    blocking(ws, move |ws| {
-        let requested = args.path.as_deref().unwrap_or(".");
-        let options = walk_options(args.glob.clone(), args.include_hidden, args.include_ignored);
-        let cancel = &ctx.cancel;
-        let walked = match ws
-            .resolve(requested)
-            .and_then(|p| ws.walk_sorted(&p, &options, &|| cancel.is_cancelled()))
-        {
-            Ok(walked) => walked,
-            Err(e) => return error_result(e.to_string()),
-        };
-        let mut search = Search::new(&matcher, context, max_results);
-        let mut skipped = walked.errors;
-        let mut cancelled = cancel.is_cancelled();
-        if !cancelled {
-            ws.search_in_order(
-                &walked.files,
-                |_, text| match text {
-                    // Files without a match need nothing more; a matching one is searched
-                    // again for its lines and their context when its turn comes.
-                    Ok(text) if matcher.is_match(text) => Found::Match(text.to_owned()),
-                    Ok(_) => Found::Nothing,
-                    Err(_) => Found::Skipped,
-                },
-                |file, found| {
-                    if cancel.is_cancelled() {
-                        cancelled = true;
-                        return ControlFlow::Break(());
-                    }
-                    match found {
-                        Found::Match(text) => search.file(&file.display_path(), &text),
-                        Found::Skipped => skipped += 1,
-                        Found::Nothing => {}
-                    }
-                    if search.full() {
-                        ControlFlow::Break(())
-                    } else {
-                        ControlFlow::Continue(())
-                    }
-                },
-            );
+
+    async fn call(files: &Files, args: Args, cx: CallContext) -> CallToolResult {
+        let context = args.context.unwrap_or(0);
+        if context > MAX_CONTEXT {
+            return error(format!(
+                "invalid argument `context` for grep: at most {MAX_CONTEXT} lines"
+            ));
         }
-        text_result(search.finish(&args.pattern, requested, skipped, cancelled))
-    })
-    .await
+        let max_results = args.max_results.unwrap_or(DEFAULT_MAX_RESULTS);
+        if !(1..=MAX_MAX_RESULTS).contains(&max_results) {
+            return error(format!(
+                "invalid argument `max_results` for grep: it must be between 1 and {MAX_MAX_RESULTS}"
+            ));
+        }
+        let matcher = match Matcher::new(&args.pattern, args.case_insensitive.unwrap_or(false)) {
+            Ok(matcher) => matcher,
+            Err(e) => return error(format!("invalid argument `pattern` for grep: {e}")),
+        };
+        blocking(files.workspace(), move |ws| {
+            let requested = args.path.as_deref().unwrap_or(".");
+            let options =
+                walk_options(args.glob.clone(), args.include_hidden, args.include_ignored);
+            let cancel = &cx.cancel;
+            let walked = match ws
+                .resolve(requested)
+                .and_then(|p| ws.walk_sorted(&p, &options, &|| cancel.is_cancelled()))
+            {
+                Ok(walked) => walked,
+                Err(e) => return error(e.to_string()),
+            };
+            let mut search = Search::new(&matcher, context, max_results);
+            let mut skipped = walked.errors;
+            let mut cancelled = cancel.is_cancelled();
+            if !cancelled {
+                ws.search_in_order(
+                    &walked.files,
+                    |_, text| match text {
+                        // Files without a match need nothing more; a matching one is searched
+                        // again for its lines and their context when its turn comes.
+                        Ok(text) if matcher.is_match(text) => Found::Match(text.to_owned()),
+                        Ok(_) => Found::Nothing,
+                        Err(_) => Found::Skipped,
+                    },
+                    |file, found| {
+                        if cancel.is_cancelled() {
+                            cancelled = true;
+                            return ControlFlow::Break(());
+                        }
+                        match found {
+                            Found::Match(text) => search.file(&file.display_path(), &text),
+                            Found::Skipped => skipped += 1,
+                            Found::Nothing => {}
+                        }
+                        if search.full() {
+                            ControlFlow::Break(())
+                        } else {
+                            ControlFlow::Continue(())
+                        }
+                    },
+                );
+            }
+            text(search.finish(&args.pattern, requested, skipped, cancelled))
+        })
+        .await
+    }
 }
 
 /// What searching one file found, before its lines are looked at.
@@ -166,7 +150,7 @@ enum Found {
 }
 
 /// A pattern matched against lines, and the way to find those lines in a whole file quickly.
-pub(crate) struct Matcher {
+struct Matcher {
     /// What a match is: the pattern matching one line, without its line ending.
     line: Regex,
     /// The same pattern over a whole file, `^` and `$` matching at line ends. Every line that
@@ -179,7 +163,7 @@ pub(crate) struct Matcher {
 }
 
 impl Matcher {
-    pub(crate) fn new(pattern: &str, case_insensitive: bool) -> Result<Matcher, regex::Error> {
+    fn new(pattern: &str, case_insensitive: bool) -> Result<Matcher, regex::Error> {
         let line = RegexBuilder::new(pattern)
             .case_insensitive(case_insensitive)
             .build()?;
@@ -197,7 +181,7 @@ impl Matcher {
     }
 
     /// True when some line of `text` matches.
-    pub(crate) fn is_match(&self, text: &str) -> bool {
+    fn is_match(&self, text: &str) -> bool {
         self.next_line(text, 0, &mut 0).is_some()
     }
 
@@ -295,7 +279,7 @@ fn line_before(text: &str, start: usize) -> (usize, &str) {
 }
 
 /// The state of one search: output so far and the caps.
-pub(crate) struct Search<'a> {
+struct Search<'a> {
     matcher: &'a Matcher,
     context: usize,
     max_results: usize,
@@ -307,7 +291,7 @@ pub(crate) struct Search<'a> {
 }
 
 impl<'a> Search<'a> {
-    pub(crate) fn new(matcher: &'a Matcher, context: usize, max_results: usize) -> Search<'a> {
+    fn new(matcher: &'a Matcher, context: usize, max_results: usize) -> Search<'a> {
         Search {
             matcher,
             context,
@@ -320,14 +304,14 @@ impl<'a> Search<'a> {
         }
     }
 
-    pub(crate) fn full(&self) -> bool {
+    fn full(&self) -> bool {
         self.hit_match_cap || self.hit_byte_cap
     }
 
     /// Matches as `path:line:text`, context lines as `path-line-text`, groups apart by `--`.
     /// Lines are numbered from the newlines counted on the way, and only matching lines and
     /// their context are cut out of the text.
-    pub(crate) fn file(&mut self, path: &str, text: &str) {
+    fn file(&mut self, path: &str, text: &str) {
         // The line last emitted: its index and where the line after it starts.
         let mut last: Option<(usize, usize)> = None;
         let mut after_until = 0usize;
@@ -419,13 +403,7 @@ impl<'a> Search<'a> {
         self.out.push_str(&entry);
     }
 
-    pub(crate) fn finish(
-        mut self,
-        pattern: &str,
-        path: &str,
-        skipped: usize,
-        cancelled: bool,
-    ) -> String {
+    fn finish(mut self, pattern: &str, path: &str, skipped: usize, cancelled: bool) -> String {
         if self.matches == 0 {
             self.out = format!("no matches for `{pattern}` in {path}");
         }

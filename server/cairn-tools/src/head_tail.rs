@@ -1,48 +1,70 @@
 //! `head_tail`: the first and/or last lines of a file.
 
 use std::fmt::Write as _;
-use std::sync::Arc;
 
-use cairn_workspace::Workspace;
-use rmcp::model::{CallToolResult, Tool};
+use cairn_toolkit::reply::{error, text};
+use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
+use rmcp::model::CallToolResult;
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
 
-use crate::util::{
-    MAX_OUTPUT_BYTES, blocking, cut_line, error_result, object_schema, parse_args, text_result,
-    tool,
-};
+use crate::Files;
+use crate::util::{MAX_OUTPUT_BYTES, blocking, cut_line};
 
 const DEFAULT_HEAD: usize = 10;
 const MAX_LINES: usize = 1000;
 
-#[derive(Debug, Deserialize)]
+/// The `head_tail` tool.
+pub struct HeadTail;
+
+/// Arguments of `head_tail`.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub struct Args {
+    /// File to read, relative to the workspace root (or absolute inside it).
     path: String,
+    /// Lines from the start. Default 10 when tail is not given, else 0.
+    #[schemars(range(min = 0, max = 1000))]
     head: Option<usize>,
+    /// Lines from the end. Default 0.
+    #[schemars(range(min = 0, max = 1000))]
     tail: Option<usize>,
 }
 
-pub(crate) fn definition() -> Tool {
-    let schema = object_schema(
-        json!({
-            "path": {"type": "string", "description": "File to read, relative to the workspace root (or absolute inside it)."},
-            "head": {"type": "integer", "minimum": 0, "maximum": MAX_LINES, "description": "Lines from the start. Default 10 when tail is not given, else 0."},
-            "tail": {"type": "integer", "minimum": 0, "maximum": MAX_LINES, "description": "Lines from the end. Default 0."}
-        }),
-        &["path"],
-    );
-    tool(
-        "head_tail",
-        "First/last lines",
-        "Show the first and/or last N numbered lines of a file; use it to peek at a log or a long file without reading it all.",
-        schema,
-        true,
-    )
+impl Tool for HeadTail {
+    type Host = Files;
+    type Args = Args;
+    const NAME: &'static str = "head_tail";
+    const TITLE: &'static str = "First/last lines";
+    const DESCRIPTION: &'static str = "Show the first and/or last N numbered lines of a file; use it to peek at a log or a long file without reading it all.";
+    const CATEGORY: Category = Category::File;
+    const EFFECT: Effect = Effect::Read;
+    const AGENT_ONLY: bool = false;
+
+    fn paths(args: &Args) -> Paths {
+        Paths::read(&args.path)
+    }
+
+    async fn call(files: &Files, args: Args, _: CallContext) -> CallToolResult {
+        let tail = args.tail.unwrap_or(0);
+        let head = args
+            .head
+            .unwrap_or(if args.tail.is_some() { 0 } else { DEFAULT_HEAD });
+        if head > MAX_LINES || tail > MAX_LINES {
+            return error(format!(
+                "invalid arguments for head_tail: head and tail are at most {MAX_LINES}"
+            ));
+        }
+        blocking(files.workspace(), move |ws| {
+            match ws.resolve(&args.path).and_then(|p| ws.read_text(&p)) {
+                Ok((content, _)) => text(render(&content, head, tail)),
+                Err(e) => error(e.to_string()),
+            }
+        })
+        .await
+    }
 }
 
-pub(crate) fn render(text: &str, head: usize, tail: usize) -> String {
+fn render(text: &str, head: usize, tail: usize) -> String {
     let lines: Vec<&str> = text.lines().collect();
     let total = lines.len();
     if total == 0 {
@@ -66,27 +88,4 @@ pub(crate) fn render(text: &str, head: usize, tail: usize) -> String {
     }
     let _ = write!(out, "[{total} lines in all]");
     out
-}
-
-pub(crate) async fn call(ws: Arc<Workspace>, arguments: Map<String, Value>) -> CallToolResult {
-    let args: Args = match parse_args("head_tail", arguments) {
-        Ok(args) => args,
-        Err(result) => return result,
-    };
-    let tail = args.tail.unwrap_or(0);
-    let head = args
-        .head
-        .unwrap_or(if args.tail.is_some() { 0 } else { DEFAULT_HEAD });
-    if head > MAX_LINES || tail > MAX_LINES {
-        return error_result(format!(
-            "invalid arguments for head_tail: head and tail are at most {MAX_LINES}"
-        ));
-    }
-    blocking(ws, move |ws| {
-        match ws.resolve(&args.path).and_then(|p| ws.read_text(&p)) {
-            Ok((text, _)) => text_result(render(&text, head, tail)),
-            Err(e) => error_result(e.to_string()),
-        }
-    })
-    .await
 }

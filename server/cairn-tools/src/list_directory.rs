@@ -1,64 +1,62 @@
 //! `list_directory`: the entries of a directory, symlinks marked and not followed.
 
 use std::fmt::Write as _;
-use std::sync::Arc;
 
-use cairn_workspace::{DirEntry, EntryKind, Workspace};
-use rmcp::model::{CallToolResult, Tool};
+use cairn_toolkit::reply::{error, text};
+use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
+use cairn_workspace::{DirEntry, EntryKind};
+use rmcp::model::CallToolResult;
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
 
-use crate::util::{
-    MAX_OUTPUT_BYTES, blocking, error_result, object_schema, parse_args, text_result, tool,
-};
+use crate::Files;
+use crate::util::{MAX_OUTPUT_BYTES, blocking};
 
 /// Entries shown at most.
 const MAX_ENTRIES: usize = 1000;
 
-#[derive(Debug, Deserialize)]
+/// The `list_directory` tool.
+pub struct ListDirectory;
+
+/// Arguments of `list_directory`.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub struct Args {
+    /// Directory to list, relative to the workspace root (or absolute inside it). Default: the root.
     path: Option<String>,
 }
 
-pub(crate) fn definition() -> Tool {
-    let schema = object_schema(
-        json!({
-            "path": {
-                "type": "string",
-                "description": "Directory to list, relative to the workspace root (or absolute inside it). Default: the root."
+impl Tool for ListDirectory {
+    type Host = Files;
+    type Args = Args;
+    const NAME: &'static str = "list_directory";
+    const TITLE: &'static str = "List directory";
+    const DESCRIPTION: &'static str = "List a directory's entries (directories end in `/`, symlinks in `@`); use it to find your way around the workspace.";
+    const CATEGORY: Category = Category::File;
+    const EFFECT: Effect = Effect::Read;
+    const AGENT_ONLY: bool = false;
+
+    /// Names only: no file content is read, and the scope still refuses paths outside the
+    /// roots.
+    fn paths(_: &Args) -> Paths {
+        Paths::metadata()
+    }
+
+    async fn call(files: &Files, args: Args, _: CallContext) -> CallToolResult {
+        blocking(files.workspace(), move |ws| {
+            let requested = args.path.as_deref().unwrap_or(".");
+            match ws
+                .resolve(requested)
+                .and_then(|p| ws.list_dir(&p).map(|e| (p, e)))
+            {
+                Ok((path, entries)) => text(render(&path.display_path(), &entries)),
+                Err(e) => error(e.to_string()),
             }
-        }),
-        &[],
-    );
-    tool(
-        "list_directory",
-        "List directory",
-        "List a directory's entries (directories end in `/`, symlinks in `@`); use it to find your way around the workspace.",
-        schema,
-        true,
-    )
+        })
+        .await
+    }
 }
 
-pub(crate) async fn call(ws: Arc<Workspace>, arguments: Map<String, Value>) -> CallToolResult {
-    let args: Args = match parse_args("list_directory", arguments) {
-        Ok(args) => args,
-        Err(result) => return result,
-    };
-    blocking(ws, move |ws| {
-        let requested = args.path.as_deref().unwrap_or(".");
-        match ws
-            .resolve(requested)
-            .and_then(|p| ws.list_dir(&p).map(|e| (p, e)))
-        {
-            Ok((path, entries)) => text_result(render(&path.display_path(), &entries)),
-            Err(e) => error_result(e.to_string()),
-        }
-    })
-    .await
-}
-
-pub(crate) fn render(path: &str, entries: &[DirEntry]) -> String {
+fn render(path: &str, entries: &[DirEntry]) -> String {
     if entries.is_empty() {
         return format!("{path} is an empty directory");
     }

@@ -1,47 +1,48 @@
 //! `make_directory`: create a directory and its missing parents.
 
-use std::sync::Arc;
-
-use cairn_workspace::Workspace;
-use rmcp::model::{CallToolResult, Tool};
+use cairn_toolkit::reply::{error, text};
+use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
+use rmcp::model::CallToolResult;
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
 
-use crate::util::{blocking, error_result, object_schema, parse_args, text_result, tool};
+use crate::Files;
+use crate::util::blocking;
 
-#[derive(Debug, Deserialize)]
+/// The `make_directory` tool.
+pub struct MakeDirectory;
+
+/// Arguments of `make_directory`.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub struct Args {
+    /// Directory to create, relative to the workspace root (or absolute inside it).
     path: String,
 }
 
-pub(crate) fn definition() -> Tool {
-    let schema = object_schema(
-        json!({"path": {"type": "string", "description": "Directory to create, relative to the workspace root (or absolute inside it)."}}),
-        &["path"],
-    );
-    tool(
-        "make_directory",
-        "Make directory",
-        "Create a directory (and missing parents); an existing directory is fine. Files do not need it: writing a file creates its directories.",
-        schema,
-        false,
-    )
-}
+impl Tool for MakeDirectory {
+    type Host = Files;
+    type Args = Args;
+    const NAME: &'static str = "make_directory";
+    const TITLE: &'static str = "Make directory";
+    const DESCRIPTION: &'static str = "Create a directory (and missing parents); an existing directory is fine. Files do not need it: writing a file creates its directories.";
+    const CATEGORY: Category = Category::File;
+    const EFFECT: Effect = Effect::Write;
+    const AGENT_ONLY: bool = true;
 
-pub(crate) async fn call(ws: Arc<Workspace>, arguments: Map<String, Value>) -> CallToolResult {
-    let args: Args = match parse_args("make_directory", arguments) {
-        Ok(args) => args,
-        Err(result) => return result,
-    };
-    blocking(ws, move |ws| {
-        match ws
-            .resolve(&args.path)
-            .and_then(|p| ws.create_dir(&p).map(|()| p))
-        {
-            Ok(path) => text_result(format!("created directory {}", path.display_path())),
-            Err(e) => error_result(e.to_string()),
-        }
-    })
-    .await
+    fn paths(args: &Args) -> Paths {
+        Paths::write(&args.path)
+    }
+
+    async fn call(files: &Files, args: Args, _: CallContext) -> CallToolResult {
+        blocking(files.workspace(), move |ws| {
+            match ws
+                .resolve(&args.path)
+                .and_then(|p| ws.create_dir(&p).map(|()| p))
+            {
+                Ok(path) => text(format!("created directory {}", path.display_path())),
+                Err(e) => error(e.to_string()),
+            }
+        })
+        .await
+    }
 }

@@ -1,70 +1,61 @@
 //! `move_file`: Move or rename a file or directory; it fails if the destination exists, so it never overwrites anything.
 
-use std::sync::Arc;
-
-use cairn_workspace::Workspace;
-use rmcp::model::{CallToolResult, Tool};
+use cairn_toolkit::reply::{error, text, with_edits};
+use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
+use rmcp::model::CallToolResult;
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
 
-use crate::util::{
-    blocking, error_result, object_schema, parse_args, report, text_result, tool, with_edits,
-};
+use crate::Files;
+use crate::util::{blocking, report};
 
-#[derive(Debug, Deserialize)]
+/// The `move_file` tool.
+pub struct MoveFile;
+
+/// Arguments of `move_file`.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub struct Args {
+    /// Source path, relative to the workspace root (or absolute inside it).
     from: String,
+    /// Destination path, which must not exist yet.
     to: String,
 }
 
-pub(crate) fn definition() -> Tool {
-    let schema = object_schema(
-        json!({
-            "from": {"type": "string", "description": "Source path, relative to the workspace root (or absolute inside it)."},
-            "to": {"type": "string", "description": "Destination path, which must not exist yet."}
-        }),
-        &["from", "to"],
-    );
-    tool(
-        "move_file",
-        "Move file",
-        "Move or rename a file or directory; it fails if the destination exists, so it never overwrites anything.",
-        schema,
-        false,
-    )
-}
+impl Tool for MoveFile {
+    type Host = Files;
+    type Args = Args;
+    const NAME: &'static str = "move_file";
+    const TITLE: &'static str = "Move file";
+    const DESCRIPTION: &'static str = "Move or rename a file or directory; it fails if the destination exists, so it never overwrites anything.";
+    const CATEGORY: Category = Category::File;
+    const EFFECT: Effect = Effect::Write;
+    const AGENT_ONLY: bool = true;
 
-pub(crate) async fn call(ws: Arc<Workspace>, arguments: Map<String, Value>) -> CallToolResult {
-    let args: Args = match parse_args("move_file", arguments) {
-        Ok(args) => args,
-        Err(result) => return result,
-    };
-    blocking(ws, move |ws| {
-        let (from, to) = match ws
-            .resolve(&args.from)
-            .and_then(|f| ws.resolve(&args.to).map(|t| (f, t)))
-        {
-            Ok(paths) => paths,
-            Err(e) => return error_result(e.to_string()),
-        };
-        match ws.rename(&from, &to) {
-            Ok(()) => {
-                let reports = vec![report(&from, None), report(&to, None)];
-                with_edits(
-                    text_result(format!(
+    fn paths(args: &Args) -> Paths {
+        Paths::write(&args.from).and_write(&args.to)
+    }
+
+    async fn call(files: &Files, args: Args, _: CallContext) -> CallToolResult {
+        blocking(files.workspace(), move |ws| {
+            let (from, to) = match ws
+                .resolve(&args.from)
+                .and_then(|f| ws.resolve(&args.to).map(|t| (f, t)))
+            {
+                Ok(paths) => paths,
+                Err(e) => return error(e.to_string()),
+            };
+            match ws.rename(&from, &to) {
+                Ok(()) => with_edits(
+                    text(format!(
                         "moved {} to {}",
                         from.display_path(),
                         to.display_path()
                     )),
-                    reports,
-                )
+                    &[report(&from, None), report(&to, None)],
+                ),
+                Err(e) => with_edits(error(e.to_string()), &[report(&to, Some(e.to_string()))]),
             }
-            Err(e) => with_edits(
-                error_result(e.to_string()),
-                vec![report(&to, Some(e.to_string()))],
-            ),
-        }
-    })
-    .await
+        })
+        .await
+    }
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use cairn_agent::tools::{CallContext, EditReport, edits_of};
+use cairn_agent::tools::{CallContext, EditReport, Effect, ToolHost, edits_of};
 use cairn_workspace::{ByteEdit, DocumentOverlay, OpenDocument, OverlayError};
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
@@ -18,7 +18,7 @@ use super::*;
 struct Fixture {
     _tmp: tempfile::TempDir,
     base: PathBuf,
-    tools: BuiltinTools,
+    tools: ToolSet<Files>,
 }
 
 impl Fixture {
@@ -49,7 +49,7 @@ fn fixture(spec: &[&str]) -> Fixture {
     Fixture {
         _tmp: tmp,
         base,
-        tools: BuiltinTools::new(Arc::new(ws)),
+        tools: file_tools(Arc::new(ws)),
     }
 }
 
@@ -129,12 +129,35 @@ async fn run(f: &Fixture, name: &str, args: Value, expected: &str) {
     }
 }
 
+/// Every file and directory under `dir`, with the files' bytes.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Option<Vec<u8>>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path.clone());
+                out.push((path, None));
+            } else {
+                let bytes = fs::read(&path).unwrap();
+                out.push((path, Some(bytes)));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 #[test]
 fn definitions() {
     let f = fixture(&[]);
     let tools = f.tools.list();
     let names: Vec<_> = tools.iter().map(|t| t.tool.name.to_string()).collect();
-    assert_eq!(names, TOOL_NAMES);
+    assert_eq!(
+        names,
+        FILE_TOOLS.iter().map(Entry::name).collect::<Vec<_>>()
+    );
     for info in &tools {
         let schema = &info.tool.input_schema;
         assert_eq!(
@@ -247,7 +270,7 @@ async fn argument_errors_name_the_field() {
         (
             "nuke_file",
             json!({}),
-            "ERR unknown tool `nuke_file`; the built-in file tools are read_file, list_directory, grep, edit_file, read_many…",
+            "ERR unknown tool `nuke_file`; the tools here are read_file, list_directory, grep, edit_file, read_many…",
         ),
     ] {
         run(&f, name, args, expected).await;
@@ -341,7 +364,7 @@ async fn scope_denials_say_what_and_why() {
 fn read_render_table() {
     #[track_caller]
     fn check(text: &str, offset: usize, limit: usize, expected: &str) {
-        let got = match read_file::render(text, offset, limit) {
+        let got = match numbered::render(text, offset, limit) {
             Ok(out) => out,
             Err(e) => format!("ERR {e}"),
         };
@@ -364,7 +387,7 @@ fn read_render_table() {
     );
     check("", 1, 5, "(empty file)");
     let long = "x".repeat(2500);
-    let got = read_file::render(&long, 1, 1).unwrap();
+    let got = numbered::render(&long, 1, 1).unwrap();
     assert!(
         got.ends_with("… [line cut]\n\n[lines longer than 2000 characters were cut]"),
         "{got}"
@@ -562,8 +585,8 @@ async fn grep_stops_when_cancelled() {
 
 #[track_caller]
 fn check_plan(text: &str, old: &str, new: &str, all: bool, expected: Result<(&str, usize), &str>) {
-    let got = edit_file::plan(text, "f", old, new, all)
-        .map(|p| (edit_file::apply(text, &p.edits), p.first_line));
+    let got =
+        edit::plan(text, "f", old, new, all).map(|p| (edit::apply(text, &p.edits), p.first_line));
     let got = got
         .as_ref()
         .map(|(t, l)| (t.as_str(), *l))
@@ -823,7 +846,7 @@ async fn edit_file_goes_through_the_editor_when_open() {
         let f = Fixture {
             _tmp: tempfile::tempdir().unwrap(),
             base: base.clone(),
-            tools: BuiltinTools::new(Arc::new(ws)),
+            tools: file_tools(Arc::new(ws)),
         };
         // read_file sees the unsaved text.
         run(
@@ -866,5 +889,7 @@ async fn edit_file_goes_through_the_editor_when_open() {
     }
 }
 
+mod arguments;
 mod files;
+mod protected;
 mod search;

@@ -2,51 +2,103 @@
 //!
 //! Built from [`Workspace::walk_sorted`], so ignored and hidden files, `.git` and symlinks are
 //! left out, and so are directories that hold no file shown.
+//!
+//! [`Workspace::walk_sorted`]: cairn_workspace::Workspace::walk_sorted
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::fmt::Write as _;
-use std::sync::Arc;
 
-use cairn_workspace::Workspace;
-use rmcp::model::{CallToolResult, Tool};
+use cairn_toolkit::reply::{error, text};
+use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
+use rmcp::model::CallToolResult;
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
 
-use crate::glob::{walk_options, with_walk_switches};
-use crate::util::{
-    MAX_OUTPUT_BYTES, blocking, error_result, object_schema, parse_args, text_result, tool,
-};
+use crate::Files;
+use crate::util::{MAX_OUTPUT_BYTES, blocking};
+use crate::walk::walk_options;
 
 const DEFAULT_DEPTH: usize = 3;
 const MAX_DEPTH: usize = 20;
 const MAX_ENTRIES: usize = 500;
 
-#[derive(Debug, Deserialize)]
+/// The `tree` tool.
+pub struct Tree;
+
+/// Arguments of `tree`.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub struct Args {
+    /// Directory to show, relative to the workspace root. Default: the root.
     path: Option<String>,
+    /// Levels shown; deeper directories show a file count. Default 3.
+    #[schemars(range(min = 1, max = 20))]
     depth: Option<usize>,
+    /// Also include hidden files and directories (names starting with `.`; `.git` never). Default false.
     include_hidden: Option<bool>,
+    /// Also include files that .gitignore or .ignore rules leave out. Default false.
     include_ignored: Option<bool>,
 }
 
-pub(crate) fn definition() -> Tool {
-    let schema = object_schema(
-        with_walk_switches(json!({
-            "path": {"type": "string", "description": "Directory to show, relative to the workspace root. Default: the root."},
-            "depth": {"type": "integer", "minimum": 1, "maximum": MAX_DEPTH, "description": format!("Levels shown; deeper directories show a file count. Default {DEFAULT_DEPTH}.")}
-        })),
-        &[],
-    );
-    tool(
-        "tree",
-        "Directory tree",
-        "Show the files under a directory as a tree (skipping files ignored by .gitignore and hidden ones), to a depth; use it to get an overview of a project's layout.",
-        schema,
-        true,
-    )
+impl Tool for Tree {
+    type Host = Files;
+    type Args = Args;
+    const NAME: &'static str = "tree";
+    const TITLE: &'static str = "Directory tree";
+    const DESCRIPTION: &'static str = "Show the files under a directory as a tree (skipping files ignored by .gitignore and hidden ones), to a depth; use it to get an overview of a project's layout.";
+    const CATEGORY: Category = Category::File;
+    const EFFECT: Effect = Effect::Read;
+    const AGENT_ONLY: bool = false;
+
+    /// The walk skips what the user may not read.
+    fn paths(_: &Args) -> Paths {
+        Paths::walks()
+    }
+
+    async fn call(files: &Files, args: Args, _: CallContext) -> CallToolResult {
+        let depth = args.depth.unwrap_or(DEFAULT_DEPTH);
+        if !(1..=MAX_DEPTH).contains(&depth) {
+            return error(format!(
+                "invalid argument `depth` for tree: it must be between 1 and {MAX_DEPTH}"
+            ));
+        }
+        blocking(files.workspace(), move |ws| {
+            let requested = args.path.as_deref().unwrap_or(".");
+            let (start, walked) = match ws.resolve(requested).and_then(|p| {
+                let options = walk_options(None, args.include_hidden, args.include_ignored);
+                ws.walk_sorted(&p, &options, &|| false).map(|w| (p, w))
+            }) {
+                Ok(r) => r,
+                Err(e) => return error(e.to_string()),
+            };
+            let mut root = Node::default();
+            // Every file lies below `start`: its components after `start`'s own are its parts.
+            let skip = start.relative().components().count();
+            let mut parts = Vec::new();
+            for file in &walked.files {
+                parts.clear();
+                parts.extend(
+                    file.relative()
+                        .iter()
+                        .skip(skip)
+                        .map(OsStr::to_string_lossy),
+                );
+                root.add(&parts);
+            }
+            let mut out = format!("{}/ ({} files)\n", start.display_path(), root.total);
+            let mut shown = 0;
+            root.render(&mut out, 1, depth, &mut shown);
+            if shown >= MAX_ENTRIES || out.len() > MAX_OUTPUT_BYTES {
+                let _ = write!(
+                    out,
+                    "[tree cut after {shown} entries; show a subdirectory or a smaller depth]"
+                );
+            }
+            text(out.trim_end().to_owned())
+        })
+        .await
+    }
 }
 
 #[derive(Default)]
@@ -96,52 +148,4 @@ impl Node {
             let _ = writeln!(out, "{}{file}", "  ".repeat(indent));
         }
     }
-}
-
-pub(crate) async fn call(ws: Arc<Workspace>, arguments: Map<String, Value>) -> CallToolResult {
-    let args: Args = match parse_args("tree", arguments) {
-        Ok(args) => args,
-        Err(result) => return result,
-    };
-    let depth = args.depth.unwrap_or(DEFAULT_DEPTH);
-    if !(1..=MAX_DEPTH).contains(&depth) {
-        return error_result(format!(
-            "invalid argument `depth` for tree: it must be between 1 and {MAX_DEPTH}"
-        ));
-    }
-    blocking(ws, move |ws| {
-        let requested = args.path.as_deref().unwrap_or(".");
-        let (start, walked) = match ws.resolve(requested).and_then(|p| {
-            let options = walk_options(None, args.include_hidden, args.include_ignored);
-            ws.walk_sorted(&p, &options, &|| false).map(|w| (p, w))
-        }) {
-            Ok(r) => r,
-            Err(e) => return error_result(e.to_string()),
-        };
-        let mut root = Node::default();
-        // Every file lies below `start`: its components after `start`'s own are its parts.
-        let skip = start.relative().components().count();
-        let mut parts = Vec::new();
-        for file in &walked.files {
-            parts.clear();
-            parts.extend(
-                file.relative()
-                    .iter()
-                    .skip(skip)
-                    .map(OsStr::to_string_lossy),
-            );
-            root.add(&parts);
-        }
-        let mut out = format!("{}/ ({} files)\n", start.display_path(), root.total);
-        let mut shown = 0;
-        root.render(&mut out, 1, depth, &mut shown);
-        if shown >= MAX_ENTRIES || out.len() > MAX_OUTPUT_BYTES {
-            let _ = write!(
-                out,
-                "[tree cut after {shown} entries; show a subdirectory or a smaller depth]"
-            );
-        }
-        text_result(out.trim_end().to_owned())
-    })
-    .await
 }

@@ -1,67 +1,14 @@
-//! Helpers shared by the tools: argument parsing, results, schemas, caps.
+//! Helpers shared by the file tools: running off the executor, cutting lines, reading and
+//! writing files for an edit, edit reports, caps.
 
 use std::sync::Arc;
 
+use cairn_toolkit::reply::{error, with_edits};
 use cairn_workspace::Workspace;
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
-use serde::de::DeserializeOwned;
-use serde_json::{Map, Value};
+use rmcp::model::CallToolResult;
 
 /// Cap on the text a tool returns, so one call cannot flood the model's context.
 pub(crate) const MAX_OUTPUT_BYTES: usize = 50_000;
-
-pub(crate) fn text_result(text: impl Into<String>) -> CallToolResult {
-    CallToolResult::success(vec![ContentBlock::text(text)])
-}
-
-pub(crate) fn error_result(text: impl Into<String>) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(text)])
-}
-
-/// Deserialise the arguments, or an `is_error` result that names the offending field.
-pub(crate) fn parse_args<T: DeserializeOwned>(
-    tool: &str,
-    arguments: Map<String, Value>,
-) -> Result<T, CallToolResult> {
-    serde_path_to_error::deserialize(Value::Object(arguments)).map_err(|e| {
-        let path = e.path().to_string();
-        // Missing and unknown fields are reported at the top level; their message names them.
-        if path == "." {
-            error_result(format!("invalid arguments for {tool}: {}", e.inner()))
-        } else {
-            error_result(format!(
-                "invalid argument `{path}` for {tool}: {}",
-                e.inner()
-            ))
-        }
-    })
-}
-
-/// An object schema that refuses unknown properties.
-pub(crate) fn object_schema(properties: Value, required: &[&str]) -> JsonObject {
-    let mut schema = Map::new();
-    schema.insert("type".to_owned(), Value::from("object"));
-    schema.insert("properties".to_owned(), properties);
-    schema.insert("required".to_owned(), Value::from(required.to_vec()));
-    schema.insert("additionalProperties".to_owned(), Value::Bool(false));
-    schema
-}
-
-/// A tool definition; `read_only` tools are also idempotent and non-destructive.
-pub(crate) fn tool(
-    name: &'static str,
-    title: &str,
-    description: &'static str,
-    schema: JsonObject,
-    read_only: bool,
-) -> Tool {
-    let annotations = ToolAnnotations::with_title(title)
-        .read_only(read_only)
-        .destructive(!read_only)
-        .idempotent(read_only)
-        .open_world(false);
-    Tool::new(name, description, Arc::new(schema)).with_annotations(annotations)
-}
 
 /// Run blocking file work off the async executor; a panic inside becomes an error result.
 pub(crate) async fn blocking(
@@ -70,7 +17,7 @@ pub(crate) async fn blocking(
 ) -> CallToolResult {
     match tokio::task::spawn_blocking(move || f(&ws)).await {
         Ok(result) => result,
-        Err(e) => error_result(format!("internal error: the tool failed ({e})")),
+        Err(e) => error(format!("internal error: the tool failed ({e})")),
     }
 }
 
@@ -83,14 +30,6 @@ pub(crate) fn cut_line(line: &str, max: usize) -> (std::borrow::Cow<'_, str>, bo
         ),
         None => (line.into(), false),
     }
-}
-
-/// `result` reporting `reports` for the editor.
-pub(crate) fn with_edits(
-    result: CallToolResult,
-    reports: Vec<cairn_agent::tools::EditReport>,
-) -> CallToolResult {
-    cairn_toolkit::reply::with_edits(result, &reports)
 }
 
 /// An edit report for `path`: applied, or rejected with a reason.
@@ -107,10 +46,7 @@ pub(crate) fn report(
 
 /// A rejected edit of `path`: an error result that reports it, with the reason.
 pub(crate) fn rejected(path: &cairn_workspace::WorkspacePath, reason: String) -> CallToolResult {
-    with_edits(
-        error_result(reason.clone()),
-        vec![report(path, Some(reason))],
-    )
+    with_edits(error(reason.clone()), &[report(path, Some(reason))])
 }
 
 /// What an editing tool read: the text and the editor's version when open, `None` when the
@@ -136,8 +72,8 @@ pub(crate) async fn read_for_edit(
     .await;
     match resolved {
         Ok(Ok(r)) => Ok(r),
-        Ok(Err(denied)) => Err(error_result(denied.to_string())),
-        Err(e) => Err(error_result(e)),
+        Ok(Err(denied)) => Err(error(denied.to_string())),
+        Err(e) => Err(error(e)),
     }
 }
 

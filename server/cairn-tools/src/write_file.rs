@@ -1,66 +1,63 @@
 //! `write_file`: replace a file's whole content (or create it); through the editor when open.
 
-use std::sync::Arc;
-
-use cairn_workspace::Workspace;
-use rmcp::model::{CallToolResult, Tool};
+use cairn_toolkit::reply::{error, text, with_edits};
+use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
+use rmcp::model::CallToolResult;
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
 
-use crate::util::{
-    error_result, object_schema, parse_args, plural, report, text_result, tool, with_edits,
-    write_whole,
-};
+use crate::Files;
+use crate::util::{plural, read_for_edit, rejected, report, write_whole};
 
-#[derive(Debug, Deserialize)]
+/// The `write_file` tool.
+pub struct WriteFile;
+
+/// Arguments of `write_file`.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub struct Args {
+    /// File to write, relative to the workspace root (or absolute inside it).
     path: String,
+    /// The whole new content of the file.
     content: String,
 }
 
-pub(crate) fn definition() -> Tool {
-    let schema = object_schema(
-        json!({
-            "path": {"type": "string", "description": "File to write, relative to the workspace root (or absolute inside it)."},
-            "content": {"type": "string", "description": "The whole new content of the file."}
-        }),
-        &["path", "content"],
-    );
-    tool(
-        "write_file",
-        "Write file",
-        "Replace a file's whole content, or create it (with missing directories); prefer edit_file for small changes to an existing file.",
-        schema,
-        false,
-    )
-}
+impl Tool for WriteFile {
+    type Host = Files;
+    type Args = Args;
+    const NAME: &'static str = "write_file";
+    const TITLE: &'static str = "Write file";
+    const DESCRIPTION: &'static str = "Replace a file's whole content, or create it (with missing directories); prefer edit_file for small changes to an existing file.";
+    const CATEGORY: Category = Category::File;
+    const EFFECT: Effect = Effect::Write;
+    const AGENT_ONLY: bool = true;
 
-pub(crate) async fn call(ws: Arc<Workspace>, arguments: Map<String, Value>) -> CallToolResult {
-    let args: Args = match parse_args("write_file", arguments) {
-        Ok(args) => args,
-        Err(result) => return result,
-    };
-    let (path, read) = match crate::util::read_for_edit(&ws, &args.path).await {
-        Ok(r) => r,
-        Err(result) => return result,
-    };
-    let shown = path.display_path();
-    let (old, version) = match read {
-        Ok(Some((old, version))) => (old, version),
-        Ok(None) => (String::new(), None),
-        Err(e) => return crate::util::rejected(&path, e),
-    };
-    let existed = !(old.is_empty() && version.is_none());
-    let lines = plural(args.content.lines().count(), "line");
-    match write_whole(&ws, &path, &old, version, args.content).await {
-        Ok(where_) => {
-            let verb = if existed { "wrote" } else { "created" };
-            with_edits(
-                text_result(format!("{verb} {shown} ({lines}){where_}")),
-                vec![report(&path, None)],
-            )
+    fn paths(args: &Args) -> Paths {
+        Paths::write(&args.path)
+    }
+
+    async fn call(files: &Files, args: Args, _: CallContext) -> CallToolResult {
+        let ws = files.workspace();
+        let (path, read) = match read_for_edit(&ws, &args.path).await {
+            Ok(r) => r,
+            Err(result) => return result,
+        };
+        let shown = path.display_path();
+        let (old, version) = match read {
+            Ok(Some((old, version))) => (old, version),
+            Ok(None) => (String::new(), None),
+            Err(e) => return rejected(&path, e),
+        };
+        let existed = !(old.is_empty() && version.is_none());
+        let lines = plural(args.content.lines().count(), "line");
+        match write_whole(&ws, &path, &old, version, args.content).await {
+            Ok(where_) => {
+                let verb = if existed { "wrote" } else { "created" };
+                with_edits(
+                    text(format!("{verb} {shown} ({lines}){where_}")),
+                    &[report(&path, None)],
+                )
+            }
+            Err(e) => with_edits(error(e.clone()), &[report(&path, Some(e))]),
         }
-        Err(e) => with_edits(error_result(e.clone()), vec![report(&path, Some(e))]),
     }
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use cairn_agent::tools::{CallContext, ToolHost};
-use cairn_tools::BuiltinTools;
+use cairn_tools::file_tools;
 use cairn_workspace::Workspace;
 use tokio_util::sync::CancellationToken;
 
@@ -57,7 +57,7 @@ fn time_rg(args: &[&str], root: &Path) -> Option<(f64, usize)> {
 }
 
 async fn time_tool(
-    host: &BuiltinTools,
+    host: &impl ToolHost,
     name: &str,
     args: serde_json::Value,
 ) -> Option<(f64, usize)> {
@@ -97,7 +97,7 @@ pub async fn search(files: usize) -> anyhow::Result<ExitCode> {
         "generated {files} files in {:.1} s under a temporary directory\n",
         started.elapsed().as_secs_f64()
     );
-    let host = BuiltinTools::new(Arc::new(
+    let host = file_tools(Arc::new(
         Workspace::new(vec![root.clone()]).map_err(|e| anyhow::format_err!("{e}"))?,
     ));
     let rows = [

@@ -528,7 +528,7 @@ pub fn start_hub(
         add_builtin(
             &hub,
             "cairn-files",
-            cairn_tools::BuiltinTools::new(workspace.clone()),
+            cairn_tools::file_tools(workspace.clone()),
         );
         add_builtin(
             &hub,

@@ -46,7 +46,7 @@ macro_rules! handler {
             ws: &cairn_workspace::Workspace,
             arguments: serde_json::Map<String, serde_json::Value>,
         ) -> rmcp::model::CallToolResult {
-            match crate::util::parse_args::<$args>($tool, arguments) {
+            match cairn_toolkit::reply::parse_args::<$args>($tool, arguments) {
                 Ok(args) => crate::git::finish($imp(ws, args)),
                 Err(result) => result,
             }
@@ -68,7 +68,9 @@ use git2::{Commit, Oid, Repository};
 use rmcp::model::{CallToolResult, Tool};
 use serde_json::{Map, Value};
 
-use crate::util::{MAX_OUTPUT_BYTES, blocking, error_result, text_result};
+use cairn_toolkit::reply::{error as error_result, text as text_result};
+
+use crate::util::{MAX_OUTPUT_BYTES, blocking};
 
 /// The git tool names, in the order listed.
 pub const GIT_TOOL_NAMES: [&str; 19] = [
@@ -250,7 +252,28 @@ pub(crate) fn schema(properties: Value, required: &[&str]) -> rmcp::model::JsonO
             "description": "A directory inside the repository, relative to the workspace root. Default: the workspace root."
         }),
     );
-    crate::util::object_schema(Value::Object(properties), required)
+    let mut schema = Map::new();
+    schema.insert("type".to_owned(), Value::from("object"));
+    schema.insert("properties".to_owned(), Value::Object(properties));
+    schema.insert("required".to_owned(), Value::from(required.to_vec()));
+    schema.insert("additionalProperties".to_owned(), Value::Bool(false));
+    schema
+}
+
+/// A tool definition; `read_only` tools are also idempotent and non-destructive.
+pub(crate) fn tool(
+    name: &'static str,
+    title: &str,
+    description: &'static str,
+    schema: rmcp::model::JsonObject,
+    read_only: bool,
+) -> Tool {
+    let annotations = rmcp::model::ToolAnnotations::with_title(title)
+        .read_only(read_only)
+        .destructive(!read_only)
+        .idempotent(read_only)
+        .open_world(false);
+    Tool::new(name, description, Arc::new(schema)).with_annotations(annotations)
 }
 
 /// An opened repository whose working directory is inside the workspace.

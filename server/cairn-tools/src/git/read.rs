@@ -11,8 +11,9 @@ use rmcp::model::Tool;
 use serde::Deserialize;
 use serde_json::json;
 
+use super::tool;
 use super::{Fail, GitResult, Repo, is_whole, one_line, open, schema, short};
-use crate::util::{MAX_OUTPUT_BYTES, tool};
+use crate::util::MAX_OUTPUT_BYTES;
 
 /// Commits shown by `git_log` and `git_file_history` when no `max_count` is given.
 const DEFAULT_MAX_COUNT: usize = 30;

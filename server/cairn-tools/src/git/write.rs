@@ -9,10 +9,10 @@ use rmcp::model::Tool;
 use serde::Deserialize;
 use serde_json::json;
 
+use super::tool;
 use super::{
     Fail, GitResult, Repo, check_nested, identity, is_whole, one_line, open, refuse_dash, schema,
 };
-use crate::util::tool;
 
 // ---------------------------------------------------------------- git_branch_create
 

@@ -464,7 +464,7 @@ async fn writes_to_open_documents_go_through_the_editor() {
     let f = Fixture {
         _tmp: tmp,
         base,
-        tools: BuiltinTools::new(Arc::new(ws)),
+        tools: file_tools(Arc::new(ws)),
     };
     let whole = |text: &str| ByteEdit {
         start: 0,

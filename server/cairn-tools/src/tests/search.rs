@@ -152,7 +152,7 @@ async fn grep_searches_unsaved_buffers_not_the_disk() {
     let f = Fixture {
         _tmp: tmp,
         base,
-        tools: BuiltinTools::new(Arc::new(ws)),
+        tools: file_tools(Arc::new(ws)),
     };
     run(
         &f,
