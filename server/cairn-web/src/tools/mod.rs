@@ -15,7 +15,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use cairn_toolkit::reply::{error, from_text};
-use cairn_toolkit::{CallContext, Entry, Tool, ToolSet};
+use cairn_toolkit::{CallContext, Entry, ToolSet};
 use cairn_workspace::Workspace;
 use rmcp::model::CallToolResult;
 
