@@ -38,10 +38,18 @@ impl Tool for ApplyPatch {
     const EFFECT: Effect = Effect::Write;
     const AGENT_ONLY: bool = true;
 
-    /// None declared: the files are named inside the patch, not by an argument; the workspace
-    /// checks each one as it is read and written, and refuses a protected one there.
-    fn paths(_: &Args) -> Paths {
-        Paths::none()
+    /// The files the patch names: each one it changes or deletes is read and written, each one
+    /// it creates is written. A patch that does not parse declares none; the call reports it.
+    fn paths(args: &Args) -> Paths {
+        let Ok(files) = parse_patch(&args.patch) else {
+            return Paths::none();
+        };
+        files.iter().fold(Paths::none(), |paths, file| {
+            let target = file.new_path.as_deref().or(file.old_path.as_deref());
+            paths
+                .and_read_opt(file.old_path.as_deref())
+                .and_write_opt(target)
+        })
     }
 
     async fn call(files: &Files, args: Args, _: CallContext) -> CallToolResult {

@@ -106,6 +106,34 @@ async fn protected_paths_are_refused_before_the_call_naming_the_operation() {
             "{name} {args} changed the disk"
         );
     }
+    // apply_patch names its files inside the patch: each protected one is declared with what
+    // the patch does to it (read and written when changed, written when created).
+    for (patch, expected) in [
+        (
+            "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+b\n--- a/.env\n+++ b/.env\n@@ -1 +1 @@\n-TOKEN=s3cret\n+TOKEN=x\n",
+            vec![(".env", "read"), (".env", "write")],
+        ),
+        (
+            "--- /dev/null\n+++ b/.envrc\n@@ -0,0 +1 @@\n+export X=1\n",
+            vec![(".envrc", "write")],
+        ),
+    ] {
+        let Value::Object(map) = json!({"patch": patch}) else {
+            unreachable!()
+        };
+        let result = f.tools.call("apply_patch", map, ctx()).await;
+        assert_eq!(result.is_error, Some(true), "{patch}");
+        let protected: Vec<_> = protected_of(&result)
+            .into_iter()
+            .map(|p| (p.path, p.operation))
+            .collect();
+        let expected: Vec<_> = expected
+            .into_iter()
+            .map(|(p, o)| (p.to_owned(), o.to_owned()))
+            .collect();
+        assert_eq!(protected, expected, "{patch}");
+        assert_eq!(snapshot(&f.root()), before, "{patch} changed the disk");
+    }
     // The walking tools are not refused: the walk leaves the protected file out.
     for (name, args) in [
         ("grep", json!({"pattern": "TOKEN|a"})),
