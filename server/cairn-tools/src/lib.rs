@@ -46,7 +46,7 @@ use futures::future::BoxFuture;
 use rmcp::model::CallToolResult;
 use serde_json::{Map, Value};
 
-pub use crate::git::{GIT_TOOL_NAMES, GitTools};
+pub use crate::git::{GIT_TOOLS, Git, git_tools};
 use crate::util::error_result;
 
 /// The tool names this host serves, in the order listed.
