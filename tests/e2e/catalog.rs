@@ -15,6 +15,7 @@ use crate::support::{Sandbox, text};
 fn registry() -> Vec<ToolInfo> {
     let mut all: Vec<ToolInfo> = Vec::new();
     all.extend(cairn_tools::FILE_TOOLS.iter().map(|e| e.info()));
+    all.extend(cairn_tools::GIT_TOOLS.iter().map(|e| e.info()));
     all
 }
 
