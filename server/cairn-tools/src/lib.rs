@@ -48,7 +48,7 @@ use cairn_agent::tools::{PathApprovals, ProtectedPath};
 use cairn_toolkit::{Entry, ToolSet};
 use cairn_workspace::{ExactApprovals, Operation, Workspace};
 
-pub use crate::git::{GIT_TOOL_NAMES, GitTools};
+pub use crate::git::{GIT_TOOLS, Git, git_tools};
 
 /// What the file tools share: the workspace they act on.
 #[derive(Debug, Clone)]

@@ -12,7 +12,8 @@ use std::sync::{Arc, Once};
 use std::time::Duration;
 
 use cairn_agent::tools::{CallContext, Effect, ToolHost};
-use cairn_tools::{GIT_TOOL_NAMES, GitTools};
+use cairn_toolkit::{Entry, ToolSet};
+use cairn_tools::{GIT_TOOLS, Git, git_tools};
 use cairn_workspace::Workspace;
 use git2::{Repository, Signature};
 use serde_json::{Value, json};
@@ -38,7 +39,7 @@ fn isolate_config() {
 struct Fixture {
     dir: tempfile::TempDir,
     repo: Repository,
-    tools: GitTools,
+    tools: ToolSet<Git>,
 }
 
 impl Fixture {
@@ -61,7 +62,7 @@ impl Fixture {
         config.set_str("init.defaultBranch", "main").unwrap();
         repo.set_head("refs/heads/main").unwrap();
         let ws = Workspace::new(vec![dir.path().to_path_buf()]).unwrap();
-        let tools = GitTools::new(Arc::new(ws));
+        let tools = git_tools(Arc::new(ws));
         Fixture { dir, repo, tools }
     }
 
@@ -106,7 +107,7 @@ fn ctx() -> CallContext {
     }
 }
 
-async fn call(tools: &GitTools, name: &str, args: Value) -> (bool, String) {
+async fn call(tools: &ToolSet<Git>, name: &str, args: Value) -> (bool, String) {
     let Value::Object(args) = args else {
         panic!("arguments must be an object")
     };
@@ -138,26 +139,27 @@ fn err(outcome: (bool, String)) -> String {
 fn listing_has_the_contract_names_effects_and_schemas() {
     isolate_config();
     let dir = tempfile::tempdir().unwrap();
-    let tools = GitTools::new(Arc::new(
+    let tools = git_tools(Arc::new(
         Workspace::new(vec![dir.path().to_path_buf()]).unwrap(),
     ));
     let infos = tools.list();
     let names: Vec<&str> = infos.iter().map(|i| i.tool.name.as_ref()).collect();
-    assert_eq!(names, GIT_TOOL_NAMES);
-    let writes = [
-        "git_branch_create",
-        "git_switch",
-        "git_stage",
-        "git_unstage",
-        "git_commit",
-        "git_stash_push",
-        "git_stash_pop",
-    ];
+    let listed: Vec<&str> = GIT_TOOLS.iter().map(Entry::name).collect();
+    assert_eq!(names, listed);
+    assert_eq!(names.len(), 19, "{names:?}");
+    let mut unique = names.clone();
+    unique.sort_unstable();
+    unique.dedup();
+    assert_eq!(unique.len(), names.len(), "{names:?}");
+    // The seven that change the repository: branch create, switch, stage, unstage, commit,
+    // stash push and stash pop.
+    let writes = infos.iter().filter(|i| i.effect == Effect::Write).count();
+    assert_eq!(writes, 7);
     for info in &infos {
         let name = info.tool.name.as_ref();
+        assert!(name.starts_with("git_"), "{name}");
         assert_eq!(info.category, "git");
-        let write = writes.contains(&name);
-        assert_eq!(info.effect == Effect::Write, write, "{name}");
+        let write = info.effect == Effect::Write;
         assert_eq!(info.effect == Effect::Read, !write, "{name}");
         assert_eq!(info.agent_only, write, "{name}");
         let schema = &info.tool.input_schema;
@@ -521,7 +523,7 @@ async fn repositories_and_paths_outside_the_workspace_are_refused() {
     // A workspace inside a repository whose working directory contains the root: refused.
     let sub = f.dir.path().join("sub");
     fs::create_dir_all(&sub).unwrap();
-    let inner = GitTools::new(Arc::new(Workspace::new(vec![sub]).unwrap()));
+    let inner = git_tools(Arc::new(Workspace::new(vec![sub]).unwrap()));
     let text = err(call(&inner, "git_status", json!({})).await);
     assert!(
         text.contains("open the repository's own directory"),
@@ -669,7 +671,7 @@ async fn contents_the_user_may_not_read_are_withheld() {
             |_| AccessRules::new("eve@example.com", Some(&team), None),
             ExactApprovals::new(),
         );
-    let tools = GitTools::new(Arc::new(ws));
+    let tools = git_tools(Arc::new(ws));
     for (name, args) in [
         ("git_show", json!({})),
         ("git_diff", json!({})),
@@ -1001,7 +1003,7 @@ async fn withheld_files_leak_no_blob_id_or_counts() {
             |_| AccessRules::new("ada@example.com", None, None),
             ExactApprovals::new(),
         );
-    let tools = GitTools::new(Arc::new(ws));
+    let tools = git_tools(Arc::new(ws));
     let mut outputs = Vec::new();
     for (name, args) in [
         ("git_show", json!({})),
@@ -1077,7 +1079,7 @@ async fn a_rename_between_readable_and_withheld_files_is_not_paired() {
             |_| AccessRules::new("ada@example.com", None, None),
             ExactApprovals::new(),
         );
-    let tools = GitTools::new(Arc::new(ws));
+    let tools = git_tools(Arc::new(ws));
     let show = ok(call(&tools, "git_show", json!({})).await);
     assert!(
         !show.contains("rename") && !show.contains("similarity"),
@@ -1090,7 +1092,7 @@ async fn a_rename_between_readable_and_withheld_files_is_not_paired() {
     assert!(!history.contains(".env"), "{history}");
     assert_eq!(history.lines().count(), 1, "{history}");
     // With both files readable (no rules), the rename is followed as before.
-    let open = GitTools::new(Arc::new(
+    let open = git_tools(Arc::new(
         Workspace::new(vec![f.dir.path().to_path_buf()]).unwrap(),
     ));
     let history = ok(call(&open, "git_file_history", json!({"path": "notes.txt"})).await);
@@ -1122,7 +1124,7 @@ fn fuzz_withheld_files_show_no_blob_id() {
             |_| AccessRules::new("ada@example.com", None, None),
             ExactApprovals::new(),
         );
-    let tools = GitTools::new(Arc::new(ws));
+    let tools = git_tools(Arc::new(ws));
     cairn_test_support::fuzz::check(
         "withheld files show no blob id",
         strategy,

@@ -530,11 +530,7 @@ pub fn start_hub(
             "cairn-files",
             cairn_tools::file_tools(workspace.clone()),
         );
-        add_builtin(
-            &hub,
-            "cairn-git",
-            cairn_tools::GitTools::new(workspace.clone()),
-        );
+        add_builtin(&hub, "cairn-git", cairn_tools::git_tools(workspace.clone()));
         add_builtin(
             &hub,
             "cairn-code",

@@ -1,6 +1,8 @@
 //! Version-control tools (category `git`), built on libgit2 through `git2`.
 //!
-//! The tools, in the order listed (`W` = [`Effect::Write`] and agent-only, else [`Effect::Read`]):
+//! The tools, in the order listed in [`GIT_TOOLS`], each one type in its own file (`W` =
+//! [`Effect::Write`](cairn_toolkit::Effect::Write) and agent-only, else
+//! [`Effect::Read`](cairn_toolkit::Effect::Read)):
 //!
 //! | tool | effect | what it does |
 //! | --- | --- | --- |
@@ -27,6 +29,10 @@
 //! That is 19 tool names: the three stash tools count as two of the 18 in issue 4 item 6, and
 //! `git_tag_create` is not offered.
 //!
+//! This module holds what the tools share: opening and confining the repository ([`open`]),
+//! argument checks, the output cap ([`finish`]) and one-line commit rendering; `render` renders
+//! diffs (withholding unreadable files) and `history` walks commits.
+//!
 //! Security (SECURITY.md B9): the git CLI is never run, so no hook, fsmonitor, pager or filter
 //! command can start (libgit2 implements none of them). The repository is discovered from a
 //! `repo_path` resolved by [`Workspace::resolve`] (default: the workspace root), searching up no
@@ -39,148 +45,96 @@
 //! name only: nothing derived from their contents (blob ids, line counts, similarity) is output,
 //! and a revision that names something other than a commit is refused like a missing one.
 
-/// A handler: parse `$args` for tool `$tool`, then run `$imp` and cap its text.
-macro_rules! handler {
-    ($name:ident, $tool:literal, $args:ty, $imp:ident) => {
-        pub(crate) fn $name(
-            ws: &cairn_workspace::Workspace,
-            arguments: serde_json::Map<String, serde_json::Value>,
-        ) -> rmcp::model::CallToolResult {
-            match cairn_toolkit::reply::parse_args::<$args>($tool, arguments) {
-                Ok(args) => crate::git::finish($imp(ws, args)),
-                Err(result) => result,
-            }
-        }
-    };
-}
-
+mod blame;
+mod branch_create;
+mod branches;
+mod commit;
 mod confine;
-mod read;
-mod write;
+mod conflicts;
+mod diff;
+mod file_history;
+mod history;
+mod log;
+mod merge_base;
+mod remotes;
+mod render;
+mod show;
+mod stage;
+mod stash_list;
+mod stash_pop;
+mod stash_push;
+mod status;
+mod switch;
+mod tags;
+mod unstage;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use cairn_agent::tools::{CallContext, Effect, ToolHost, ToolInfo};
+use cairn_toolkit::reply::{error, text};
+use cairn_toolkit::{Entry, JsonSchema, ToolSet};
 use cairn_workspace::Workspace;
-use futures::future::BoxFuture;
 use git2::{Commit, Oid, Repository};
-use rmcp::model::{CallToolResult, Tool};
-use serde_json::{Map, Value};
-
-use cairn_toolkit::reply::{error as error_result, text as text_result};
+use rmcp::model::CallToolResult;
+use serde::Deserialize;
 
 use crate::util::{MAX_OUTPUT_BYTES, blocking};
 
-/// The git tool names, in the order listed.
-pub const GIT_TOOL_NAMES: [&str; 19] = [
-    "git_status",
-    "git_diff",
-    "git_log",
-    "git_show",
-    "git_blame",
-    "git_branches",
-    "git_branch_create",
-    "git_switch",
-    "git_stage",
-    "git_unstage",
-    "git_commit",
-    "git_stash_push",
-    "git_stash_pop",
-    "git_stash_list",
-    "git_tags",
-    "git_remotes",
-    "git_merge_base",
-    "git_file_history",
-    "git_conflicts",
-];
-
-/// The version-control tools over the repositories of one workspace.
+/// What the git tools share: the workspace whose repositories they act on.
 #[derive(Debug, Clone)]
-pub struct GitTools {
+pub struct Git {
     workspace: Arc<Workspace>,
 }
 
-impl GitTools {
-    /// Tools acting on repositories inside `workspace`.
-    pub fn new(workspace: Arc<Workspace>) -> GitTools {
-        GitTools { workspace }
-    }
-
-    /// The workspace the tools act on.
-    pub fn workspace(&self) -> &Arc<Workspace> {
-        &self.workspace
+impl cairn_toolkit::Host for Git {
+    fn workspace(&self) -> Option<&Arc<Workspace>> {
+        Some(&self.workspace)
     }
 }
 
-type Handler = fn(&Workspace, Map<String, Value>) -> CallToolResult;
+/// The git tools, in the order listed.
+pub const GIT_TOOLS: &[Entry<Git>] = &[
+    Entry::of::<status::GitStatus>(),
+    Entry::of::<diff::GitDiff>(),
+    Entry::of::<log::GitLog>(),
+    Entry::of::<show::GitShow>(),
+    Entry::of::<blame::GitBlame>(),
+    Entry::of::<branches::GitBranches>(),
+    Entry::of::<branch_create::GitBranchCreate>(),
+    Entry::of::<switch::GitSwitch>(),
+    Entry::of::<stage::GitStage>(),
+    Entry::of::<unstage::GitUnstage>(),
+    Entry::of::<commit::GitCommit>(),
+    Entry::of::<stash_push::GitStashPush>(),
+    Entry::of::<stash_pop::GitStashPop>(),
+    Entry::of::<stash_list::GitStashList>(),
+    Entry::of::<tags::GitTags>(),
+    Entry::of::<remotes::GitRemotes>(),
+    Entry::of::<merge_base::GitMergeBase>(),
+    Entry::of::<file_history::GitFileHistory>(),
+    Entry::of::<conflicts::GitConflicts>(),
+];
 
-/// Definition, effect and handler of every tool, in the listed order.
-fn tools() -> Vec<(Tool, Effect, Handler)> {
-    vec![
-        (read::status_def(), Effect::Read, read::status as Handler),
-        (read::diff_def(), Effect::Read, read::diff),
-        (read::log_def(), Effect::Read, read::log),
-        (read::show_def(), Effect::Read, read::show),
-        (read::blame_def(), Effect::Read, read::blame),
-        (read::branches_def(), Effect::Read, read::branches),
-        (
-            write::branch_create_def(),
-            Effect::Write,
-            write::branch_create,
-        ),
-        (write::switch_def(), Effect::Write, write::switch),
-        (write::stage_def(), Effect::Write, write::stage),
-        (write::unstage_def(), Effect::Write, write::unstage),
-        (write::commit_def(), Effect::Write, write::commit),
-        (write::stash_push_def(), Effect::Write, write::stash_push),
-        (write::stash_pop_def(), Effect::Write, write::stash_pop),
-        (read::stash_list_def(), Effect::Read, read::stash_list),
-        (read::tags_def(), Effect::Read, read::tags),
-        (read::remotes_def(), Effect::Read, read::remotes),
-        (read::merge_base_def(), Effect::Read, read::merge_base),
-        (read::file_history_def(), Effect::Read, read::file_history),
-        (read::conflicts_def(), Effect::Read, read::conflicts),
-    ]
+/// The version-control tools over the repositories of one workspace.
+pub fn git_tools(workspace: Arc<Workspace>) -> ToolSet<Git> {
+    ToolSet::new(Git { workspace }, GIT_TOOLS)
 }
 
-impl ToolHost for GitTools {
-    fn list(&self) -> Vec<ToolInfo> {
-        tools()
-            .into_iter()
-            .map(|(tool, effect, _)| ToolInfo {
-                tool,
-                agent_only: effect == Effect::Write,
-                effect,
-                category: "git".to_owned(),
-                origin: None,
-            })
-            .collect()
-    }
+/// Arguments of the tools that take only the repository.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RepoArgs {
+    /// A directory inside the repository, relative to the workspace root. Default: the workspace root.
+    repo_path: Option<String>,
+}
 
-    fn call(
-        &self,
-        name: &str,
-        arguments: Map<String, Value>,
-        ctx: CallContext,
-    ) -> BoxFuture<'_, CallToolResult> {
-        let name = name.to_owned();
-        let ws = self.workspace.clone();
-        Box::pin(async move {
-            tracing::debug!(tool = %name, call_id = %ctx.call_id, "git tool call");
-            let handler = tools()
-                .into_iter()
-                .find(|(tool, _, _)| tool.name == name)
-                .map(|(_, _, handler)| handler);
-            match handler {
-                Some(handler) => blocking(ws, move |ws| handler(ws, arguments)).await,
-                None => error_result(format!(
-                    "unknown tool `{name}`; the git tools are {}",
-                    GIT_TOOL_NAMES.join(", ")
-                )),
-            }
-        })
-    }
+/// Runs `imp` off the executor (git2 blocks) and caps its text.
+pub(crate) async fn run<A: Send + 'static>(
+    git: &Git,
+    args: A,
+    imp: fn(&Workspace, A) -> GitResult,
+) -> CallToolResult {
+    blocking(git.workspace.clone(), move |ws| finish(imp(ws, args))).await
 }
 
 /// A tool failure, already worded for the model.
@@ -215,8 +169,8 @@ pub(crate) type GitResult = Result<String, Fail>;
 /// Turn a handler's outcome into a result, capping the text.
 pub(crate) fn finish(result: GitResult) -> CallToolResult {
     match result {
-        Ok(text) => text_result(cap(text)),
-        Err(Fail(message)) => error_result(message),
+        Ok(out) => text(cap(out)),
+        Err(Fail(message)) => error(message),
     }
 }
 
@@ -237,43 +191,6 @@ pub(crate) fn cap(mut text: String) -> String {
         "[output capped at {MAX_OUTPUT_BYTES} bytes; narrow the request (paths, max_count, a line range) to see the rest]"
     ));
     text
-}
-
-/// An object schema with the shared optional `repo_path` property added.
-pub(crate) fn schema(properties: Value, required: &[&str]) -> rmcp::model::JsonObject {
-    let mut properties = match properties {
-        Value::Object(map) => map,
-        _ => Map::new(),
-    };
-    properties.insert(
-        "repo_path".to_owned(),
-        serde_json::json!({
-            "type": "string",
-            "description": "A directory inside the repository, relative to the workspace root. Default: the workspace root."
-        }),
-    );
-    let mut schema = Map::new();
-    schema.insert("type".to_owned(), Value::from("object"));
-    schema.insert("properties".to_owned(), Value::Object(properties));
-    schema.insert("required".to_owned(), Value::from(required.to_vec()));
-    schema.insert("additionalProperties".to_owned(), Value::Bool(false));
-    schema
-}
-
-/// A tool definition; `read_only` tools are also idempotent and non-destructive.
-pub(crate) fn tool(
-    name: &'static str,
-    title: &str,
-    description: &'static str,
-    schema: rmcp::model::JsonObject,
-    read_only: bool,
-) -> Tool {
-    let annotations = rmcp::model::ToolAnnotations::with_title(title)
-        .read_only(read_only)
-        .destructive(!read_only)
-        .idempotent(read_only)
-        .open_world(false);
-    Tool::new(name, description, Arc::new(schema)).with_annotations(annotations)
 }
 
 /// An opened repository whose working directory is inside the workspace.
@@ -482,4 +399,23 @@ pub(crate) fn one_line(commit: &Commit<'_>) -> String {
 /// Whether `path` (relative to the workdir) names the working directory itself.
 pub(crate) fn is_whole(rel: &str) -> bool {
     rel.is_empty() || Path::new(rel) == Path::new(".")
+}
+
+/// The repository-relative pathspecs for `paths`; empty (everything) when one of them is the
+/// whole working tree.
+pub(crate) fn pathspecs(ws: &Workspace, r: &Repo, paths: &[String]) -> Result<Vec<String>, Fail> {
+    if paths.is_empty() {
+        return Err("invalid argument `paths`: give at least one path".into());
+    }
+    let mut specs = Vec::new();
+    let mut whole = false;
+    for p in paths {
+        let rel = r.rel_path(ws, "path", p)?;
+        whole |= is_whole(&rel);
+        specs.push(rel);
+    }
+    if whole {
+        specs.clear();
+    }
+    Ok(specs)
 }
