@@ -13,7 +13,7 @@ use cairn_agent::tools::{
     CallContext, EditReport, Effect, ToolHost, ToolInfo, attach_edits, edits_of,
 };
 use cairn_config::McpConfig;
-use cairn_mcp::{CallMeta, Hub, HubOptions, ServerState, ToolMeta, ToolServer};
+use cairn_mcp::{CallMeta, Hub, HubOptions, ServerState, ToolServer};
 use futures::future::BoxFuture;
 use rmcp::model::{CallToolRequestParams, CallToolResult, ClientConfig, ContentBlock, Tool};
 use rmcp::{ClientHandler, ServiceExt};
@@ -168,16 +168,7 @@ async fn hub_with(notes: Notes) -> Hub {
         ..McpConfig::default()
     };
     let hub = Hub::new(config, HubOptions::default());
-    let server = ToolServer::new("cairn-notes", notes);
-    let infos = server.infos();
-    hub.add_in_process("cairn-notes", server, move |tool| {
-        let info = infos.iter().find(|i| i.tool.name == tool.name).unwrap();
-        ToolMeta {
-            effect: info.effect,
-            category: info.category.clone(),
-            agent_only: info.agent_only,
-        }
-    });
+    hub.add_builtin("cairn-notes", notes);
     hub.settled(Duration::from_secs(30)).await;
     assert_eq!(
         hub.status()[0].state,

@@ -14,7 +14,7 @@ use cairn_config::{AccessConfig, Config, Layers, McpConfig, ProviderKind, Sandbo
 use cairn_llm::{ApiKey, ProviderSettings};
 use cairn_lsp::McpHandle;
 use cairn_mcp::pinning::PinStore;
-use cairn_mcp::{Hub, HubOptions, ResourceTool, Reviewer, ToolMeta, ToolServer};
+use cairn_mcp::{Hub, HubOptions, ResourceTool, Reviewer};
 use cairn_workspace::{DocumentOverlay, ExactApprovals, Workspace};
 use futures::future::BoxFuture;
 
@@ -476,7 +476,7 @@ pub fn start_hub(
     if let Some(tools) = &web_tools
         && roots.is_empty()
     {
-        add_builtin(&hub, "cairn-web", tools.clone().tools());
+        hub.add_builtin("cairn-web", tools.clone().tools());
     }
     // The API tools send through the same guard, so they are off with the web tools.
     let api = web_tools
@@ -489,8 +489,7 @@ pub fn start_hub(
         add_api(&hub, api.clone(), &config.api);
     }
     if !unchanged && roots.is_empty() {
-        add_builtin(
-            &hub,
+        hub.add_builtin(
             "cairn-code",
             cairn_sandbox::tools::code_tools(sandbox_service(sandbox), None),
         );
@@ -515,24 +514,15 @@ pub fn start_hub(
         );
         let workspace = Arc::new(workspace);
         if let Some(tools) = web_tools {
-            add_builtin(
-                &hub,
-                "cairn-web",
-                tools.with_workspace(workspace.clone()).tools(),
-            );
+            hub.add_builtin("cairn-web", tools.with_workspace(workspace.clone()).tools());
         }
         if let Some(api) = api {
             add_api(&hub, api.with_workspace(workspace.clone()), &config.api);
         }
         // One in-process server per category, so each category is its own MCP server.
-        add_builtin(
-            &hub,
-            "cairn-files",
-            cairn_tools::file_tools(workspace.clone()),
-        );
-        add_builtin(&hub, "cairn-git", cairn_tools::git_tools(workspace.clone()));
-        add_builtin(
-            &hub,
+        hub.add_builtin("cairn-files", cairn_tools::file_tools(workspace.clone()));
+        hub.add_builtin("cairn-git", cairn_tools::git_tools(workspace.clone()));
+        hub.add_builtin(
             "cairn-code",
             cairn_sandbox::tools::code_tools(sandbox_service(sandbox), Some(workspace)),
         );
@@ -685,21 +675,6 @@ pub fn access_rules(user: &str, access: &AccessConfig, root: &Path) -> (AccessRu
     (AccessRules::new(user, team.as_ref(), own.as_ref()), text)
 }
 
-/// Serves a built-in tool host in-process; its tools keep their plain names, effects and
-/// categories (trusted, unlike an external server's).
-fn add_builtin<H: ToolHost + Clone + 'static>(hub: &Hub, name: &'static str, host: H) {
-    let server = ToolServer::new(name, host);
-    let infos = server.infos();
-    hub.add_in_process(name, server, move |tool| {
-        let info = infos.iter().find(|i| i.tool.name == tool.name);
-        ToolMeta {
-            effect: info.map_or(Effect::Execute, |i| i.effect),
-            category: info.map_or_else(|| "builtin".to_string(), |i| i.category.clone()),
-            agent_only: info.is_some_and(|i| i.agent_only),
-        }
-    });
-}
-
 /// The latest load of the `[[api.openapi]]` specs, for terminal commands to wait on.
 static OPENAPI_LOADING: std::sync::Mutex<Option<tokio::task::JoinHandle<Vec<String>>>> =
     std::sync::Mutex::new(None);
@@ -708,7 +683,7 @@ static OPENAPI_LOADING: std::sync::Mutex<Option<tokio::task::JoinHandle<Vec<Stri
 /// `[[api.openapi]]` operations as their own server (`cairn-openapi`), so a slow spec URL
 /// delays only those. A spec that fails is logged and left out, never fatal.
 fn add_api(hub: &Hub, api: cairn_web::api::Api, config: &cairn_config::ApiConfig) {
-    add_builtin(hub, "cairn-api", cairn_web::api::api_tools(api.clone()));
+    hub.add_builtin("cairn-api", cairn_web::api::api_tools(api.clone()));
     if config.openapi.is_empty() {
         return;
     }
@@ -737,7 +712,7 @@ fn add_api(hub: &Hub, api: cairn_web::api::Api, config: &cairn_config::ApiConfig
             let task = runtime.spawn(async move {
                 let operations = cairn_web::api::ConfiguredOperations::load(api, &sources).await;
                 let problems = operations.problems().to_vec();
-                add_builtin(&hub, "cairn-openapi", operations);
+                hub.add_builtin("cairn-openapi", operations);
                 problems
             });
             *OPENAPI_LOADING

@@ -246,6 +246,26 @@ impl Hub {
         );
     }
 
+    /// Serves a built-in tool host in-process as server `name` (through [`ToolServer`]); its
+    /// tools keep their plain names and the effects, categories and `agent_only` the host
+    /// declares, which are trusted for built-ins only (an external server's never are).
+    pub fn add_builtin<H: cairn_agent::tools::ToolHost + Clone + 'static>(
+        &self,
+        name: &'static str,
+        host: H,
+    ) {
+        let server = crate::in_process::ToolServer::new(name, host);
+        let infos = server.infos();
+        self.add_in_process(name, server, move |tool| {
+            let info = infos.iter().find(|i| i.tool.name == tool.name);
+            ToolMeta {
+                effect: info.map_or(cairn_agent::tools::Effect::Execute, |i| i.effect),
+                category: info.map_or_else(|| "builtin".to_string(), |i| i.category.clone()),
+                agent_only: info.is_some_and(|i| i.agent_only),
+            }
+        });
+    }
+
     /// Applies a new configuration: removed servers stop, added ones start, changed ones (their
     /// entry or the global limits changed) restart, and the rest keep running untouched.
     /// In-process servers are not affected. Returns at once.
