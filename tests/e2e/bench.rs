@@ -2,23 +2,9 @@
 //! and through the Python SDK over both transports, and prints one row for each. The figures
 //! themselves are not checked: a busy machine is not a failure.
 
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use crate::support::peer_tests;
-
-/// The interpreter with the Python SDK: `CAIRN_PYTHON`, else the venv `.ci/run` makes, else
-/// `python3`.
-fn python() -> String {
-    if let Ok(p) = std::env::var("CAIRN_PYTHON") {
-        return p;
-    }
-    let venv = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.peers/venv/bin/python");
-    if venv.exists() {
-        return venv.display().to_string();
-    }
-    "python3".into()
-}
+use crate::support::{peer_tests, python};
 
 #[test]
 fn bench_mcp_prints_a_row_per_client_and_transport() {

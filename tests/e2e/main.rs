@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
 mod access;
+mod acp;
 mod api;
 mod attacks;
 mod bench;

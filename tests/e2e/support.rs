@@ -791,3 +791,16 @@ pub fn tool_results(body: &Value) -> Vec<String> {
         })
         .collect()
 }
+
+/// The interpreter with the Python SDKs (MCP and ACP): `CAIRN_PYTHON`, else the venv `.ci/run`
+/// makes, else `python3`.
+pub fn python() -> String {
+    if let Ok(p) = std::env::var("CAIRN_PYTHON") {
+        return p;
+    }
+    let venv = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.peers/venv/bin/python");
+    if venv.exists() {
+        return venv.display().to_string();
+    }
+    "python3".into()
+}

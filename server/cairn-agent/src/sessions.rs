@@ -130,6 +130,33 @@ impl SessionStore {
         file.write_all(buf.as_bytes()).map_err(io)
     }
 
+    /// Stores one finished run: its start, the messages it added and how it ended. Every front
+    /// saves a run this way, so a transcript reads the same whichever front wrote it.
+    pub fn save_run(
+        &self,
+        session_id: &str,
+        run_id: &str,
+        mode: crate::Mode,
+        outcome: &crate::RunOutcome,
+    ) -> Result<(), SessionError> {
+        let mut records = vec![Record::Run {
+            run_id: run_id.to_string(),
+            mode: mode.as_str().into(),
+            started: now_secs(),
+        }];
+        records.extend(outcome.messages.iter().map(|m| Record::Message {
+            run_id: run_id.to_string(),
+            message: m.clone(),
+        }));
+        records.push(Record::End {
+            run_id: run_id.to_string(),
+            usage: outcome.usage,
+            tool_calls: outcome.tool_calls,
+            outcome: outcome.outcome_word().into(),
+        });
+        self.append(session_id, &records)
+    }
+
     /// All records of a session.
     pub fn load(&self, session_id: &str) -> Result<Vec<Record>, SessionError> {
         let path = self.path(session_id)?;

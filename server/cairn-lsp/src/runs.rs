@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use cairn_agent::events::RunEvent;
 use cairn_agent::model::Message;
-use cairn_agent::sessions::{Record, SessionStore, now_secs};
+use cairn_agent::sessions::{SessionStore, now_secs};
 use cairn_agent::{Mode, RunInput};
 use futures::FutureExt;
 use tokio::sync::mpsc;
@@ -342,22 +342,7 @@ impl RunTask {
                 .or_default()
                 .last_offered = outcome.offered.clone();
         }
-        let mut records = vec![Record::Run {
-            run_id: self.run_id.clone(),
-            mode: self.mode.as_str().into(),
-            started: now_secs(),
-        }];
-        records.extend(outcome.messages.iter().map(|m| Record::Message {
-            run_id: self.run_id.clone(),
-            message: m.clone(),
-        }));
-        records.push(Record::End {
-            run_id: self.run_id.clone(),
-            usage: outcome.usage,
-            tool_calls: outcome.tool_calls,
-            outcome: outcome.outcome_word().into(),
-        });
-        if let Err(e) = store.append(&self.session_id, &records) {
+        if let Err(e) = store.save_run(&self.session_id, &self.run_id, self.mode, &outcome) {
             tracing::error!("could not save the transcript: {e}");
         }
         let _ = saved.send(());

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use cairn_agent::policy::SessionGrants;
-use cairn_agent::sessions::{Record, SessionStore, now_secs};
+use cairn_agent::sessions::SessionStore;
 use cairn_agent::{Mode, RunEvent, RunInput};
 use tokio_util::sync::CancellationToken;
 
@@ -121,22 +121,7 @@ pub async fn run(
         .await;
     let failed = printer.await.unwrap_or(true);
 
-    let mut records = vec![Record::Run {
-        run_id: run_id.clone(),
-        mode: mode.as_str().into(),
-        started: now_secs(),
-    }];
-    records.extend(outcome.messages.iter().map(|m| Record::Message {
-        run_id: run_id.clone(),
-        message: m.clone(),
-    }));
-    records.push(Record::End {
-        run_id,
-        usage: outcome.usage,
-        tool_calls: outcome.tool_calls,
-        outcome: outcome.outcome_word().into(),
-    });
-    store.append(&session_id, &records)?;
+    store.save_run(&session_id, &run_id, mode, &outcome)?;
     mcp.hub.shutdown().await;
     compose::shutdown_sandbox().await;
     if !json {

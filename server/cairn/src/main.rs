@@ -3,6 +3,7 @@
 //! Architecture invariant: in `lsp` mode only the LSP transport writes to stdout; logs go to
 //! stderr or the configured file. The terminal commands print their results to stdout.
 
+mod acp;
 mod bench;
 mod bench_sandbox;
 mod bench_search;
@@ -45,6 +46,8 @@ enum Command {
         #[arg(long)]
         stdio: bool,
     },
+    /// Serve the Agent Client Protocol on stdin/stdout (what ACP clients such as Zed start).
+    Acp,
     /// Run one turn in the terminal, streaming the answer.
     Chat {
         /// Workspace folder the tools may use (default: the current directory).
@@ -280,7 +283,10 @@ fn workspace_root(dir: Option<PathBuf>) -> anyhow::Result<PathBuf> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let env = compose::Env::from_process();
-    init_logging(matches!(cli.command, Command::Lsp { .. }), &env);
+    init_logging(
+        matches!(cli.command, Command::Lsp { .. } | Command::Acp),
+        &env,
+    );
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -315,6 +321,13 @@ fn main() -> ExitCode {
                     compose::shutdown_sandbox(),
                 )
                 .await;
+                Ok(ExitCode::SUCCESS)
+            }
+            Command::Acp => {
+                let workspaces = std::sync::Arc::new(acp::Workspaces::new(env));
+                let served = cairn_acp::serve(workspaces.clone()).await;
+                workspaces.shutdown().await;
+                served?;
                 Ok(ExitCode::SUCCESS)
             }
             Command::Chat {

@@ -1,0 +1,423 @@
+//! The Agent Client Protocol front of cairn: `cairn acp` serves the same agent as `cairn lsp` to
+//! ACP clients (Zed, JetBrains IDEs, Emacs, ...) over stdio.
+//!
+//! Architecture invariant: this is the only crate that knows ACP; its types never cross into
+//! the crates below. A prompt runs in a task of its own, so the connection keeps serving
+//! `session/cancel` and other sessions while a turn waits on the model or on a permission.
+
+mod approver;
+mod updates;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use agent_client_protocol::v1::schema::{
+    AgentCapabilities, CancelNotification, ContentBlock, EmbeddedResourceResource, Implementation,
+    InitializeRequest, InitializeResponse, LoadSessionRequest, LoadSessionResponse,
+    NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
+    SessionMode, SessionModeState, SessionNotification, SetSessionModeRequest,
+    SetSessionModeResponse, StopReason,
+};
+use agent_client_protocol::v1::{ConnectionTo, Responder};
+use agent_client_protocol::{Client, Stdio, on_receive_notification, on_receive_request};
+use cairn_agent::policy::SessionGrants;
+use cairn_agent::sessions::{SessionError, SessionStore};
+use cairn_agent::{Agent, Mode, RunInput, RunOutcome};
+use futures::future::BoxFuture;
+use tokio_util::sync::CancellationToken;
+
+type AcpError = agent_client_protocol::Error;
+
+/// The agent for one workspace root, and where its transcripts are kept.
+#[derive(Clone)]
+pub struct Opened {
+    pub agent: Agent,
+    pub sessions_dir: PathBuf,
+}
+
+/// Opens workspaces; the binary implements it with the same composition as `cairn lsp`, so this
+/// crate does not know which model provider or tools exist.
+pub trait Workspaces: Send + Sync {
+    /// The agent for the workspace at `root` (its configuration layers, MCP servers and
+    /// built-in tools). An error is shown to the client.
+    fn open<'a>(&'a self, root: &'a Path) -> BoxFuture<'a, Result<Opened, String>>;
+}
+
+/// Why the server stopped.
+#[derive(Debug, thiserror::Error)]
+#[error("ACP connection: {0}")]
+pub struct ServeError(String);
+
+/// One session of this connection.
+#[derive(Clone)]
+struct Session {
+    root: PathBuf,
+    mode: Mode,
+    grants: SessionGrants,
+    /// The token of the prompt running now, if one is.
+    running: Option<CancellationToken>,
+}
+
+struct State {
+    workspaces: Arc<dyn Workspaces>,
+    opened: tokio::sync::Mutex<HashMap<PathBuf, Opened>>,
+    sessions: Mutex<HashMap<String, Session>>,
+}
+
+impl State {
+    /// The workspace's agent, opened once per root for the life of the connection.
+    async fn open(&self, root: &Path) -> Result<Opened, AcpError> {
+        let mut opened = self.opened.lock().await;
+        if let Some(o) = opened.get(root) {
+            return Ok(o.clone());
+        }
+        let o = self
+            .workspaces
+            .open(root)
+            .await
+            .map_err(|e| AcpError::internal_error().data(e))?;
+        opened.insert(root.to_path_buf(), o.clone());
+        Ok(o)
+    }
+
+    fn session(&self, id: &str) -> Result<Session, AcpError> {
+        self.sessions
+            .lock()
+            .ok()
+            .and_then(|s| s.get(id).cloned())
+            .ok_or_else(|| {
+                invalid_params(format!("sessionId: no session `{id}` on this connection"))
+            })
+    }
+
+    fn update_session(&self, id: &str, f: impl FnOnce(&mut Session)) {
+        if let Ok(mut sessions) = self.sessions.lock()
+            && let Some(s) = sessions.get_mut(id)
+        {
+            f(s);
+        }
+    }
+}
+
+fn invalid_params(message: impl Into<String>) -> AcpError {
+    AcpError::invalid_params().data(message.into())
+}
+
+/// The session modes: chat answers, agent may also edit.
+fn modes(current: Mode) -> SessionModeState {
+    SessionModeState::new(
+        current.as_str(),
+        vec![
+            SessionMode::new("chat", "Chat")
+                .description("Answers and reads the project; no edits".to_string()),
+            SessionMode::new("agent", "Agent")
+                .description("May also edit files and run the writing tools".to_string()),
+        ],
+    )
+}
+
+/// The workspace root a client names: an absolute path to a directory.
+fn workspace_root(cwd: &Path) -> Result<PathBuf, AcpError> {
+    if !cwd.is_absolute() {
+        return Err(invalid_params("cwd: must be an absolute path"));
+    }
+    let root = std::fs::canonicalize(cwd)
+        .map_err(|e| invalid_params(format!("cwd: {}: {e}", cwd.display())))?;
+    if !root.is_dir() {
+        return Err(invalid_params(format!(
+            "cwd: {} is not a directory",
+            cwd.display()
+        )));
+    }
+    Ok(root)
+}
+
+/// The user's message from the prompt's content blocks.
+fn prompt_text(blocks: &[ContentBlock]) -> String {
+    let mut text = String::new();
+    for block in blocks {
+        match block {
+            ContentBlock::Text(t) => text.push_str(&t.text),
+            ContentBlock::ResourceLink(link) => {
+                text.push_str(&format!("\n[{}]({})\n", link.name, link.uri));
+            }
+            ContentBlock::Resource(embedded) => {
+                if let EmbeddedResourceResource::TextResourceContents(r) = &embedded.resource {
+                    let fence = if r.text.contains("```") {
+                        "````"
+                    } else {
+                        "```"
+                    };
+                    text.push_str(&format!(
+                        "\n\nContext: `{}`:\n{fence}\n{}\n{fence}\n",
+                        r.uri, r.text
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    text
+}
+
+/// Serves ACP on stdin and stdout until the client closes the connection.
+pub async fn serve(workspaces: Arc<dyn Workspaces>) -> Result<(), ServeError> {
+    let state = Arc::new(State {
+        workspaces,
+        opened: tokio::sync::Mutex::default(),
+        sessions: Mutex::default(),
+    });
+    let (s2, s3, s4, s5, s6) = (
+        state.clone(),
+        state.clone(),
+        state.clone(),
+        state.clone(),
+        state.clone(),
+    );
+    agent_client_protocol::Agent
+        .v1()
+        .name("cairn")
+        .on_receive_request(
+            async move |request: InitializeRequest, responder, _cx| {
+                responder.respond(
+                    InitializeResponse::new(
+                        request
+                            .protocol_version
+                            .min(agent_client_protocol::schema::ProtocolVersion::V1),
+                    )
+                    .agent_capabilities(
+                        AgentCapabilities::new()
+                            .load_session(true)
+                            .prompt_capabilities(PromptCapabilities::new().embedded_context(true)),
+                    )
+                    .agent_info(Implementation::new("cairn", env!("CARGO_PKG_VERSION"))),
+                )
+            },
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: NewSessionRequest, responder, _cx| {
+                responder.respond_with_result(new_session(&s2, request).await)
+            },
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: LoadSessionRequest, responder, cx| {
+                responder.respond_with_result(load_session(&s3, request, &cx).await)
+            },
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: PromptRequest, responder, cx| {
+                prompt(&s4, request, responder, cx).await
+            },
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: SetSessionModeRequest, responder, _cx| {
+                responder.respond_with_result(set_mode(&s5, request))
+            },
+            on_receive_request!(),
+        )
+        .on_receive_notification(
+            async move |notification: CancelNotification, _cx| {
+                if let Ok(session) = s6.session(&notification.session_id.0)
+                    && let Some(token) = session.running
+                {
+                    token.cancel();
+                }
+                Ok(())
+            },
+            on_receive_notification!(),
+        )
+        .connect_to(Stdio::new())
+        .await
+        .map_err(|e| ServeError(e.to_string()))
+}
+
+async fn new_session(
+    state: &State,
+    request: NewSessionRequest,
+) -> Result<NewSessionResponse, AcpError> {
+    let root = workspace_root(&request.cwd)?;
+    state.open(&root).await?;
+    let id = uuid::Uuid::new_v4().to_string();
+    add_session(state, &id, root);
+    Ok(NewSessionResponse::new(id).modes(modes(Mode::Chat)))
+}
+
+fn add_session(state: &State, id: &str, root: PathBuf) {
+    if let Ok(mut sessions) = state.sessions.lock() {
+        sessions.insert(
+            id.to_string(),
+            Session {
+                root,
+                mode: Mode::Chat,
+                grants: SessionGrants::default(),
+                running: None,
+            },
+        );
+    }
+}
+
+/// Replays a stored session as updates, then makes it a session of this connection.
+async fn load_session(
+    state: &State,
+    request: LoadSessionRequest,
+    cx: &ConnectionTo<Client>,
+) -> Result<LoadSessionResponse, AcpError> {
+    let root = workspace_root(&request.cwd)?;
+    let opened = state.open(&root).await?;
+    let id = request.session_id.0.to_string();
+    let records = SessionStore::new(&opened.sessions_dir)
+        .load(&id)
+        .map_err(|e| match e {
+            SessionError::InvalidId(_) | SessionError::NotFound(_) => {
+                invalid_params(format!("sessionId: {e}"))
+            }
+            other => AcpError::internal_error().data(other.to_string()),
+        })?;
+    for update in updates::of_transcript(&records) {
+        cx.send_notification(SessionNotification::new(request.session_id.clone(), update))?;
+    }
+    add_session(state, &id, root);
+    Ok(LoadSessionResponse::new().modes(modes(Mode::Chat)))
+}
+
+fn set_mode(
+    state: &State,
+    request: SetSessionModeRequest,
+) -> Result<SetSessionModeResponse, AcpError> {
+    let mode = match &*request.mode_id.0 {
+        "chat" => Mode::Chat,
+        "agent" => Mode::Agent,
+        other => {
+            return Err(invalid_params(format!(
+                "modeId: `{other}` is not a mode (chat, agent)"
+            )));
+        }
+    };
+    state.session(&request.session_id.0)?;
+    state.update_session(&request.session_id.0, |s| s.mode = mode);
+    Ok(SetSessionModeResponse::new())
+}
+
+/// Starts a turn in a task and returns at once; the task answers the prompt when the turn ends.
+async fn prompt(
+    state: &Arc<State>,
+    request: PromptRequest,
+    responder: Responder<PromptResponse>,
+    cx: ConnectionTo<Client>,
+) -> Result<(), AcpError> {
+    let started = async {
+        let id = request.session_id.0.to_string();
+        let session = state.session(&id)?;
+        if session.running.is_some() {
+            return Err(AcpError::invalid_request()
+                .data("a prompt is already running in this session; cancel it first"));
+        }
+        let message = prompt_text(&request.prompt);
+        if message.trim().is_empty() {
+            return Err(invalid_params("prompt: no text in the content blocks"));
+        }
+        let cancel = CancellationToken::new();
+        state.update_session(&id, |s| s.running = Some(cancel.clone()));
+        Ok((id, session, message, cancel))
+    }
+    .await;
+    let (id, session, message, cancel) = match started {
+        Ok(s) => s,
+        Err(e) => return responder.respond_with_error(e),
+    };
+    let state = state.clone();
+    cx.clone().spawn(async move {
+        let result = turn(&state, &cx, &id, &session, message, cancel).await;
+        state.update_session(&id, |s| s.running = None);
+        responder.respond_with_result(result)
+    })
+}
+
+/// Runs one turn, streaming its events as updates, and stores it in the session.
+async fn turn(
+    state: &State,
+    cx: &ConnectionTo<Client>,
+    session_id: &str,
+    session: &Session,
+    message: String,
+    cancel: CancellationToken,
+) -> Result<PromptResponse, AcpError> {
+    let opened = state.open(&session.root).await?;
+    let store = SessionStore::new(&opened.sessions_dir);
+    let history = store
+        .messages(session_id)
+        .map_err(|e| AcpError::internal_error().data(format!("session {session_id}: {e}")))?;
+    let run_id = uuid::Uuid::new_v4().to_string();
+    let approver = approver::ClientApprover {
+        cx: cx.clone(),
+        session_id: session_id.to_string(),
+    };
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let run = opened.agent.run(RunInput {
+        session_id: session_id.to_string(),
+        run_id: run_id.clone(),
+        mode: session.mode,
+        history,
+        message,
+        approver: &approver,
+        grants: session.grants.clone(),
+        events: tx,
+        cancel,
+    });
+    let forward = async {
+        while let Some(event) = rx.recv().await {
+            if let Some(update) = updates::of_event(&event)
+                && let Err(e) =
+                    cx.send_notification(SessionNotification::new(session_id.to_string(), update))
+            {
+                tracing::warn!("session/update: {e}");
+            }
+        }
+    };
+    let (outcome, ()): (RunOutcome, ()) = tokio::join!(run, forward);
+    if let Err(e) = store.save_run(session_id, &run_id, session.mode, &outcome) {
+        tracing::error!("could not save the transcript: {e}");
+    }
+    match outcome.result {
+        Ok(None) => Ok(PromptResponse::new(StopReason::EndTurn)),
+        Ok(Some(cairn_agent::StopReason::ToolBudget)) => {
+            Ok(PromptResponse::new(StopReason::MaxTurnRequests))
+        }
+        Ok(Some(cairn_agent::StopReason::Cancelled)) => {
+            Ok(PromptResponse::new(StopReason::Cancelled))
+        }
+        Err(message) => Err(AcpError::internal_error().data(message)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn prompt_text_joins_text_and_embedded_files() {
+        let blocks: Vec<ContentBlock> = serde_json::from_value(serde_json::json!([
+            {"type": "text", "text": "explain"},
+            {"type": "resource", "resource": {"uri": "file:///a.rs", "text": "fn a() {}"}}
+        ]))
+        .unwrap();
+        let text = prompt_text(&blocks);
+        assert!(text.starts_with("explain"), "{text}");
+        assert!(
+            text.contains("file:///a.rs") && text.contains("fn a() {}"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn relative_cwd_is_refused_naming_the_field() {
+        let e = workspace_root(Path::new("rel")).unwrap_err();
+        assert!(format!("{e:?}").contains("cwd"), "{e:?}");
+    }
+}

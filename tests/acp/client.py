@@ -1,0 +1,92 @@
+"""An ACP client built on the official Python SDK (PyPI `agent-client-protocol`) that drives
+`cairn acp` through one scenario and prints what it saw as one JSON object on stdout.
+
+Usage: client.py CAIRN_BIN WORKSPACE SCENARIO [ARG]
+  turn                  a prompt in a new session
+  permission allow|reject  a prompt in agent mode whose write asks for permission
+  cancel                a prompt cancelled after its first text
+  load SESSION_ID       a stored session loaded (its history replayed)
+The agent process inherits this process's environment (the test sets it up).
+"""
+
+import asyncio
+import json
+import os
+import sys
+
+import acp
+from acp import spawn_agent_process, text_block
+from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
+
+
+def dump(model):
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+class Client:
+    """The client callbacks: permissions answered as told, updates collected."""
+
+    def __init__(self, answer):
+        self.answer = answer
+        self.updates = []
+        self.permissions = []
+        self.first_text = asyncio.Event()
+
+    async def request_permission(self, session_id, tool_call, options, **kwargs):
+        self.permissions.append(
+            {"sessionId": session_id, "toolCall": dump(tool_call), "options": [dump(o) for o in options]}
+        )
+        wanted = {"allow": "allow_once", "reject": "reject_once"}.get(self.answer)
+        for option in options:
+            if option.kind == wanted:
+                return RequestPermissionResponse(
+                    outcome=AllowedOutcome(outcome="selected", option_id=option.option_id)
+                )
+        return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+
+    async def session_update(self, session_id, update, **kwargs):
+        self.updates.append(dump(update))
+        if getattr(update, "session_update", None) == "agent_message_chunk":
+            self.first_text.set()
+
+    def on_connect(self, conn):
+        pass
+
+
+async def main():
+    cairn, workspace, scenario = sys.argv[1:4]
+    arg = sys.argv[4] if len(sys.argv) > 4 else None
+    client = Client(arg if scenario == "permission" else None)
+    out = {}
+    async with spawn_agent_process(client, cairn, "acp", env=dict(os.environ)) as (conn, _proc):
+        init = await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+        out["initialize"] = dump(init)
+        if scenario == "load":
+            loaded = await conn.load_session(cwd=workspace, session_id=arg, mcp_servers=[])
+            out["load"] = dump(loaded)
+            out["updates"] = client.updates
+            print(json.dumps(out))
+            return
+        session = await conn.new_session(cwd=workspace, mcp_servers=[])
+        out["session"] = dump(session)
+        sid = session.session_id
+        if scenario == "turn":
+            reply = await conn.prompt(session_id=sid, prompt=[text_block("what is in notes.txt?")])
+        elif scenario == "permission":
+            await conn.set_session_mode(session_id=sid, mode_id="agent")
+            reply = await conn.prompt(session_id=sid, prompt=[text_block("write out.txt")])
+        elif scenario == "cancel":
+            running = asyncio.create_task(conn.prompt(session_id=sid, prompt=[text_block("think")]))
+            await asyncio.wait_for(client.first_text.wait(), 20)
+            await conn.cancel(session_id=sid)
+            reply = await asyncio.wait_for(running, 20)
+        else:
+            raise SystemExit(f"unknown scenario {scenario}")
+        out["prompt"] = dump(reply)
+        out["updates"] = client.updates
+        out["permissions"] = client.permissions
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,304 @@
+//! `cairn acp` driven by a real ACP client nobody here wrote: the official Python SDK's client
+//! side (`tests/acp/client.py`), with the scripted model as the provider. Bad input is sent raw.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::mpsc::channel;
+
+use cairn_test_support::{Format, Reply};
+use serde_json::{Value, json};
+
+use crate::support::{Sandbox, TIMEOUT, peer_tests, python};
+
+/// Runs one scenario of the Python client against the real binary, in the sandbox's clean
+/// environment, and returns what it printed.
+fn client(sb: &Sandbox, args: &[&str]) -> Value {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/acp/client.py");
+    let agent = sb.command();
+    let mut cmd = Command::new(python());
+    cmd.env_clear();
+    for (k, v) in agent.get_envs() {
+        if let Some(v) = v {
+            cmd.env(k, v);
+        }
+    }
+    cmd.arg(script)
+        .arg(env!("CARGO_BIN_EXE_cairn"))
+        .arg(sb.ws())
+        .args(args)
+        .stdin(Stdio::null());
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "client {args:?} failed:\n{stderr}");
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("client output: {e}\n{stderr}"))
+}
+
+fn updates_of<'a>(out: &'a Value, kind: &str) -> Vec<&'a Value> {
+    out["updates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|u| u["sessionUpdate"] == kind)
+        .collect()
+}
+
+fn text_of(out: &Value, kind: &str) -> String {
+    updates_of(out, kind)
+        .iter()
+        .map(|u| u["content"]["text"].as_str().unwrap_or_default())
+        .collect()
+}
+
+/// A whole turn: the answer streams as message chunks, the read as a tool call with its input
+/// and its result, and the prompt ends the turn; the session can then be loaded again.
+#[test]
+fn acp_turn_with_a_tool_call_streams_updates_and_loads_again() {
+    if !peer_tests() {
+        return;
+    }
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::tool_call("read_file", json!({"path": "notes.txt"})).with_text("Let me look."),
+            Reply::text("It says hello."),
+        ],
+    );
+    sb.write("notes.txt", "hello from the notes\n");
+    let out = client(&sb, &["turn"]);
+
+    let init = &out["initialize"];
+    assert_eq!(init["protocolVersion"], 1);
+    assert_eq!(init["agentCapabilities"]["loadSession"], true);
+    assert_eq!(init["agentInfo"]["name"], "cairn");
+    let session = &out["session"];
+    let sid = session["sessionId"].as_str().unwrap().to_string();
+    assert_eq!(session["modes"]["currentModeId"], "chat");
+    let modes: Vec<&str> = session["modes"]["availableModes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(modes, ["chat", "agent"]);
+
+    assert_eq!(out["prompt"]["stopReason"], "end_turn");
+    assert_eq!(
+        text_of(&out, "agent_message_chunk"),
+        "Let me look.It says hello."
+    );
+    let calls = updates_of(&out, "tool_call");
+    assert_eq!(calls.len(), 1, "{out}");
+    let call = calls[0];
+    assert_eq!(call["title"], "read_file");
+    assert_eq!(call["kind"], "read");
+    // ACP's default status; the SDK leaves it off the wire.
+    assert!(
+        call["status"].is_null() || call["status"] == "pending",
+        "{call}"
+    );
+    assert_eq!(call["rawInput"], json!({"path": "notes.txt"}));
+    let done = updates_of(&out, "tool_call_update");
+    let last = done.last().unwrap();
+    assert_eq!(last["toolCallId"], call["toolCallId"]);
+    assert_eq!(last["status"], "completed");
+    assert!(
+        last["content"][0]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("hello from the notes"),
+        "{last}"
+    );
+    assert!(
+        out["permissions"].as_array().unwrap().is_empty(),
+        "a read is not asked about"
+    );
+
+    // The stored session, loaded by a new connection, replays the conversation.
+    let loaded = client(&sb, &["load", &sid]);
+    assert_eq!(
+        text_of(&loaded, "user_message_chunk"),
+        "what is in notes.txt?"
+    );
+    assert_eq!(
+        text_of(&loaded, "agent_message_chunk"),
+        "Let me look.It says hello."
+    );
+    assert_eq!(loaded["load"]["modes"]["currentModeId"], "chat");
+}
+
+fn write_script() -> Vec<Reply> {
+    vec![
+        Reply::tool_call(
+            "write_file",
+            json!({"path": "out.txt", "content": "written by cairn\n"}),
+        ),
+        Reply::text("Done."),
+    ]
+}
+
+/// In agent mode a write asks through `session/request_permission` (allow once, allow for the
+/// session, reject), bound to the call; allowed, the file lands on disk.
+#[test]
+fn acp_permission_allowed_writes_the_file() {
+    if !peer_tests() {
+        return;
+    }
+    let sb = Sandbox::new(Format::OpenAi, write_script());
+    let out = client(&sb, &["permission", "allow"]);
+    assert_eq!(out["prompt"]["stopReason"], "end_turn");
+    let asked = out["permissions"].as_array().unwrap();
+    assert_eq!(asked.len(), 1, "{out}");
+    let kinds: Vec<&str> = asked[0]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["allow_once", "allow_always", "reject_once"]);
+    let call = &updates_of(&out, "tool_call")[0];
+    assert_eq!(asked[0]["toolCall"]["toolCallId"], call["toolCallId"]);
+    assert_eq!(
+        asked[0]["toolCall"]["rawInput"]["path"], "out.txt",
+        "the user sees the arguments"
+    );
+    assert_eq!(
+        asked[0]["toolCall"]["_meta"]["cairn/argsHash"]
+            .as_str()
+            .unwrap()
+            .len(),
+        64
+    );
+    let statuses: Vec<&str> = updates_of(&out, "tool_call_update")
+        .iter()
+        .filter_map(|u| u["status"].as_str())
+        .collect();
+    assert_eq!(statuses, ["in_progress", "completed"]);
+    assert_eq!(sb.read("out.txt"), "written by cairn\n");
+}
+
+/// Rejected, the call is not run: the file stays as it was and the call fails.
+#[test]
+fn acp_permission_rejected_leaves_the_file() {
+    if !peer_tests() {
+        return;
+    }
+    let sb = Sandbox::new(Format::OpenAi, write_script());
+    sb.write("out.txt", "original\n");
+    let out = client(&sb, &["permission", "reject"]);
+    assert_eq!(out["prompt"]["stopReason"], "end_turn");
+    assert_eq!(out["permissions"].as_array().unwrap().len(), 1);
+    let last = *updates_of(&out, "tool_call_update").last().unwrap();
+    assert_eq!(last["status"], "failed", "{out}");
+    assert_eq!(sb.read("out.txt"), "original\n");
+}
+
+/// `session/cancel` stops the streaming answer and the prompt returns `cancelled`.
+#[test]
+fn acp_cancel_stops_the_turn() {
+    if !peer_tests() {
+        return;
+    }
+    let sb = Sandbox::new(Format::OpenAi, vec![Reply::stall("I am thinking")]);
+    let out = client(&sb, &["cancel"]);
+    assert_eq!(out["prompt"]["stopReason"], "cancelled");
+    assert!(text_of(&out, "agent_message_chunk").starts_with("I am"));
+    sb.rt.block_on(async {
+        for _ in 0..400 {
+            if sb.model.dropped_responses() > 0 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    });
+    assert_eq!(
+        sb.model.dropped_responses(),
+        1,
+        "the model request was aborted"
+    );
+}
+
+/// Raw frames: a request before `initialize`, an unknown method and wrong params each get a
+/// JSON-RPC error (the params one naming the field), and the agent keeps serving.
+#[test]
+fn acp_bad_input_gets_errors_and_the_agent_keeps_serving() {
+    let sb = Sandbox::new(Format::OpenAi, vec![]);
+    let mut child = sb
+        .command()
+        .arg("acp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if let Ok(v) = serde_json::from_str::<Value>(&line) {
+                let _ = tx.send(v);
+            }
+        }
+    });
+    let mut send = |v: Value| {
+        writeln!(stdin, "{v}").unwrap();
+        stdin.flush().unwrap();
+    };
+    let reply = |id: i64| loop {
+        let v = rx.recv_timeout(TIMEOUT).expect("a reply");
+        if v["id"] == id {
+            return v;
+        }
+    };
+    let ws = sb.ws().display().to_string();
+
+    send(json!({"jsonrpc": "2.0", "id": 1, "method": "session/new",
+        "params": {"cwd": ws, "mcpServers": []}}));
+    let early = reply(1);
+    assert_eq!(early["error"]["code"], -32600, "{early}");
+    assert!(early["error"].to_string().contains("initializ"), "{early}");
+
+    send(json!({"jsonrpc": "2.0", "id": 2, "method": "initialize",
+        "params": {"protocolVersion": 1}}));
+    assert_eq!(reply(2)["result"]["protocolVersion"], 1);
+
+    send(json!({"jsonrpc": "2.0", "id": 3, "method": "session/frobnicate", "params": {}}));
+    assert_eq!(reply(3)["error"]["code"], -32601);
+
+    send(json!({"jsonrpc": "2.0", "id": 4, "method": "session/new",
+        "params": {"mcpServers": []}}));
+    let missing = reply(4);
+    assert_eq!(missing["error"]["code"], -32602, "{missing}");
+    assert!(missing["error"].to_string().contains("cwd"), "{missing}");
+
+    send(json!({"jsonrpc": "2.0", "id": 5, "method": "session/new",
+        "params": {"cwd": "relative/dir", "mcpServers": []}}));
+    let relative = reply(5);
+    assert_eq!(relative["error"]["code"], -32602, "{relative}");
+    assert!(relative["error"].to_string().contains("cwd"), "{relative}");
+
+    send(
+        json!({"jsonrpc": "2.0", "id": 6, "method": "session/prompt",
+        "params": {"sessionId": "nope", "prompt": [{"type": "text", "text": "hi"}]}}),
+    );
+    let unknown = reply(6);
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+    assert!(
+        unknown["error"].to_string().contains("sessionId"),
+        "{unknown}"
+    );
+
+    send(json!({"jsonrpc": "2.0", "id": 7, "method": "session/new",
+        "params": {"cwd": ws, "mcpServers": []}}));
+    let made = reply(7);
+    assert!(made["result"]["sessionId"].is_string(), "{made}");
+
+    drop(stdin);
+    let status = crate::support::wait_exit(&mut child, TIMEOUT);
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "the agent exits when the client closes stdin"
+    );
+}
