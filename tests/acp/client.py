@@ -2,9 +2,11 @@
 `cairn acp` through one scenario and prints what it saw as one JSON object on stdout.
 
 Usage: client.py CAIRN_BIN WORKSPACE SCENARIO [ARG]
-  turn                  a prompt in a new session
+  turn [allow|reject]   a prompt in a new session (permissions answered as told, else cancelled)
   permission allow|reject  a prompt in agent mode whose write asks for permission
   cancel                a prompt cancelled after its first text
+  hold                  a permission never answered: another session is made meanwhile, then a
+                        cancel ends the prompt
   load SESSION_ID       a stored session loaded (its history replayed)
 The agent process inherits this process's environment (the test sets it up).
 """
@@ -31,11 +33,15 @@ class Client:
         self.updates = []
         self.permissions = []
         self.first_text = asyncio.Event()
+        self.asked = asyncio.Event()
 
     async def request_permission(self, session_id, tool_call, options, **kwargs):
         self.permissions.append(
             {"sessionId": session_id, "toolCall": dump(tool_call), "options": [dump(o) for o in options]}
         )
+        self.asked.set()
+        if self.answer == "hold":
+            await asyncio.Event().wait()
         wanted = {"allow": "allow_once", "reject": "reject_once"}.get(self.answer)
         for option in options:
             if option.kind == wanted:
@@ -56,7 +62,7 @@ class Client:
 async def main():
     cairn, workspace, scenario = sys.argv[1:4]
     arg = sys.argv[4] if len(sys.argv) > 4 else None
-    client = Client(arg if scenario == "permission" else None)
+    client = Client("hold" if scenario == "hold" else arg if scenario in ("turn", "permission") else None)
     out = {}
     async with spawn_agent_process(client, cairn, "acp", env=dict(os.environ)) as (conn, _proc):
         init = await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
@@ -78,6 +84,14 @@ async def main():
         elif scenario == "cancel":
             running = asyncio.create_task(conn.prompt(session_id=sid, prompt=[text_block("think")]))
             await asyncio.wait_for(client.first_text.wait(), 20)
+            await conn.cancel(session_id=sid)
+            reply = await asyncio.wait_for(running, 20)
+        elif scenario == "hold":
+            await conn.set_session_mode(session_id=sid, mode_id="agent")
+            running = asyncio.create_task(conn.prompt(session_id=sid, prompt=[text_block("write out.txt")]))
+            await asyncio.wait_for(client.asked.wait(), 20)
+            other = await asyncio.wait_for(conn.new_session(cwd=workspace, mcp_servers=[]), 20)
+            out["other"] = dump(other)
             await conn.cancel(session_id=sid)
             reply = await asyncio.wait_for(running, 20)
         else:

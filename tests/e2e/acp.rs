@@ -14,6 +14,11 @@ use crate::support::{Sandbox, TIMEOUT, peer_tests, python};
 /// Runs one scenario of the Python client against the real binary, in the sandbox's clean
 /// environment, and returns what it printed.
 fn client(sb: &Sandbox, args: &[&str]) -> Value {
+    client_env(sb, args, &[])
+}
+
+/// [`client`] with extra environment for the agent (configuration through `CAIRN_*`).
+fn client_env(sb: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> Value {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/acp/client.py");
     let agent = sb.command();
     let mut cmd = Command::new(python());
@@ -23,6 +28,7 @@ fn client(sb: &Sandbox, args: &[&str]) -> Value {
             cmd.env(k, v);
         }
     }
+    cmd.envs(env.iter().copied());
     cmd.arg(script)
         .arg(env!("CARGO_BIN_EXE_cairn"))
         .arg(sb.ws())
@@ -216,6 +222,82 @@ fn acp_cancel_stops_the_turn() {
         1,
         "the model request was aborted"
     );
+}
+
+/// A protected path is asked about by name with "allow once" and "reject" only; allowed, that
+/// call reads it.
+#[test]
+fn acp_protected_path_is_offered_allow_once_only() {
+    if !peer_tests() {
+        return;
+    }
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::tool_call("read_file", json!({"path": ".env"})),
+            Reply::text("Read it."),
+        ],
+    );
+    sb.write(".env", "TOKEN=visible-after-approval\n");
+    let out = client(&sb, &["turn", "allow"]);
+    let asked = out["permissions"].as_array().unwrap();
+    assert_eq!(asked.len(), 1, "{out}");
+    let kinds: Vec<&str> = asked[0]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["allow_once", "reject_once"]);
+    assert!(
+        asked[0]["toolCall"]["title"]
+            .as_str()
+            .unwrap()
+            .contains(".env"),
+        "{asked:?}"
+    );
+    let last = *updates_of(&out, "tool_call_update").last().unwrap();
+    assert_eq!(last["status"], "completed", "{out}");
+    assert!(last.to_string().contains("visible-after-approval"));
+}
+
+/// At the tool-call cap the turn ends with `max_turn_requests`.
+#[test]
+fn acp_tool_call_cap_ends_with_max_turn_requests() {
+    if !peer_tests() {
+        return;
+    }
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::tool_call("list_directory", json!({})),
+            Reply::tool_call("list_directory", json!({})),
+            Reply::tool_call("list_directory", json!({})),
+            Reply::text("never sent"),
+        ],
+    );
+    let out = client_env(&sb, &["turn"], &[("CAIRN_AGENT__MAX_TOOL_CALLS", "2")]);
+    assert_eq!(out["prompt"]["stopReason"], "max_turn_requests", "{out}");
+    let completed = updates_of(&out, "tool_call_update")
+        .iter()
+        .filter(|u| u["status"] == "completed")
+        .count();
+    assert_eq!(completed, 2);
+}
+
+/// A client that never answers a permission request holds only that turn: another session is
+/// made meanwhile, and a cancel ends the turn with the write not run.
+#[test]
+fn acp_unanswered_permission_waits_without_blocking_and_cancel_ends_it() {
+    if !peer_tests() {
+        return;
+    }
+    let sb = Sandbox::new(Format::OpenAi, write_script());
+    let out = client(&sb, &["hold"]);
+    assert!(out["other"]["sessionId"].is_string(), "{out}");
+    assert_ne!(out["other"]["sessionId"], out["session"]["sessionId"]);
+    assert_eq!(out["prompt"]["stopReason"], "cancelled", "{out}");
+    assert!(!sb.ws().join("out.txt").exists());
 }
 
 /// Raw frames: a request before `initialize`, an unknown method and wrong params each get a

@@ -198,6 +198,14 @@ pub fn import_str(
     })
 }
 
+/// A JSON object's entries by key, so warnings and errors come in one order whichever order the
+/// file has (serde_json keeps it when its `preserve_order` feature is on, as the ACP SDK turns on).
+fn by_key(object: &Map<String, Value>) -> Vec<(&String, &Value)> {
+    let mut entries: Vec<_> = object.iter().collect();
+    entries.sort_by(|a, b| a.0.cmp(b.0));
+    entries
+}
+
 struct Importer<'a> {
     path: &'a Path,
     format: McpJsonFormat,
@@ -242,7 +250,7 @@ impl Importer<'_> {
         if self.format == McpJsonFormat::VsCode {
             self.top_level_vscode(root)?;
         }
-        for key in root.keys() {
+        for (key, _) in by_key(root) {
             if key != leaf && !(self.format == McpJsonFormat::VsCode && key == "inputs") {
                 self.warn(
                     None,
@@ -252,7 +260,7 @@ impl Importer<'_> {
             }
         }
         let mut out = BTreeMap::new();
-        for (name, entry) in servers {
+        for (name, entry) in by_key(servers) {
             let config = self.server(name, entry, top_key)?;
             out.insert(name.clone(), config);
         }
@@ -290,7 +298,7 @@ impl Importer<'_> {
             .as_object()
             .ok_or_else(|| self.invalid(format!("{top_key}.{name}"), "expected an object"))?;
         let mut config = McpServerConfig::default();
-        for (key, value) in entry {
+        for (key, value) in by_key(entry) {
             match key.as_str() {
                 "command" => config.command = Some(self.string(value, &at(key))?),
                 "args" => config.args = self.strings(value, &at(key))?,
@@ -447,7 +455,7 @@ impl Importer<'_> {
             .as_object()
             .ok_or_else(|| self.invalid(key, "expected an object of strings"))?;
         let mut out = BTreeMap::new();
-        for (k, v) in object {
+        for (k, v) in by_key(object) {
             let text = match v {
                 Value::String(s) => s.clone(),
                 Value::Number(n) => {

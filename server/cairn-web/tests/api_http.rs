@@ -35,7 +35,7 @@ async fn api_request_sends_method_query_headers_and_json_and_pretty_prints() {
     assert_eq!(seen.len(), 1);
     let r = &seen[0];
     assert_eq!(r.method, "POST");
-    // serde_json objects keep keys sorted, so the pairs come in key order.
+    // The pairs come in key order.
     assert_eq!(r.target, "/v1/pets?limit=2&tag=a&tag=b");
     assert_eq!(r.header("x-trace"), Some("t1"));
     assert_eq!(r.header("content-type"), Some("application/json"));

@@ -131,10 +131,12 @@ pub fn target_url(
     Ok(parsed.to_string())
 }
 
-/// Appends `query`'s pairs to `url`.
+/// Appends `query`'s pairs to `url`, in key order (whichever order serde_json keeps an object in).
 pub fn append_query(url: &mut Url, query: &Map<String, Value>) {
+    let mut entries: Vec<_> = query.iter().collect();
+    entries.sort_by(|a, b| a.0.cmp(b.0));
     let mut pairs = url.query_pairs_mut();
-    for (key, value) in query {
+    for (key, value) in entries {
         for v in scalar_list(value) {
             pairs.append_pair(key, &v);
         }
