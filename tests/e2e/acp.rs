@@ -300,87 +300,167 @@ fn acp_unanswered_permission_waits_without_blocking_and_cancel_ends_it() {
     assert!(!sb.ws().join("out.txt").exists());
 }
 
-/// Raw frames: a request before `initialize`, an unknown method and wrong params each get a
-/// JSON-RPC error (the params one naming the field), and the agent keeps serving.
+/// Raw frames: a request before `initialize`, a line that is not JSON, an unknown method and
+/// wrong params each get a JSON-RPC error (the params one naming the field), and the agent keeps
+/// serving.
 #[test]
 fn acp_bad_input_gets_errors_and_the_agent_keeps_serving() {
     let sb = Sandbox::new(Format::OpenAi, vec![]);
-    let mut child = sb
-        .command()
-        .arg("acp")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if let Ok(v) = serde_json::from_str::<Value>(&line) {
-                let _ = tx.send(v);
-            }
-        }
-    });
-    let mut send = |v: Value| {
-        writeln!(stdin, "{v}").unwrap();
-        stdin.flush().unwrap();
-    };
-    let reply = |id: i64| loop {
-        let v = rx.recv_timeout(TIMEOUT).expect("a reply");
-        if v["id"] == id {
-            return v;
-        }
-    };
+    let mut raw = Raw::spawn(&sb);
     let ws = sb.ws().display().to_string();
 
-    send(json!({"jsonrpc": "2.0", "id": 1, "method": "session/new",
+    raw.send(json!({"jsonrpc": "2.0", "id": 1, "method": "session/new",
         "params": {"cwd": ws, "mcpServers": []}}));
-    let early = reply(1);
+    let early = raw.reply(1);
     assert_eq!(early["error"]["code"], -32600, "{early}");
     assert!(early["error"].to_string().contains("initializ"), "{early}");
 
-    send(json!({"jsonrpc": "2.0", "id": 2, "method": "initialize",
+    raw.send(json!({"jsonrpc": "2.0", "id": 2, "method": "initialize",
         "params": {"protocolVersion": 1}}));
-    assert_eq!(reply(2)["result"]["protocolVersion"], 1);
+    assert_eq!(raw.reply(2)["result"]["protocolVersion"], 1);
 
-    send(json!({"jsonrpc": "2.0", "id": 3, "method": "session/frobnicate", "params": {}}));
-    assert_eq!(reply(3)["error"]["code"], -32601);
+    // A line that is not JSON costs one parse error, nothing more.
+    raw.send_line("{this is not json");
+    let parse = raw.next(|v| v["id"].is_null());
+    assert_eq!(parse["error"]["code"], -32700, "{parse}");
+    raw.send(json!({"jsonrpc": "2.0", "id": 3, "method": "session/frobnicate", "params": {}}));
+    assert_eq!(raw.reply(3)["error"]["code"], -32601);
 
-    send(json!({"jsonrpc": "2.0", "id": 4, "method": "session/new",
+    raw.send(json!({"jsonrpc": "2.0", "id": 4, "method": "session/new",
         "params": {"mcpServers": []}}));
-    let missing = reply(4);
+    let missing = raw.reply(4);
     assert_eq!(missing["error"]["code"], -32602, "{missing}");
     assert!(missing["error"].to_string().contains("cwd"), "{missing}");
 
-    send(json!({"jsonrpc": "2.0", "id": 5, "method": "session/new",
+    raw.send(json!({"jsonrpc": "2.0", "id": 5, "method": "session/new",
         "params": {"cwd": "relative/dir", "mcpServers": []}}));
-    let relative = reply(5);
+    let relative = raw.reply(5);
     assert_eq!(relative["error"]["code"], -32602, "{relative}");
     assert!(relative["error"].to_string().contains("cwd"), "{relative}");
 
-    send(
+    raw.send(
         json!({"jsonrpc": "2.0", "id": 6, "method": "session/prompt",
         "params": {"sessionId": "nope", "prompt": [{"type": "text", "text": "hi"}]}}),
     );
-    let unknown = reply(6);
+    let unknown = raw.reply(6);
     assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
     assert!(
         unknown["error"].to_string().contains("sessionId"),
         "{unknown}"
     );
 
-    send(json!({"jsonrpc": "2.0", "id": 7, "method": "session/new",
+    raw.send(json!({"jsonrpc": "2.0", "id": 7, "method": "session/new",
         "params": {"cwd": ws, "mcpServers": []}}));
-    let made = reply(7);
+    let made = raw.reply(7);
     assert!(made["result"]["sessionId"].is_string(), "{made}");
 
-    drop(stdin);
-    let status = crate::support::wait_exit(&mut child, TIMEOUT);
+    let status = raw.close();
     assert!(
         status.is_some_and(|s| s.success()),
         "the agent exits when the client closes stdin"
+    );
+}
+
+/// `cairn acp` spoken to in raw newline-delimited JSON-RPC frames.
+struct Raw {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    rx: std::sync::mpsc::Receiver<Value>,
+}
+
+impl Raw {
+    fn spawn(sb: &Sandbox) -> Raw {
+        let mut child = sb
+            .command()
+            .arg("acp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if let Ok(v) = serde_json::from_str::<Value>(&line) {
+                    let _ = tx.send(v);
+                }
+            }
+        });
+        Raw { child, stdin, rx }
+    }
+
+    fn send(&mut self, v: Value) {
+        self.send_line(&v.to_string());
+    }
+
+    fn send_line(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// The next message that satisfies `want`, skipping others.
+    fn next(&self, want: impl Fn(&Value) -> bool) -> Value {
+        loop {
+            let v = self
+                .rx
+                .recv_timeout(TIMEOUT)
+                .expect("a message from the agent");
+            if want(&v) {
+                return v;
+            }
+        }
+    }
+
+    fn reply(&self, id: i64) -> Value {
+        self.next(|v| v["id"] == id && v.get("method").is_none())
+    }
+
+    /// Closes the agent's stdin, as a client that goes away does, and waits for it to exit.
+    fn close(&mut self) -> Option<std::process::ExitStatus> {
+        self.stdin = None;
+        crate::support::wait_exit(&mut self.child, TIMEOUT)
+    }
+}
+
+/// A client that goes away mid-turn: the agent stops the turn (the model request is dropped)
+/// and exits.
+#[test]
+fn acp_client_gone_mid_turn_ends_the_agent() {
+    let sb = Sandbox::new(Format::OpenAi, vec![Reply::stall("I am thinking")]);
+    let mut raw = Raw::spawn(&sb);
+    let ws = sb.ws().display().to_string();
+    raw.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": 1}}));
+    raw.reply(1);
+    raw.send(json!({"jsonrpc": "2.0", "id": 2, "method": "session/new",
+        "params": {"cwd": ws, "mcpServers": []}}));
+    let sid = raw.reply(2)["result"]["sessionId"].clone();
+    raw.send(
+        json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
+        "params": {"sessionId": sid, "prompt": [{"type": "text", "text": "think"}]}}),
+    );
+    let update = raw.next(|v| v["method"] == "session/update");
+    assert_eq!(
+        update["params"]["update"]["sessionUpdate"],
+        "agent_message_chunk"
+    );
+    let status = raw.close();
+    assert!(status.is_some_and(|s| s.success()), "the agent exits");
+    sb.rt.block_on(async {
+        for _ in 0..400 {
+            if sb.model.dropped_responses() > 0 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    });
+    assert_eq!(
+        sb.model.dropped_responses(),
+        1,
+        "the model request was aborted"
     );
 }
