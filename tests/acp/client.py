@@ -8,6 +8,8 @@ Usage: client.py CAIRN_BIN WORKSPACE SCENARIO [ARG]
   hold                  a permission never answered: another session is made meanwhile, then a
                         cancel ends the prompt
   load SESSION_ID       a stored session loaded (its history replayed)
+  mcp                   a prompt in a session given a real MCP server (mcp-server-time, from
+                        PyPI, next to this interpreter); its permission allowed
 The agent process inherits this process's environment (the test sets it up).
 """
 
@@ -18,7 +20,7 @@ import sys
 
 import acp
 from acp import spawn_agent_process, text_block
-from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
+from acp.schema import AllowedOutcome, DeniedOutcome, McpServerStdio, RequestPermissionResponse
 
 
 def dump(model):
@@ -62,7 +64,8 @@ class Client:
 async def main():
     cairn, workspace, scenario = sys.argv[1:4]
     arg = sys.argv[4] if len(sys.argv) > 4 else None
-    client = Client("hold" if scenario == "hold" else arg if scenario in ("turn", "permission") else None)
+    answers = {"hold": "hold", "mcp": "allow", "turn": arg, "permission": arg}
+    client = Client(answers.get(scenario))
     out = {}
     async with spawn_agent_process(client, cairn, "acp", env=dict(os.environ)) as (conn, _proc):
         init = await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
@@ -73,10 +76,14 @@ async def main():
             out["updates"] = client.updates
             print(json.dumps(out))
             return
-        session = await conn.new_session(cwd=workspace, mcp_servers=[])
+        servers = []
+        if scenario == "mcp":
+            time = os.path.join(os.path.dirname(sys.executable), "mcp-server-time")
+            servers = [McpServerStdio(name="time", command=time, args=[], env=[])]
+        session = await conn.new_session(cwd=workspace, mcp_servers=servers)
         out["session"] = dump(session)
         sid = session.session_id
-        if scenario == "turn":
+        if scenario in ("turn", "mcp"):
             reply = await conn.prompt(session_id=sid, prompt=[text_block("what is in notes.txt?")])
         elif scenario == "permission":
             await conn.set_session_mode(session_id=sid, mode_id="agent")

@@ -300,6 +300,30 @@ fn acp_unanswered_permission_waits_without_blocking_and_cancel_ends_it() {
     assert!(!sb.ws().join("out.txt").exists());
 }
 
+/// The MCP servers a client gives `session/new` join that session's tools: a real PyPI server
+/// (mcp-server-time) is started and its tool is called under the same policy.
+#[test]
+fn acp_client_mcp_server_serves_the_session() {
+    if !peer_tests() {
+        return;
+    }
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::tool_call("time__get_current_time", json!({"timezone": "UTC"})),
+            Reply::text("It is now."),
+        ],
+    );
+    let out = client(&sb, &["mcp"]);
+    assert_eq!(out["prompt"]["stopReason"], "end_turn", "{out}");
+    let call = updates_of(&out, "tool_call")[0];
+    assert_eq!(call["title"], "time__get_current_time");
+    let last = *updates_of(&out, "tool_call_update").last().unwrap();
+    assert_eq!(last["status"], "completed", "{out}");
+    let text = last["content"][0]["content"]["text"].as_str().unwrap();
+    assert!(text.contains("UTC") && text.contains("datetime"), "{text}");
+}
+
 /// Raw frames: a request before `initialize`, a line that is not JSON, an unknown method and
 /// wrong params each get a JSON-RPC error (the params one naming the field), and the agent keeps
 /// serving.

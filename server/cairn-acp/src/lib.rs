@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, CancelNotification, ContentBlock, EmbeddedResourceResource, Implementation,
-    InitializeRequest, InitializeResponse, LoadSessionRequest, LoadSessionResponse,
+    InitializeRequest, InitializeResponse, LoadSessionRequest, LoadSessionResponse, McpServer,
     NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
     SessionMode, SessionModeState, SessionNotification, SetSessionModeRequest,
     SetSessionModeResponse, StopReason,
@@ -36,12 +36,31 @@ pub struct Opened {
     pub sessions_dir: PathBuf,
 }
 
+/// An MCP server the client asks a session to use, in cairn's terms (no ACP types cross).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ClientServer {
+    pub name: String,
+    /// A stdio server's command, or `None` for a server at `url`.
+    pub command: Option<String>,
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub url: Option<String>,
+    pub headers: Vec<(String, String)>,
+    /// The legacy SSE transport (else streamable HTTP) for a server at `url`.
+    pub sse: bool,
+}
+
 /// Opens workspaces; the binary implements it with the same composition as `cairn lsp`, so this
 /// crate does not know which model provider or tools exist.
 pub trait Workspaces: Send + Sync {
     /// The agent for the workspace at `root` (its configuration layers, MCP servers and
-    /// built-in tools). An error is shown to the client.
-    fn open<'a>(&'a self, root: &'a Path) -> BoxFuture<'a, Result<Opened, String>>;
+    /// built-in tools), with the client's MCP servers `extra` next to the configured ones. An
+    /// error is shown to the client.
+    fn open<'a>(
+        &'a self,
+        root: &'a Path,
+        extra: &'a [ClientServer],
+    ) -> BoxFuture<'a, Result<Opened, String>>;
 }
 
 /// Why the server stopped.
@@ -53,6 +72,8 @@ pub struct ServeError(String);
 #[derive(Clone)]
 struct Session {
     root: PathBuf,
+    /// The MCP servers the client gave this session.
+    servers: Vec<ClientServer>,
     mode: Mode,
     grants: SessionGrants,
     /// The token of the prompt running now, if one is.
@@ -61,23 +82,25 @@ struct Session {
 
 struct State {
     workspaces: Arc<dyn Workspaces>,
-    opened: tokio::sync::Mutex<HashMap<PathBuf, Opened>>,
+    /// Agents by workspace root and client servers, opened once for the life of the connection.
+    opened: tokio::sync::Mutex<HashMap<(PathBuf, Vec<ClientServer>), Opened>>,
     sessions: Mutex<HashMap<String, Session>>,
 }
 
 impl State {
-    /// The workspace's agent, opened once per root for the life of the connection.
-    async fn open(&self, root: &Path) -> Result<Opened, AcpError> {
+    /// The workspace's agent with these client servers, opened once for the connection.
+    async fn open(&self, root: &Path, servers: &[ClientServer]) -> Result<Opened, AcpError> {
+        let key = (root.to_path_buf(), servers.to_vec());
         let mut opened = self.opened.lock().await;
-        if let Some(o) = opened.get(root) {
+        if let Some(o) = opened.get(&key) {
             return Ok(o.clone());
         }
         let o = self
             .workspaces
-            .open(root)
+            .open(root, servers)
             .await
             .map_err(|e| AcpError::internal_error().data(e))?;
-        opened.insert(root.to_path_buf(), o.clone());
+        opened.insert(key, o.clone());
         Ok(o)
     }
 
@@ -131,6 +154,67 @@ fn workspace_root(cwd: &Path) -> Result<PathBuf, AcpError> {
         )));
     }
     Ok(root)
+}
+
+/// The client's MCP servers in cairn's terms, sorted so the same set opens the same agent.
+fn client_servers(servers: &[McpServer]) -> Result<Vec<ClientServer>, AcpError> {
+    let mut out = Vec::new();
+    for (i, server) in servers.iter().enumerate() {
+        let s = match server {
+            McpServer::Stdio(s) => ClientServer {
+                name: s.name.clone(),
+                command: Some(s.command.display().to_string()),
+                args: s.args.clone(),
+                env: s
+                    .env
+                    .iter()
+                    .map(|e| (e.name.clone(), e.value.clone()))
+                    .collect(),
+                url: None,
+                headers: Vec::new(),
+                sse: false,
+            },
+            McpServer::Http(s) => ClientServer {
+                name: s.name.clone(),
+                command: None,
+                args: Vec::new(),
+                env: Vec::new(),
+                url: Some(s.url.clone()),
+                headers: s
+                    .headers
+                    .iter()
+                    .map(|h| (h.name.clone(), h.value.clone()))
+                    .collect(),
+                sse: false,
+            },
+            McpServer::Sse(s) => ClientServer {
+                name: s.name.clone(),
+                command: None,
+                args: Vec::new(),
+                env: Vec::new(),
+                url: Some(s.url.clone()),
+                headers: s
+                    .headers
+                    .iter()
+                    .map(|h| (h.name.clone(), h.value.clone()))
+                    .collect(),
+                sse: true,
+            },
+            _ => {
+                return Err(invalid_params(format!(
+                    "mcpServers[{i}]: a transport cairn does not support"
+                )));
+            }
+        };
+        if s.name.trim().is_empty() {
+            return Err(invalid_params(format!(
+                "mcpServers[{i}].name: must not be empty"
+            )));
+        }
+        out.push(s);
+    }
+    out.sort();
+    Ok(out)
 }
 
 /// The user's message from the prompt's content blocks.
@@ -241,18 +325,20 @@ async fn new_session(
     request: NewSessionRequest,
 ) -> Result<NewSessionResponse, AcpError> {
     let root = workspace_root(&request.cwd)?;
-    state.open(&root).await?;
+    let servers = client_servers(&request.mcp_servers)?;
+    state.open(&root, &servers).await?;
     let id = uuid::Uuid::new_v4().to_string();
-    add_session(state, &id, root);
+    add_session(state, &id, root, servers);
     Ok(NewSessionResponse::new(id).modes(modes(Mode::Chat)))
 }
 
-fn add_session(state: &State, id: &str, root: PathBuf) {
+fn add_session(state: &State, id: &str, root: PathBuf, servers: Vec<ClientServer>) {
     if let Ok(mut sessions) = state.sessions.lock() {
         sessions.insert(
             id.to_string(),
             Session {
                 root,
+                servers,
                 mode: Mode::Chat,
                 grants: SessionGrants::default(),
                 running: None,
@@ -268,7 +354,8 @@ async fn load_session(
     cx: &ConnectionTo<Client>,
 ) -> Result<LoadSessionResponse, AcpError> {
     let root = workspace_root(&request.cwd)?;
-    let opened = state.open(&root).await?;
+    let servers = client_servers(&request.mcp_servers)?;
+    let opened = state.open(&root, &servers).await?;
     let id = request.session_id.0.to_string();
     let records = SessionStore::new(&opened.sessions_dir)
         .load(&id)
@@ -281,7 +368,7 @@ async fn load_session(
     for update in updates::of_transcript(&records) {
         cx.send_notification(SessionNotification::new(request.session_id.clone(), update))?;
     }
-    add_session(state, &id, root);
+    add_session(state, &id, root, servers);
     Ok(LoadSessionResponse::new().modes(modes(Mode::Chat)))
 }
 
@@ -347,7 +434,7 @@ async fn turn(
     message: String,
     cancel: CancellationToken,
 ) -> Result<PromptResponse, AcpError> {
-    let opened = state.open(&session.root).await?;
+    let opened = state.open(&session.root, &session.servers).await?;
     let store = SessionStore::new(&opened.sessions_dir);
     let history = store
         .messages(session_id)

@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::sync::Mutex;
 
+use cairn_config::{Config, McpServerConfig, McpTransport};
 use cairn_lsp::McpHandle;
 use futures::future::BoxFuture;
 
@@ -37,12 +38,53 @@ impl Workspaces {
     }
 }
 
+/// The client's servers join the configured ones as the user's own would (the user put them in
+/// the editor's settings): behind the same pinning, review and approval policy. A name the
+/// configuration already uses is refused rather than replaced.
+fn with_client_servers(
+    mut config: Config,
+    extra: &[cairn_acp::ClientServer],
+) -> Result<Config, String> {
+    for server in extra {
+        if config.mcp.servers.contains_key(&server.name) {
+            return Err(format!(
+                "mcpServers: `{}` is already an MCP server in cairn's configuration",
+                server.name
+            ));
+        }
+        let transport = match (&server.command, server.sse) {
+            (Some(_), _) => McpTransport::Stdio,
+            (None, true) => McpTransport::Sse,
+            (None, false) => McpTransport::Http,
+        };
+        config.mcp.servers.insert(
+            server.name.clone(),
+            McpServerConfig {
+                command: server.command.clone(),
+                args: server.args.clone(),
+                env: server.env.iter().cloned().collect(),
+                url: server.url.clone(),
+                headers: server.headers.iter().cloned().collect(),
+                transport: Some(transport),
+                ..McpServerConfig::default()
+            },
+        );
+    }
+    Ok(config)
+}
+
 impl cairn_acp::Workspaces for Workspaces {
-    fn open<'a>(&'a self, root: &'a Path) -> BoxFuture<'a, Result<cairn_acp::Opened, String>> {
+    fn open<'a>(
+        &'a self,
+        root: &'a Path,
+        extra: &'a [cairn_acp::ClientServer],
+    ) -> BoxFuture<'a, Result<cairn_acp::Opened, String>> {
         Box::pin(async move {
-            let (config, mcp) = compose::terminal_setup(&self.env, root, false)
-                .await
-                .map_err(|e| format!("{e:#}"))?;
+            let layers =
+                compose::load_layers(&self.env, Some(root)).map_err(|e| format!("{e:#}"))?;
+            let config = layers.resolve().map_err(|e| e.to_string())?;
+            let config = with_client_servers(config, extra)?;
+            let mcp = compose::terminal_hub(&config, &layers, &self.env, root).await?;
             for (name, problem) in &mcp.problems {
                 tracing::warn!("MCP server `{name}` not started: {problem}");
             }
