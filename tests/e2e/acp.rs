@@ -49,6 +49,20 @@ fn updates_of<'a>(out: &'a Value, kind: &str) -> Vec<&'a Value> {
         .collect()
 }
 
+/// The tools the model was offered in its first request of the test.
+fn offered(sb: &Sandbox) -> Vec<String> {
+    let requests = sb.model.requests();
+    requests[0].body["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 fn text_of(out: &Value, kind: &str) -> String {
     updates_of(out, kind)
         .iter()
@@ -119,6 +133,10 @@ fn acp_turn_with_a_tool_call_streams_updates_and_loads_again() {
         out["permissions"].as_array().unwrap().is_empty(),
         "a read is not asked about"
     );
+    // Chat mode, the default, offers the reading tools and not the writing ones.
+    let tools = offered(&sb);
+    assert!(tools.iter().any(|t| t == "read_file"), "{tools:?}");
+    assert!(!tools.iter().any(|t| t == "write_file"), "{tools:?}");
 
     // The stored session, loaded by a new connection, replays the conversation.
     let loaded = client(&sb, &["load", &sid]);
@@ -162,6 +180,10 @@ fn acp_permission_allowed_writes_the_file() {
         .map(|o| o["kind"].as_str().unwrap())
         .collect();
     assert_eq!(kinds, ["allow_once", "allow_always", "reject_once"]);
+    assert!(
+        offered(&sb).iter().any(|t| t == "write_file"),
+        "agent mode offers the writing tools"
+    );
     let call = &updates_of(&out, "tool_call")[0];
     assert_eq!(asked[0]["toolCall"]["toolCallId"], call["toolCallId"]);
     assert_eq!(
