@@ -281,14 +281,21 @@ pub async fn serve(workspaces: Arc<dyn Workspaces>) -> Result<(), ServeError> {
             on_receive_request!(),
         )
         .on_receive_request(
-            async move |request: NewSessionRequest, responder, _cx| {
-                responder.respond_with_result(new_session(&s2, request).await)
+            // Opening a workspace starts its MCP servers: in a task, like a prompt.
+            async move |request: NewSessionRequest, responder, cx| {
+                let state = s2.clone();
+                cx.spawn(async move {
+                    responder.respond_with_result(new_session(&state, request).await)
+                })
             },
             on_receive_request!(),
         )
         .on_receive_request(
             async move |request: LoadSessionRequest, responder, cx| {
-                responder.respond_with_result(load_session(&s3, request, &cx).await)
+                let state = s3.clone();
+                cx.clone().spawn(async move {
+                    responder.respond_with_result(load_session(&state, request, &cx).await)
+                })
             },
             on_receive_request!(),
         )
