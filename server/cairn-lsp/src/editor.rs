@@ -9,14 +9,13 @@ use cairn_agent::policy::{ApprovalAnswer, ApprovalRequest, Approver};
 use cairn_workspace::{ByteEdit, DocumentOverlay, OpenDocument, OverlayError};
 use futures::future::BoxFuture;
 use tower_lsp_server::Client;
-use tower_lsp_server::ls_types::request::Request;
 use tower_lsp_server::ls_types::{
     DocumentChanges, MessageActionItem, MessageType, OneOf,
     OptionalVersionedTextDocumentIdentifier, Range, TextDocumentEdit, TextEdit, Uri, WorkspaceEdit,
 };
 
 use crate::documents::{Document, Encoding};
-use crate::protocol::{self, ApproveParams, ApproveResult};
+use crate::protocol::{ApproveParams, ApproveRequest};
 
 /// Open documents, by URI, with an index by canonical path (tools see canonical paths).
 #[derive(Debug, Default)]
@@ -123,15 +122,6 @@ impl DocumentOverlay for EditorOverlay {
             }
         })
     }
-}
-
-/// `cairn/approve`, server to client.
-pub enum ApproveRequest {}
-
-impl Request for ApproveRequest {
-    type Params = ApproveParams;
-    type Result = ApproveResult;
-    const METHOD: &'static str = protocol::APPROVE;
 }
 
 /// Approvals waiting for a `cairn.approve` command, for editors without

@@ -13,26 +13,18 @@ use futures::FutureExt;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
-use tower_lsp_server::ls_types::notification::Notification;
 use tower_lsp_server::ls_types::*;
 
 use crate::chatdoc;
 use crate::editor::{EditorApprover, canonical_path};
-use crate::protocol::{self, ChatParams, ChatResult, RunEventParams, commands};
-use crate::server::{RunHandle, State};
+use crate::protocol::{ChatParams, ChatResult, RunEventNotification, RunEventParams, commands};
+use crate::state::{RunHandle, State};
 
 /// Who started a run, and so where its answer goes besides `cairn/runEvent`.
 pub(crate) enum Origin {
     Client,
     /// A chat document: the answer is appended to it.
     ChatDocument(Uri),
-}
-
-enum RunEventNotification {}
-
-impl Notification for RunEventNotification {
-    type Params = RunEventParams;
-    const METHOD: &'static str = protocol::RUN_EVENT;
 }
 
 fn invalid_params(message: impl Into<String>) -> Error {
