@@ -2,7 +2,9 @@
 //! result (as `Request` or `Notification`, like rust-analyzer's `lsp/ext.rs`), and those shapes.
 //!
 //! Documented in `docs/lsp-extensions.md`; a test keeps that file in step with this one (it
-//! records this file's hash). Fields may be added; these shapes are never changed.
+//! records this file's hash), and `tests/protocol_ts.rs` keeps the VS Code extension's
+//! `protocol.ts` in step (method names and field names). Fields may be added; these shapes are
+//! never changed.
 
 use cairn_agent::Mode;
 use serde::{Deserialize, Serialize};
