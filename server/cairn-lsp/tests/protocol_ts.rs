@@ -12,11 +12,12 @@
 
 use std::collections::BTreeSet;
 
-use cairn_agent::Mode;
+use cairn_agent::events::{ApprovalState, StopReason};
 use cairn_agent::model::{Message, Usage};
 use cairn_agent::policy::{ApprovalAnswer, Decision};
 use cairn_agent::sessions::{Record, SessionSummary};
 use cairn_agent::tools::Effect;
+use cairn_agent::{Mode, RunEvent};
 use cairn_lsp::protocol::*;
 use cairn_mcp::{ServerPrompt, ServerResource};
 use serde::Serialize;
@@ -58,7 +59,25 @@ fn ts_fields(ts: &str, name: &str) -> BTreeSet<String> {
     let at = ts
         .find(&head)
         .unwrap_or_else(|| panic!("protocol.ts has no `interface {name}`"));
-    let body = braced(ts, at);
+    fields_of(braced(ts, at))
+}
+
+/// The field names of the member of the `RunEvent` union whose `kind` is `kind`.
+fn ts_event_fields(ts: &str, kind: &str) -> BTreeSet<String> {
+    let union = ts
+        .find("export type RunEvent")
+        .expect("protocol.ts has `export type RunEvent`");
+    let tag = format!("kind: \"{kind}\"");
+    let at = union
+        + ts[union..]
+            .find(&tag)
+            .unwrap_or_else(|| panic!("the RunEvent union has no member with {tag}"));
+    let open = ts[..at].rfind('{').expect("the member's opening brace");
+    fields_of(braced(ts, open))
+}
+
+/// The names before `:` (or `?:`) at the top level of an object type's body.
+fn fields_of(body: &str) -> BTreeSet<String> {
     let mut fields = BTreeSet::new();
     let mut depth = 0;
     let mut word = String::new();
@@ -338,7 +357,7 @@ fn methods() -> Vec<(&'static str, Vec<Shape>)> {
         resources,
         prompts,
         // `runId` plus the agent's event, flattened: the TypeScript side is a union over the
-        // event kinds, whose common part is `EventBase`.
+        // event kinds, checked by `every_run_event_kind_has_its_typescript_member`.
         (RunEventNotification::METHOD, Vec::new()),
         // A JSON value built by the MCP bridge (`mcp::status_json`), not a struct here.
         (McpStatusNotification::METHOD, Vec::new()),
@@ -396,5 +415,78 @@ fn the_event_base_is_the_run_id() {
     assert_eq!(
         ts_fields(&protocol_ts(), "EventBase"),
         BTreeSet::from(["runId".to_string()])
+    );
+}
+
+#[test]
+fn every_run_event_kind_has_its_typescript_member() {
+    // One sample per variant, every optional field filled; the match makes a new variant fail to
+    // compile here until it has a sample.
+    let samples = [
+        RunEvent::Text { delta: "d".into() },
+        RunEvent::ToolCall {
+            call_id: "c".into(),
+            name: "n".into(),
+            arguments: json!({}),
+        },
+        RunEvent::Approval {
+            call_id: "c".into(),
+            name: "n".into(),
+            state: ApprovalState::Answered,
+            answer: Some(ApprovalAnswer::AllowOnce),
+            reason: "r".into(),
+        },
+        RunEvent::ToolResult {
+            call_id: "c".into(),
+            is_error: false,
+            content: "c".into(),
+        },
+        RunEvent::Edit {
+            call_id: "c".into(),
+            uri: "u".into(),
+            applied: false,
+            reason: Some("r".into()),
+        },
+        RunEvent::Done {
+            usage: Usage::default(),
+            tool_calls: 1,
+            stopped: Some(StopReason::Cancelled),
+        },
+        RunEvent::Error {
+            message: "m".into(),
+        },
+    ];
+    for sample in &samples {
+        match sample {
+            RunEvent::Text { .. }
+            | RunEvent::ToolCall { .. }
+            | RunEvent::Approval { .. }
+            | RunEvent::ToolResult { .. }
+            | RunEvent::Edit { .. }
+            | RunEvent::Done { .. }
+            | RunEvent::Error { .. } => {}
+        }
+    }
+    let ts = protocol_ts();
+    let mut wrong = Vec::new();
+    for sample in samples {
+        let params = serde_json::to_value(RunEventParams {
+            run_id: "r".into(),
+            event: sample,
+        })
+        .expect("an event serializes");
+        let kind = params["kind"].as_str().expect("a kind").to_string();
+        let mut rust = keys(&params);
+        // `runId` is the union's common part, `EventBase`, checked on its own.
+        rust.remove("runId");
+        let script = ts_event_fields(&ts, &kind);
+        if rust != script {
+            wrong.push(format!("{kind}: Rust {rust:?}, TypeScript {script:?}"));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "the RunEvent union in editors/vscode/src/protocol.ts disagrees with the events:\n{}",
+        wrong.join("\n")
     );
 }
