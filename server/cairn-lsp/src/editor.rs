@@ -167,6 +167,10 @@ impl Drop for Unregister {
     }
 }
 
+/// Answered once every event sent before it has reached the editor (the run's event forwarder
+/// in `runs.rs` answers it; an approval question waits for it).
+pub(crate) type Barrier = tokio::sync::oneshot::Sender<()>;
+
 /// Asks the user in the editor.
 pub struct EditorApprover {
     pub client: Client,
@@ -174,7 +178,7 @@ pub struct EditorApprover {
     pub custom: bool,
     pub pending: Arc<Mutex<PendingApprovals>>,
     /// Waits until the run's earlier events reached the editor.
-    pub barrier: Option<tokio::sync::mpsc::UnboundedSender<crate::runs::Barrier>>,
+    pub barrier: Option<tokio::sync::mpsc::UnboundedSender<Barrier>>,
 }
 
 impl EditorApprover {

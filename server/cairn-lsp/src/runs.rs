@@ -16,7 +16,7 @@ use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 use tower_lsp_server::ls_types::*;
 
 use crate::chatdoc;
-use crate::editor::{EditorApprover, canonical_path};
+use crate::editor::{Barrier, EditorApprover, canonical_path};
 use crate::protocol::{ChatParams, ChatResult, RunEventNotification, RunEventParams, commands};
 use crate::state::{RunHandle, State};
 
@@ -355,9 +355,6 @@ impl RunTask {
         let _ = saved.send(());
     }
 }
-
-/// Answered once every event sent before it has reached the editor.
-pub(crate) type Barrier = tokio::sync::oneshot::Sender<()>;
 
 /// Sends each event as `cairn/runEvent`, in order; for chat documents also appends the rendered
 /// events to the document in batches. A barrier (sent before an approval is asked) is answered
