@@ -1,4 +1,6 @@
 // The `cairn/*` protocol (docs/lsp-extensions.md), as TypeScript types. Plain module: no vscode.
+// Kept in step with server/cairn-lsp/src/protocol.rs by a test (`cargo test -p cairn-lsp --test
+// protocol_ts`): every method, and the field names of every interface named there.
 
 export type Decision = "allowOnce" | "allowSession" | "deny";
 
@@ -6,7 +8,19 @@ export interface ChatParams {
   message: string;
   sessionId?: string;
   mode?: "chat" | "agent";
-  context?: { uri: string; range?: Range };
+  context?: ChatContext;
+  attachments?: ResourceRef[];
+}
+
+export interface ChatContext {
+  uri: string;
+  range?: Range;
+}
+
+/** One MCP resource, by server and URI. */
+export interface ResourceRef {
+  server: string;
+  uri: string;
 }
 
 export interface Position {
@@ -21,6 +35,33 @@ export interface Range {
 export interface ChatResult {
   runId: string;
   sessionId: string;
+}
+
+export interface CancelParams {
+  runId: string;
+}
+export interface CancelResult {
+  cancelled: boolean;
+}
+
+export interface SessionsParams {
+  sessionId?: string;
+}
+/** `cairn/sessions` without `sessionId`. */
+export interface SessionList {
+  sessions: SessionSummary[];
+}
+/** `cairn/sessions` with `sessionId`. */
+export interface SessionTranscript {
+  sessionId: string;
+  records: SessionRecord[];
+}
+
+export interface ToolsParams {
+  sessionId?: string;
+}
+export interface ToolsResult {
+  tools: ToolInfo[];
 }
 
 interface EventBase {
@@ -80,6 +121,7 @@ export interface SessionRecord {
   type: "run" | "message" | "end";
   runId: string;
   mode?: string;
+  started?: number;
   message?: {
     role: "user" | "assistant" | "tool";
     text?: string;
@@ -89,6 +131,8 @@ export interface SessionRecord {
     content?: string;
     isError?: boolean;
   };
+  usage?: { inputTokens: number; outputTokens: number };
+  toolCalls?: number;
   outcome?: string;
 }
 
@@ -100,6 +144,39 @@ export interface ToolInfo {
   agentOnly: boolean;
   policy: "allow" | "ask" | "deny";
   selected: boolean;
+  inputSchema: unknown;
+}
+
+export interface McpResource {
+  server: string;
+  uri: string;
+  name: string;
+  description?: string;
+  mimeType?: string;
+  template: boolean;
+}
+export interface McpResourcesResult {
+  resources: McpResource[];
+}
+
+export interface McpPrompt {
+  server: string;
+  name: string;
+  description?: string;
+  arguments: { name: string; description?: string; required?: boolean }[];
+}
+export interface McpPromptsResult {
+  prompts: McpPrompt[];
+}
+
+export interface ElicitParams {
+  server: string;
+  message: string;
+  requestedSchema: unknown;
+}
+export interface ElicitResult {
+  action: "accept" | "decline" | "cancel";
+  content?: unknown;
 }
 
 export interface McpServerState {
@@ -126,4 +203,7 @@ export const Methods = {
   runEvent: "cairn/runEvent",
   approve: "cairn/approve",
   mcpStatus: "cairn/mcpStatus",
+  mcpResources: "cairn/mcpResources",
+  mcpPrompts: "cairn/mcpPrompts",
+  elicit: "cairn/elicit",
 } as const;

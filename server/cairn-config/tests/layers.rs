@@ -42,7 +42,7 @@ fn defaults() {
     assert_eq!(config.policy.effects.network, Decision::Ask);
 }
 
-/// The sandbox limits the README and docs/configuration.md promise.
+/// The sandbox limits docs/running-code.md and docs/configuration.md promise.
 #[test]
 fn sandbox_defaults() {
     let sandbox = Layers::default().resolve().unwrap().sandbox;

@@ -9,14 +9,13 @@ use cairn_agent::policy::{ApprovalAnswer, ApprovalRequest, Approver};
 use cairn_workspace::{ByteEdit, DocumentOverlay, OpenDocument, OverlayError};
 use futures::future::BoxFuture;
 use tower_lsp_server::Client;
-use tower_lsp_server::ls_types::request::Request;
 use tower_lsp_server::ls_types::{
     DocumentChanges, MessageActionItem, MessageType, OneOf,
     OptionalVersionedTextDocumentIdentifier, Range, TextDocumentEdit, TextEdit, Uri, WorkspaceEdit,
 };
 
 use crate::documents::{Document, Encoding};
-use crate::protocol::{self, ApproveParams, ApproveResult};
+use crate::protocol::{ApproveParams, ApproveRequest};
 
 /// Open documents, by URI, with an index by canonical path (tools see canonical paths).
 #[derive(Debug, Default)]
@@ -125,15 +124,6 @@ impl DocumentOverlay for EditorOverlay {
     }
 }
 
-/// `cairn/approve`, server to client.
-pub enum ApproveRequest {}
-
-impl Request for ApproveRequest {
-    type Params = ApproveParams;
-    type Result = ApproveResult;
-    const METHOD: &'static str = protocol::APPROVE;
-}
-
 /// Approvals waiting for a `cairn.approve` command, for editors without
 /// `window/showMessageRequest` (Helix). Keyed by approval id; each is answered once.
 #[derive(Default)]
@@ -177,6 +167,10 @@ impl Drop for Unregister {
     }
 }
 
+/// Answered once every event sent before it has reached the editor (the run's event forwarder
+/// in `runs.rs` answers it; an approval question waits for it).
+pub(crate) type Barrier = tokio::sync::oneshot::Sender<()>;
+
 /// Asks the user in the editor.
 pub struct EditorApprover {
     pub client: Client,
@@ -184,7 +178,7 @@ pub struct EditorApprover {
     pub custom: bool,
     pub pending: Arc<Mutex<PendingApprovals>>,
     /// Waits until the run's earlier events reached the editor.
-    pub barrier: Option<tokio::sync::mpsc::UnboundedSender<crate::runs::Barrier>>,
+    pub barrier: Option<tokio::sync::mpsc::UnboundedSender<Barrier>>,
 }
 
 impl EditorApprover {

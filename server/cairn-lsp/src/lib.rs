@@ -8,12 +8,14 @@
 mod chatdoc;
 mod documents;
 mod editor;
+mod handlers;
 mod mcp;
 mod panic;
 pub mod protocol;
 mod runs;
 mod selection;
 mod server;
+mod state;
 mod transport;
 
 use std::path::PathBuf;

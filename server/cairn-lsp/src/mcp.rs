@@ -7,18 +7,12 @@ use std::time::Duration;
 use cairn_mcp::ServerState;
 use serde_json::{Value, json};
 use tower_lsp_server::ls_types::ProgressToken;
-use tower_lsp_server::ls_types::notification::Notification;
 
-use crate::McpHandle;
-use crate::protocol;
-use crate::server::State;
+use tower_lsp_server::Client;
 
-enum McpStatusNotification {}
-
-impl Notification for McpStatusNotification {
-    type Params = Value;
-    const METHOD: &'static str = protocol::MCP_STATUS;
-}
+use crate::protocol::{self, ElicitRequest, McpStatusNotification};
+use crate::state::State;
+use crate::{AgentFactory, McpHandle};
 
 /// The status of every server, what waits for trust, what could not start, and the tools
 /// waiting for review.
@@ -37,8 +31,8 @@ pub(crate) fn status_json(handle: &McpHandle) -> Value {
 
 /// Sends `cairn/mcpStatus` on every change, and `$/progress` while servers start. Runs for the
 /// life of the server.
-pub(crate) fn watch(state: Arc<State>) {
-    let Some(handle) = state.factory.mcp() else {
+pub(crate) fn watch(client: Client, factory: Arc<dyn AgentFactory>) {
+    let Some(handle) = factory.mcp() else {
         return;
     };
     let mut events = handle.hub.subscribe();
@@ -46,7 +40,7 @@ pub(crate) fn watch(state: Arc<State>) {
         let token = ProgressToken::String(format!("cairn-mcp-{}", uuid::Uuid::new_v4().simple()));
         let mut progress = None;
         loop {
-            let Some(handle) = state.factory.mcp() else {
+            let Some(handle) = factory.mcp() else {
                 return;
             };
             let statuses = handle.hub.status();
@@ -56,8 +50,7 @@ pub(crate) fn watch(state: Arc<State>) {
                 .count();
             match (&progress, starting) {
                 (None, n) if n > 0 => {
-                    if state
-                        .client
+                    if client
                         .create_work_done_progress(token.clone())
                         .await
                         .is_ok()
@@ -65,8 +58,7 @@ pub(crate) fn watch(state: Arc<State>) {
                         let title = "cairn: starting MCP servers";
                         let message = format!("{n} of {} starting", statuses.len());
                         progress = Some(
-                            state
-                                .client
+                            client
                                 .progress(token.clone(), title)
                                 .with_message(message)
                                 .begin()
@@ -85,11 +77,11 @@ pub(crate) fn watch(state: Arc<State>) {
                 }
                 (None, _) => {}
             }
-            state
-                .client
-                .send_notification::<McpStatusNotification>(
-                    state.redact_value(status_json(&handle)),
-                )
+            client
+                .send_notification::<McpStatusNotification>(crate::state::redact_value(
+                    factory.as_ref(),
+                    status_json(&handle),
+                ))
                 .await;
             // Several changes in a row make one notification.
             match events.recv().await {
@@ -104,14 +96,6 @@ pub(crate) fn watch(state: Arc<State>) {
 /// Answers MCP servers' requests through the editor.
 pub(crate) struct EditorDelegate {
     pub state: std::sync::Weak<State>,
-}
-
-enum ElicitRequest {}
-
-impl tower_lsp_server::ls_types::request::Request for ElicitRequest {
-    type Params = protocol::ElicitParams;
-    type Result = protocol::ElicitResult;
-    const METHOD: &'static str = protocol::ELICIT;
 }
 
 fn choose(answer: Option<tower_lsp_server::ls_types::MessageActionItem>) -> Option<String> {

@@ -1,51 +1,125 @@
-//! The `cairn/` extensions to LSP: method names and the shapes of their parameters and results.
+//! The `cairn/` extensions to LSP: one type per method, holding its name, its parameters and its
+//! result (as `Request` or `Notification`, like rust-analyzer's `lsp/ext.rs`), and those shapes.
 //!
 //! Documented in `docs/lsp-extensions.md`; a test keeps that file in step with this one (it
-//! records this file's hash). Fields may be added; these shapes are never changed.
+//! records this file's hash), and `tests/protocol_ts.rs` keeps the VS Code extension's
+//! `protocol.ts` in step (method names and field names). Fields may be added; these shapes are
+//! never changed.
 
 use cairn_agent::Mode;
 use serde::{Deserialize, Serialize};
+use tower_lsp_server::ls_types::notification::Notification;
+use tower_lsp_server::ls_types::request::Request;
 use tower_lsp_server::ls_types::{Range, Uri};
 
-/// Request, client to server: start a run. Answers at once.
-pub const CHAT: &str = "cairn/chat";
-/// Request, client to server: cancel a run.
-pub const CANCEL: &str = "cairn/cancel";
-/// Request, client to server: list sessions, or load one transcript.
-pub const SESSIONS: &str = "cairn/sessions";
-/// Request, client to server: the tool catalog.
-pub const TOOLS: &str = "cairn/tools";
-/// Notification, server to client: one event of a run.
-pub const RUN_EVENT: &str = "cairn/runEvent";
-/// Request, server to client: ask the user to approve a tool call (only for clients that
-/// announced `capabilities.approvals` in `initializationOptions`).
-pub const APPROVE: &str = "cairn/approve";
+/// `cairn/chat`, client to server: start a run. Answers at once.
+pub enum ChatRequest {}
 
-/// Notification, server to client: the MCP servers' states, what waits for trust, and the tools
-/// waiting for review. Sent on every change.
-pub const MCP_STATUS: &str = "cairn/mcpStatus";
+impl Request for ChatRequest {
+    type Params = ChatParams;
+    type Result = ChatResult;
+    const METHOD: &'static str = "cairn/chat";
+}
+
+/// `cairn/cancel`, client to server: cancel a run.
+pub enum CancelRequest {}
+
+impl Request for CancelRequest {
+    type Params = CancelParams;
+    type Result = CancelResult;
+    const METHOD: &'static str = "cairn/cancel";
+}
+
+/// `cairn/sessions`, client to server: list sessions, or load one transcript. `params` may be
+/// `null`.
+pub enum SessionsRequest {}
+
+impl Request for SessionsRequest {
+    type Params = Option<SessionsParams>;
+    type Result = SessionsResult;
+    const METHOD: &'static str = "cairn/sessions";
+}
+
+/// `cairn/tools`, client to server: the tool catalog. `params` may be `null`.
+pub enum ToolsRequest {}
+
+impl Request for ToolsRequest {
+    type Params = Option<ToolsParams>;
+    type Result = ToolsResult;
+    const METHOD: &'static str = "cairn/tools";
+}
+
+/// `cairn/runEvent`, server to client: one event of a run.
+pub enum RunEventNotification {}
+
+impl Notification for RunEventNotification {
+    type Params = RunEventParams;
+    const METHOD: &'static str = "cairn/runEvent";
+}
+
+/// `cairn/approve`, server to client: ask the user to approve a tool call (only for clients that
+/// announced `capabilities.approvals` in `initializationOptions`).
+pub enum ApproveRequest {}
+
+impl Request for ApproveRequest {
+    type Params = ApproveParams;
+    type Result = ApproveResult;
+    const METHOD: &'static str = "cairn/approve";
+}
+
+/// `cairn/mcpStatus`, server to client: the MCP servers' states, what waits for trust, and the
+/// tools waiting for review. Sent on every change. The params are the object `mcp::status_json`
+/// builds (every string in it redacted), so they stay a JSON value here.
+pub enum McpStatusNotification {}
+
+impl Notification for McpStatusNotification {
+    type Params = serde_json::Value;
+    const METHOD: &'static str = "cairn/mcpStatus";
+}
+
+/// `cairn/mcpResources`, client to server: the resources (and resource templates) the MCP
+/// servers offer. Any params are ignored.
+pub enum McpResourcesRequest {}
+
+impl Request for McpResourcesRequest {
+    type Params = Option<serde_json::Value>;
+    type Result = McpResourcesResult;
+    const METHOD: &'static str = "cairn/mcpResources";
+}
+
+/// `cairn/mcpPrompts`, client to server: the prompts the MCP servers offer, for slash commands.
+/// Any params are ignored.
+pub enum McpPromptsRequest {}
+
+impl Request for McpPromptsRequest {
+    type Params = Option<serde_json::Value>;
+    type Result = McpPromptsResult;
+    const METHOD: &'static str = "cairn/mcpPrompts";
+}
+
+/// `cairn/elicit`, server to client: an MCP server asks the user for input (only for clients
+/// that announced `capabilities.elicitation`).
+pub enum ElicitRequest {}
+
+impl Request for ElicitRequest {
+    type Params = ElicitParams;
+    type Result = ElicitResult;
+    const METHOD: &'static str = "cairn/elicit";
+}
 
 /// Every `cairn/` method, for the `experimental` capability and the documentation test.
 pub const METHODS: &[&str] = &[
-    CHAT,
-    CANCEL,
-    SESSIONS,
-    TOOLS,
-    RUN_EVENT,
-    APPROVE,
-    MCP_STATUS,
-    MCP_RESOURCES,
-    MCP_PROMPTS,
-    ELICIT,
+    ChatRequest::METHOD,
+    CancelRequest::METHOD,
+    SessionsRequest::METHOD,
+    ToolsRequest::METHOD,
+    RunEventNotification::METHOD,
+    ApproveRequest::METHOD,
+    McpStatusNotification::METHOD,
+    McpResourcesRequest::METHOD,
+    McpPromptsRequest::METHOD,
+    ElicitRequest::METHOD,
 ];
-
-/// Request, client to server: the resources (and resource templates) the MCP servers offer.
-pub const MCP_RESOURCES: &str = "cairn/mcpResources";
-/// Request, client to server: the prompts the MCP servers offer, for slash commands.
-pub const MCP_PROMPTS: &str = "cairn/mcpPrompts";
-/// Request, server to client: an MCP server asks the user for input (only for clients that
-/// announced `capabilities.elicitation`).
-pub const ELICIT: &str = "cairn/elicit";
 
 /// Commands for `workspace/executeCommand` (and code actions), for clients that cannot send
 /// custom requests (Helix).
@@ -116,18 +190,18 @@ pub struct ClientExtensions {
 }
 
 /// `cairn/chat` parameters.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ChatParams {
     pub message: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<Mode>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<ChatContext>,
     /// MCP resources to attach as context.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attachments: Option<Vec<ResourceRef>>,
 }
 
@@ -176,37 +250,69 @@ pub struct ChatResult {
 }
 
 /// `cairn/cancel` parameters.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CancelParams {
     pub run_id: String,
 }
 
 /// `cairn/cancel` result: whether a running run was found.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CancelResult {
     pub cancelled: bool,
 }
 
 /// `cairn/sessions` parameters: without `sessionId` the list, with it one transcript.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SessionsParams {
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
 }
 
 /// `cairn/tools` parameters.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ToolsParams {
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
 }
 
+/// `cairn/sessions` result: the list, or the transcript asked for.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum SessionsResult {
+    #[serde(rename_all = "camelCase")]
+    Transcript {
+        session_id: String,
+        records: Vec<cairn_agent::sessions::Record>,
+    },
+    List {
+        sessions: Vec<cairn_agent::sessions::SessionSummary>,
+    },
+}
+
+/// `cairn/tools` result.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ToolsResult {
+    pub tools: Vec<ToolEntry>,
+}
+
+/// `cairn/mcpResources` result.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct McpResourcesResult {
+    pub resources: Vec<cairn_mcp::ServerResource>,
+}
+
+/// `cairn/mcpPrompts` result.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct McpPromptsResult {
+    pub prompts: Vec<cairn_mcp::ServerPrompt>,
+}
+
 /// One tool in `cairn/tools`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolEntry {
     pub name: String,

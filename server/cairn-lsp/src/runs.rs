@@ -13,26 +13,18 @@ use futures::FutureExt;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
-use tower_lsp_server::ls_types::notification::Notification;
 use tower_lsp_server::ls_types::*;
 
 use crate::chatdoc;
-use crate::editor::{EditorApprover, canonical_path};
-use crate::protocol::{self, ChatParams, ChatResult, RunEventParams, commands};
-use crate::server::{RunHandle, State};
+use crate::editor::{Barrier, EditorApprover, canonical_path};
+use crate::protocol::{ChatParams, ChatResult, RunEventNotification, RunEventParams, commands};
+use crate::state::{RunHandle, State};
 
 /// Who started a run, and so where its answer goes besides `cairn/runEvent`.
 pub(crate) enum Origin {
     Client,
     /// A chat document: the answer is appended to it.
     ChatDocument(Uri),
-}
-
-enum RunEventNotification {}
-
-impl Notification for RunEventNotification {
-    type Params = RunEventParams;
-    const METHOD: &'static str = protocol::RUN_EVENT;
 }
 
 fn invalid_params(message: impl Into<String>) -> Error {
@@ -348,9 +340,6 @@ impl RunTask {
         let _ = saved.send(());
     }
 }
-
-/// Answered once every event sent before it has reached the editor.
-pub(crate) type Barrier = tokio::sync::oneshot::Sender<()>;
 
 /// Sends each event as `cairn/runEvent`, in order; for chat documents also appends the rendered
 /// events to the document in batches. A barrier (sent before an approval is asked) is answered

@@ -7,12 +7,14 @@ use std::sync::Arc;
 use cairn_agent::select::RankerStatus;
 use tower_lsp_server::ls_types::{MessageType, ProgressToken};
 
-use crate::server::State;
+use tower_lsp_server::Client;
+
+use crate::AgentFactory;
 
 /// Reports the selection model's state to the editor for the life of the server.
-pub(crate) fn watch(state: Arc<State>) {
+pub(crate) fn watch(client: Client, factory: Arc<dyn AgentFactory>) {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    state.factory.watch_selection(Arc::new(move |status| {
+    factory.watch_selection(Arc::new(move |status| {
         let _ = tx.send(status);
     }));
     tokio::spawn(async move {
@@ -24,15 +26,13 @@ pub(crate) fn watch(state: Arc<State>) {
             match status {
                 RankerStatus::Loading(message) => {
                     if progress.is_none()
-                        && state
-                            .client
+                        && client
                             .create_work_done_progress(token.clone())
                             .await
                             .is_ok()
                     {
                         progress = Some(
-                            state
-                                .client
+                            client
                                 .progress(token.clone(), "cairn: loading the tool-selection model")
                                 .begin()
                                 .await,
@@ -52,8 +52,7 @@ pub(crate) fn watch(state: Arc<State>) {
                         p.finish().await;
                     }
                     if warned.as_deref() != Some(message.as_str()) {
-                        state
-                            .client
+                        client
                             .show_message(
                                 MessageType::WARNING,
                                 format!(

@@ -11,7 +11,7 @@ use futures::future::BoxFuture;
 use rmcp::model::{
     CallToolResult, ContentBlock, GetPromptRequestParams, ReadResourceRequestParams, Tool,
 };
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::hub::Hub;
@@ -22,7 +22,7 @@ const TIMEOUT: Duration = Duration::from_secs(10);
 const MAX_TEXT: usize = 256 * 1024;
 
 /// A resource a server offers.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ServerResource {
     pub server: String,
@@ -37,7 +37,7 @@ pub struct ServerResource {
 }
 
 /// A prompt a server offers; the editor shows it as `/server:name`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ServerPrompt {
     pub server: String,

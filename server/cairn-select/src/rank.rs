@@ -6,9 +6,9 @@
 //! scale, and the lexical list is added at weight [`LEXICAL_WEIGHT`]. The dense score of a tool
 //! is its best cosine over the request and the request's clauses ([`clauses`]), so a request that
 //! needs several tools finds each through the clause that names it.
-//! Measured on the shared benchmarks (README, "Tool selection"), this beat reciprocal rank fusion
-//! on every set: RRF gives a weak list's top ranks as much weight as a strong list's, which cost
-//! MetaTool (where BM25 is poor) 0.04 to 0.06 of recall@20 against dense alone, while
+//! Measured on the shared benchmarks (docs/benchmarks.md, "Tool selection"), this beat reciprocal
+//! rank fusion on every set: RRF gives a weak list's top ranks as much weight as a strong list's,
+//! which cost MetaTool (where BM25 is poor) 0.04 to 0.06 of recall@20 against dense alone, while
 //! standardised scores let a list speak only as loudly as it stands out.
 //! Equal-weight RRF stays available as [`Strategy::Rrf`], and [`weighted_rrf`] for callers that
 //! only have ranks.
