@@ -63,6 +63,24 @@ fn offered(sb: &Sandbox) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// Waits (up to 20 s) for the scripted model to see its one streaming response dropped: the
+/// agent stopped the model request.
+fn assert_model_request_aborted(sb: &Sandbox) {
+    sb.rt.block_on(async {
+        for _ in 0..400 {
+            if sb.model.dropped_responses() > 0 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    });
+    assert_eq!(
+        sb.model.dropped_responses(),
+        1,
+        "the model request was aborted"
+    );
+}
+
 fn text_of(out: &Value, kind: &str) -> String {
     updates_of(out, kind)
         .iter()
@@ -231,19 +249,7 @@ fn acp_cancel_stops_the_turn() {
     let out = client(&sb, &["cancel"]);
     assert_eq!(out["prompt"]["stopReason"], "cancelled");
     assert!(text_of(&out, "agent_message_chunk").starts_with("I am"));
-    sb.rt.block_on(async {
-        for _ in 0..400 {
-            if sb.model.dropped_responses() > 0 {
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        }
-    });
-    assert_eq!(
-        sb.model.dropped_responses(),
-        1,
-        "the model request was aborted"
-    );
+    assert_model_request_aborted(&sb);
 }
 
 /// A protected path is asked about by name with "allow once" and "reject" only; allowed, that
@@ -496,17 +502,5 @@ fn acp_client_gone_mid_turn_ends_the_agent() {
     );
     let status = raw.close();
     assert!(status.is_some_and(|s| s.success()), "the agent exits");
-    sb.rt.block_on(async {
-        for _ in 0..400 {
-            if sb.model.dropped_responses() > 0 {
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        }
-    });
-    assert_eq!(
-        sb.model.dropped_responses(),
-        1,
-        "the model request was aborted"
-    );
+    assert_model_request_aborted(&sb);
 }

@@ -158,6 +158,24 @@ fn workspace_root(cwd: &Path) -> Result<PathBuf, AcpError> {
 
 /// The client's MCP servers in cairn's terms, sorted so the same set opens the same agent.
 fn client_servers(servers: &[McpServer]) -> Result<Vec<ClientServer>, AcpError> {
+    // The SDK's header and variable lists are `name`/`value` records.
+    macro_rules! pairs {
+        ($list:expr) => {
+            $list
+                .iter()
+                .map(|p| (p.name.clone(), p.value.clone()))
+                .collect()
+        };
+    }
+    let remote = |name: &String, url: &String, headers: Vec<(String, String)>, sse| ClientServer {
+        name: name.clone(),
+        command: None,
+        args: Vec::new(),
+        env: Vec::new(),
+        url: Some(url.clone()),
+        headers,
+        sse,
+    };
     let mut out = Vec::new();
     for (i, server) in servers.iter().enumerate() {
         let s = match server {
@@ -165,41 +183,13 @@ fn client_servers(servers: &[McpServer]) -> Result<Vec<ClientServer>, AcpError> 
                 name: s.name.clone(),
                 command: Some(s.command.display().to_string()),
                 args: s.args.clone(),
-                env: s
-                    .env
-                    .iter()
-                    .map(|e| (e.name.clone(), e.value.clone()))
-                    .collect(),
+                env: pairs!(s.env),
                 url: None,
                 headers: Vec::new(),
                 sse: false,
             },
-            McpServer::Http(s) => ClientServer {
-                name: s.name.clone(),
-                command: None,
-                args: Vec::new(),
-                env: Vec::new(),
-                url: Some(s.url.clone()),
-                headers: s
-                    .headers
-                    .iter()
-                    .map(|h| (h.name.clone(), h.value.clone()))
-                    .collect(),
-                sse: false,
-            },
-            McpServer::Sse(s) => ClientServer {
-                name: s.name.clone(),
-                command: None,
-                args: Vec::new(),
-                env: Vec::new(),
-                url: Some(s.url.clone()),
-                headers: s
-                    .headers
-                    .iter()
-                    .map(|h| (h.name.clone(), h.value.clone()))
-                    .collect(),
-                sse: true,
-            },
+            McpServer::Http(s) => remote(&s.name, &s.url, pairs!(s.headers), false),
+            McpServer::Sse(s) => remote(&s.name, &s.url, pairs!(s.headers), true),
             _ => {
                 return Err(invalid_params(format!(
                     "mcpServers[{i}]: a transport cairn does not support"
