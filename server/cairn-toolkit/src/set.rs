@@ -104,7 +104,8 @@ fn run<'a, T: Tool>(
 /// `cairn-mcp`'s in-process server).
 pub struct ToolSet<H: Host> {
     host: Arc<H>,
-    entries: &'static [Entry<H>],
+    /// The entries offered (those that need a workspace only when there is one), decided once.
+    entries: Arc<Vec<&'static Entry<H>>>,
     infos: Arc<Vec<ToolInfo>>,
 }
 
@@ -112,7 +113,7 @@ impl<H: Host> Clone for ToolSet<H> {
     fn clone(&self) -> Self {
         ToolSet {
             host: self.host.clone(),
-            entries: self.entries,
+            entries: self.entries.clone(),
             infos: self.infos.clone(),
         }
     }
@@ -121,10 +122,7 @@ impl<H: Host> Clone for ToolSet<H> {
 impl<H: Host> std::fmt::Debug for ToolSet<H> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ToolSet")
-            .field(
-                "tools",
-                &self.entries.iter().map(Entry::name).collect::<Vec<_>>(),
-            )
+            .field("tools", &self.names().collect::<Vec<_>>())
             .finish_non_exhaustive()
     }
 }
@@ -134,11 +132,14 @@ impl<H: Host> ToolSet<H> {
     /// left out.
     pub fn new(host: H, entries: &'static [Entry<H>]) -> ToolSet<H> {
         let has_workspace = host.workspace().is_some();
-        let offered = |e: &&Entry<H>| has_workspace || !e.needs_workspace;
-        let infos = entries.iter().filter(offered).map(Entry::info).collect();
+        let entries: Vec<&'static Entry<H>> = entries
+            .iter()
+            .filter(|e| has_workspace || !e.needs_workspace)
+            .collect();
+        let infos = entries.iter().map(|e| e.info()).collect();
         ToolSet {
             host: Arc::new(host),
-            entries,
+            entries: Arc::new(entries),
             infos: Arc::new(infos),
         }
     }
@@ -150,11 +151,7 @@ impl<H: Host> ToolSet<H> {
 
     /// The names of the tools offered, in the order listed.
     pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
-        let has_workspace = self.host.workspace().is_some();
-        self.entries
-            .iter()
-            .filter(move |e| has_workspace || !e.needs_workspace)
-            .map(Entry::name)
+        self.entries.iter().map(|e| e.name)
     }
 }
 
@@ -169,8 +166,7 @@ impl<H: Host> ToolHost for ToolSet<H> {
         arguments: Map<String, Value>,
         ctx: CallContext,
     ) -> BoxFuture<'_, CallToolResult> {
-        let offered = |e: &&Entry<H>| self.host.workspace().is_some() || !e.needs_workspace;
-        match self.entries.iter().filter(offered).find(|e| e.name == name) {
+        match self.entries.iter().find(|e| e.name == name) {
             Some(entry) => (entry.call)(&self.host, arguments, ctx),
             None => {
                 let known = self.names().collect::<Vec<_>>().join(", ");
