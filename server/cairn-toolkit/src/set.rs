@@ -92,8 +92,11 @@ fn run<'a, T: Tool>(
                     T::NAME
                 ));
             };
-            if let Some(refusal) = paths.refusal(ws) {
-                return refusal;
+            // Resolving and checking paths touches the file system: off the executor.
+            match cairn_workspace::off_thread(ws, move |ws| paths.refusal(ws)).await {
+                Ok(Some(refusal)) => return refusal,
+                Ok(None) => {}
+                Err(e) => return error(e),
             }
         }
         T::call(host, args, cx).await
