@@ -5,14 +5,13 @@ use std::path::Path;
 
 use cairn_toolkit::reply::{error, text};
 use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
-use cairn_workspace::WorkspacePath;
 use globset::GlobBuilder;
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
 use crate::Files;
 use crate::util::blocking;
-use crate::walk::{MAX_RESULTS, list, walk_options};
+use crate::walk::{list, walk_options};
 
 /// The `find_files` tool.
 pub struct FindFiles;
@@ -83,16 +82,8 @@ impl Tool for FindFiles {
                 Ok(walked) => walked,
                 Err(e) => return error(e.to_string()),
             };
-            let total = walked.files.len();
-            let found: Vec<String> = walked
-                .files
-                .iter()
-                .take(MAX_RESULTS)
-                .map(WorkspacePath::display_path)
-                .collect();
             text(list(
-                &found,
-                total,
+                &walked.files,
                 &format!("the name `{}` under {}", args.name, start.display_path()),
             ))
         })

@@ -3,10 +3,10 @@
 
 use std::fmt::Write as _;
 
-use cairn_workspace::WalkOptions;
+use cairn_workspace::{WalkOptions, WorkspacePath};
 
 /// Paths listed at most by `glob` and `find_files`.
-pub(crate) const MAX_RESULTS: usize = 500;
+const MAX_RESULTS: usize = 500;
 
 /// The walk asked for by the `include_hidden` and `include_ignored` switches.
 pub(crate) fn walk_options(
@@ -21,17 +21,23 @@ pub(crate) fn walk_options(
     }
 }
 
-/// Paths under a walk, listed, with a note when more matched than are shown.
-pub(crate) fn list(found: &[String], total: usize, what: &str) -> String {
-    if total == 0 {
+/// The files a walk found, at most [`MAX_RESULTS`] of them, with a note when more matched than
+/// are shown.
+pub(crate) fn list(files: &[WorkspacePath], what: &str) -> String {
+    if files.is_empty() {
         return format!("no files match {what}");
     }
-    let mut out = found.join("\n");
-    if total > found.len() {
+    let shown = files.len().min(MAX_RESULTS);
+    let mut out = files[..shown]
+        .iter()
+        .map(WorkspacePath::display_path)
+        .collect::<Vec<_>>()
+        .join("\n");
+    if files.len() > shown {
         let _ = write!(
             out,
-            "\n[showed {} of {total} matches; narrow the pattern]",
-            found.len()
+            "\n[showed {shown} of {} matches; narrow the pattern]",
+            files.len()
         );
     }
     out
