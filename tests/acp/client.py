@@ -10,6 +10,9 @@ Usage: client.py CAIRN_BIN WORKSPACE SCENARIO [ARG]
   load SESSION_ID       a stored session loaded (its history replayed)
   mcp                   a prompt in a session given a real MCP server (mcp-server-time, from
                         PyPI, next to this interpreter); its permission allowed
+  files [fail]          a prompt in agent mode from a client that offers fs/read_text_file and
+                        fs/write_text_file and holds notes.txt with unsaved text; writes land
+                        in its buffers, not on disk (with `fail`, every write fails)
 The agent process inherits this process's environment (the test sets it up).
 """
 
@@ -19,8 +22,17 @@ import os
 import sys
 
 import acp
-from acp import spawn_agent_process, text_block
-from acp.schema import AllowedOutcome, DeniedOutcome, McpServerStdio, RequestPermissionResponse
+from acp import RequestError, spawn_agent_process, text_block
+from acp.schema import (
+    AllowedOutcome,
+    ClientCapabilities,
+    DeniedOutcome,
+    FileSystemCapabilities,
+    McpServerStdio,
+    ReadTextFileResponse,
+    RequestPermissionResponse,
+    WriteTextFileResponse,
+)
 
 
 def dump(model):
@@ -30,10 +42,15 @@ def dump(model):
 class Client:
     """The client callbacks: permissions answered as told, updates collected."""
 
-    def __init__(self, answer):
+    def __init__(self, answer, buffers=None, fail_writes=False):
         self.answer = answer
         self.updates = []
         self.permissions = []
+        # The editor's buffers by absolute path (unsaved text); other files are read from disk.
+        self.buffers = buffers or {}
+        self.fail_writes = fail_writes
+        self.reads = []
+        self.writes = []
         self.first_text = asyncio.Event()
         self.asked = asyncio.Event()
 
@@ -57,6 +74,23 @@ class Client:
         if getattr(update, "session_update", None) == "agent_message_chunk":
             self.first_text.set()
 
+    async def read_text_file(self, session_id, path, line=None, limit=None, **kwargs):
+        self.reads.append(path)
+        if path in self.buffers:
+            return ReadTextFileResponse(content=self.buffers[path])
+        try:
+            with open(path, encoding="utf-8") as f:
+                return ReadTextFileResponse(content=f.read())
+        except OSError as e:
+            raise RequestError.internal_error({"path": path, "reason": str(e)})
+
+    async def write_text_file(self, session_id, path, content, **kwargs):
+        self.writes.append({"sessionId": session_id, "path": path, "content": content})
+        if self.fail_writes:
+            raise RequestError.internal_error({"reason": "the buffer is read-only"})
+        self.buffers[path] = content
+        return WriteTextFileResponse()
+
     def on_connect(self, conn):
         pass
 
@@ -64,11 +98,21 @@ class Client:
 async def main():
     cairn, workspace, scenario = sys.argv[1:4]
     arg = sys.argv[4] if len(sys.argv) > 4 else None
-    answers = {"hold": "hold", "mcp": "allow", "turn": arg, "permission": arg}
-    client = Client(answers.get(scenario))
+    answers = {"hold": "hold", "mcp": "allow", "files": "allow", "turn": arg, "permission": arg}
+    capabilities = None
+    buffers = {}
+    if scenario == "files":
+        capabilities = ClientCapabilities(
+            fs=FileSystemCapabilities(read_text_file=True, write_text_file=True)
+        )
+        notes = os.path.join(os.path.realpath(workspace), "notes.txt")
+        buffers[notes] = "unsaved text in the editor\n"
+    client = Client(answers.get(scenario), buffers, fail_writes=arg == "fail")
     out = {}
     async with spawn_agent_process(client, cairn, "acp", env=dict(os.environ)) as (conn, _proc):
-        init = await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+        init = await conn.initialize(
+            protocol_version=acp.PROTOCOL_VERSION, client_capabilities=capabilities
+        )
         out["initialize"] = dump(init)
         if scenario == "load":
             loaded = await conn.load_session(cwd=workspace, session_id=arg, mcp_servers=[])
@@ -83,7 +127,13 @@ async def main():
         session = await conn.new_session(cwd=workspace, mcp_servers=servers)
         out["session"] = dump(session)
         sid = session.session_id
-        if scenario in ("turn", "mcp"):
+        if scenario == "files":
+            await conn.set_session_mode(session_id=sid, mode_id="agent")
+            reply = await conn.prompt(session_id=sid, prompt=[text_block("fix notes.txt")])
+            out["reads"] = client.reads
+            out["writes"] = client.writes
+            out["buffers"] = client.buffers
+        elif scenario in ("turn", "mcp"):
             reply = await conn.prompt(session_id=sid, prompt=[text_block("what is in notes.txt?")])
         elif scenario == "permission":
             await conn.set_session_mode(session_id=sid, mode_id="agent")

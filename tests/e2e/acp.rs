@@ -239,6 +239,146 @@ fn acp_permission_rejected_leaves_the_file() {
     assert_eq!(sb.read("out.txt"), "original\n");
 }
 
+fn files_script() -> Vec<Reply> {
+    vec![
+        Reply::tool_call("read_file", json!({"path": "notes.txt"})),
+        Reply::tool_call(
+            "edit_file",
+            json!({"path": "notes.txt", "old_string": "unsaved", "new_string": "edited"}),
+        ),
+        Reply::tool_call("read_file", json!({"path": "../outside.txt"})),
+        Reply::text("Done."),
+    ]
+}
+
+/// The text results of the turn's tool calls, in order.
+fn results_of(out: &Value) -> Vec<(String, String)> {
+    updates_of(out, "tool_call_update")
+        .iter()
+        .filter(|u| u["status"] == "completed" || u["status"] == "failed")
+        .map(|u| {
+            let text = u["content"][0]["content"]["text"]
+                .as_str()
+                .unwrap_or_default();
+            (u["status"].as_str().unwrap().to_string(), text.to_string())
+        })
+        .collect()
+}
+
+/// A client that offers `fs/*`: the agent reads the editor's unsaved text, its edit lands in
+/// the editor's buffer through `fs/write_text_file` (the file on disk is left to the editor),
+/// and a path outside the workspace is refused before the client is asked about it.
+#[test]
+fn acp_client_files_read_unsaved_text_and_take_the_edits() {
+    if !peer_tests() {
+        return;
+    }
+    let sb = Sandbox::new(Format::OpenAi, files_script());
+    sb.write("notes.txt", "saved text on disk\n");
+    let outside = sb.dir.path().join("outside.txt");
+    std::fs::write(&outside, "not for the agent\n").unwrap();
+    let out = client(&sb, &["files"]);
+    assert_eq!(out["prompt"]["stopReason"], "end_turn", "{out}");
+    let notes = sb.ws().join("notes.txt").display().to_string();
+
+    let results = results_of(&out);
+    assert_eq!(results.len(), 3, "{out}");
+    assert_eq!(results[0].0, "completed");
+    assert!(
+        results[0].1.contains("unsaved text in the editor"),
+        "the read sees the editor's text: {}",
+        results[0].1
+    );
+    assert_eq!(results[1].0, "completed", "{out}");
+    assert!(
+        results[1].1.contains("through the editor (saved)"),
+        "{}",
+        results[1].1
+    );
+    assert_eq!(
+        out["writes"],
+        json!([{
+            "sessionId": out["session"]["sessionId"],
+            "path": notes,
+            "content": "edited text in the editor\n"
+        }])
+    );
+    assert_eq!(out["buffers"][&notes], "edited text in the editor\n");
+    assert_eq!(
+        sb.read("notes.txt"),
+        "saved text on disk\n",
+        "the disk is the editor's"
+    );
+
+    assert_eq!(results[2].0, "failed", "{out}");
+    let reads: Vec<&str> = out["reads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    assert!(
+        reads.iter().all(|r| *r == notes),
+        "only notes.txt was asked for: {reads:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&outside).unwrap(),
+        "not for the agent\n"
+    );
+    // The model saw the unsaved text too, and never the outside file.
+    let sent: String = sb
+        .model
+        .requests()
+        .iter()
+        .map(|r| r.body.to_string())
+        .collect();
+    assert!(sent.contains("unsaved text in the editor"));
+    assert!(!sent.contains("not for the agent"));
+}
+
+/// A client whose `fs/write_text_file` fails: the edit fails with the client's reason, nothing
+/// is written anywhere, and the turn goes on to its end.
+#[test]
+fn acp_client_write_failure_fails_the_edit_only() {
+    if !peer_tests() {
+        return;
+    }
+    let sb = Sandbox::new(Format::OpenAi, files_script());
+    sb.write("notes.txt", "saved text on disk\n");
+    let out = client(&sb, &["files", "fail"]);
+    assert_eq!(out["prompt"]["stopReason"], "end_turn", "{out}");
+    assert_eq!(text_of(&out, "agent_message_chunk"), "Done.");
+    let results = results_of(&out);
+    assert_eq!(results[1].0, "failed", "{out}");
+    assert!(
+        results[1].1.contains("fs/write_text_file failed"),
+        "the model reads why: {}",
+        results[1].1
+    );
+    assert_eq!(out["writes"].as_array().unwrap().len(), 1, "{out}");
+    let notes = sb.ws().join("notes.txt").display().to_string();
+    assert_eq!(out["buffers"][&notes], "unsaved text in the editor\n");
+    assert_eq!(sb.read("notes.txt"), "saved text on disk\n");
+}
+
+/// A provider's refusal ends the prompt with the `refusal` stop reason, after what it said.
+#[test]
+fn acp_refusal_ends_with_the_refusal_stop_reason() {
+    if !peer_tests() {
+        return;
+    }
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![Reply::refusal("I can't help with that.")],
+    );
+    let out = client(&sb, &["turn"]);
+    assert_eq!(out["prompt"]["stopReason"], "refusal", "{out}");
+    assert_eq!(
+        text_of(&out, "agent_message_chunk"),
+        "I can't help with that."
+    );
+}
+
 /// `session/cancel` stops the streaming answer and the prompt returns `cancelled`.
 #[test]
 fn acp_cancel_stops_the_turn() {

@@ -140,6 +140,8 @@ export class Chat {
             "warning",
             `Stopped after ${e.toolCalls} tool calls (the budget, setting cairn.agent.max_tool_calls). Ask again to continue.`,
           );
+        } else if (e.stopped === "refused") {
+          this.notice("warning", "The model refused to answer this request.");
         }
         break;
       case "error":

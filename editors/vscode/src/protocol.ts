@@ -85,7 +85,7 @@ export type RunEvent = EventBase &
         kind: "done";
         usage: { inputTokens: number; outputTokens: number };
         toolCalls: number;
-        stopped?: "toolBudget" | "cancelled";
+        stopped?: "toolBudget" | "cancelled" | "refused";
       }
     | { kind: "error"; message: string }
   );

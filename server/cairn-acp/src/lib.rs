@@ -6,6 +6,7 @@
 //! `session/cancel` and other sessions while a turn waits on the model or on a permission.
 
 mod approver;
+mod files;
 mod updates;
 
 use std::collections::HashMap;
@@ -24,6 +25,7 @@ use agent_client_protocol::{Client, Stdio, on_receive_notification, on_receive_r
 use cairn_agent::policy::SessionGrants;
 use cairn_agent::sessions::{SessionError, SessionStore};
 use cairn_agent::{Agent, Mode, RunInput, RunOutcome};
+use cairn_workspace::DocumentOverlay;
 use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
@@ -54,12 +56,14 @@ pub struct ClientServer {
 /// crate does not know which model provider or tools exist.
 pub trait Workspaces: Send + Sync {
     /// The agent for the workspace at `root` (its configuration layers, MCP servers and
-    /// built-in tools), with the client's MCP servers `extra` next to the configured ones. An
-    /// error is shown to the client.
+    /// built-in tools), with the client's MCP servers `extra` next to the configured ones, and
+    /// the client's files as the built-in file tools' overlay when it offers them. An error is
+    /// shown to the client.
     fn open<'a>(
         &'a self,
         root: &'a Path,
         extra: &'a [ClientServer],
+        overlay: Option<Arc<dyn DocumentOverlay>>,
     ) -> BoxFuture<'a, Result<Opened, String>>;
 }
 
@@ -85,23 +89,57 @@ struct State {
     /// Agents by workspace root and client servers, opened once for the life of the connection.
     opened: tokio::sync::Mutex<HashMap<(PathBuf, Vec<ClientServer>), Opened>>,
     sessions: Mutex<HashMap<String, Session>>,
+    /// Whether the client offers `fs/read_text_file` and `fs/write_text_file` (both needed).
+    client_fs: std::sync::atomic::AtomicBool,
+    /// The client's files, by workspace root, when it offers them.
+    files: Mutex<HashMap<PathBuf, Arc<files::ClientFiles>>>,
 }
 
 impl State {
     /// The workspace's agent with these client servers, opened once for the connection.
-    async fn open(&self, root: &Path, servers: &[ClientServer]) -> Result<Opened, AcpError> {
+    async fn open(
+        &self,
+        root: &Path,
+        servers: &[ClientServer],
+        cx: &ConnectionTo<Client>,
+    ) -> Result<Opened, AcpError> {
         let key = (root.to_path_buf(), servers.to_vec());
         let mut opened = self.opened.lock().await;
         if let Some(o) = opened.get(&key) {
             return Ok(o.clone());
         }
+        let overlay = self
+            .files_of(root, cx)
+            .map(|f| f as Arc<dyn DocumentOverlay>);
         let o = self
             .workspaces
-            .open(root, servers)
+            .open(root, servers, overlay)
             .await
             .map_err(|e| AcpError::internal_error().data(e))?;
         opened.insert(key, o.clone());
         Ok(o)
+    }
+
+    /// The client's files for `root`, made on first use, when the client offers them.
+    fn files_of(&self, root: &Path, cx: &ConnectionTo<Client>) -> Option<Arc<files::ClientFiles>> {
+        if !self.client_fs.load(std::sync::atomic::Ordering::Relaxed) {
+            return None;
+        }
+        let mut files = self.files.lock().ok()?;
+        let f = files.entry(root.to_path_buf()).or_insert_with(|| {
+            Arc::new(files::ClientFiles::new(
+                cx.clone(),
+                tokio::runtime::Handle::current(),
+            ))
+        });
+        Some(f.clone())
+    }
+
+    /// The client's files of `root` name session `id` in their requests from now on.
+    fn files_for_session(&self, root: &Path, id: &str) {
+        if let Some(f) = self.files.lock().ok().and_then(|f| f.get(root).cloned()) {
+            f.use_session(id);
+        }
     }
 
     fn session(&self, id: &str) -> Result<Session, AcpError> {
@@ -241,8 +279,11 @@ pub async fn serve(workspaces: Arc<dyn Workspaces>) -> Result<(), ServeError> {
         workspaces,
         opened: tokio::sync::Mutex::default(),
         sessions: Mutex::default(),
+        client_fs: std::sync::atomic::AtomicBool::new(false),
+        files: Mutex::default(),
     });
-    let (s2, s3, s4, s5, s6) = (
+    let (s1, s2, s3, s4, s5, s6) = (
+        state.clone(),
         state.clone(),
         state.clone(),
         state.clone(),
@@ -254,6 +295,11 @@ pub async fn serve(workspaces: Arc<dyn Workspaces>) -> Result<(), ServeError> {
         .name("cairn")
         .on_receive_request(
             async move |request: InitializeRequest, responder, _cx| {
+                let fs = &request.client_capabilities.fs;
+                s1.client_fs.store(
+                    fs.read_text_file && fs.write_text_file,
+                    std::sync::atomic::Ordering::Relaxed,
+                );
                 responder.respond(
                     InitializeResponse::new(
                         request
@@ -274,8 +320,8 @@ pub async fn serve(workspaces: Arc<dyn Workspaces>) -> Result<(), ServeError> {
             // Opening a workspace starts its MCP servers: in a task, like a prompt.
             async move |request: NewSessionRequest, responder, cx| {
                 let state = s2.clone();
-                cx.spawn(async move {
-                    responder.respond_with_result(new_session(&state, request).await)
+                cx.clone().spawn(async move {
+                    responder.respond_with_result(new_session(&state, request, &cx).await)
                 })
             },
             on_receive_request!(),
@@ -320,16 +366,18 @@ pub async fn serve(workspaces: Arc<dyn Workspaces>) -> Result<(), ServeError> {
 async fn new_session(
     state: &State,
     request: NewSessionRequest,
+    cx: &ConnectionTo<Client>,
 ) -> Result<NewSessionResponse, AcpError> {
     let root = workspace_root(&request.cwd)?;
     let servers = client_servers(&request.mcp_servers)?;
-    state.open(&root, &servers).await?;
+    state.open(&root, &servers, cx).await?;
     let id = uuid::Uuid::new_v4().to_string();
     add_session(state, &id, root, servers);
     Ok(NewSessionResponse::new(id).modes(modes(Mode::Chat)))
 }
 
 fn add_session(state: &State, id: &str, root: PathBuf, servers: Vec<ClientServer>) {
+    state.files_for_session(&root, id);
     if let Ok(mut sessions) = state.sessions.lock() {
         sessions.insert(
             id.to_string(),
@@ -352,7 +400,7 @@ async fn load_session(
 ) -> Result<LoadSessionResponse, AcpError> {
     let root = workspace_root(&request.cwd)?;
     let servers = client_servers(&request.mcp_servers)?;
-    let opened = state.open(&root, &servers).await?;
+    let opened = state.open(&root, &servers, cx).await?;
     let id = request.session_id.0.to_string();
     let records = SessionStore::new(&opened.sessions_dir)
         .load(&id)
@@ -431,7 +479,8 @@ async fn turn(
     message: String,
     cancel: CancellationToken,
 ) -> Result<PromptResponse, AcpError> {
-    let opened = state.open(&session.root, &session.servers).await?;
+    let opened = state.open(&session.root, &session.servers, cx).await?;
+    state.files_for_session(&session.root, session_id);
     let store = SessionStore::new(&opened.sessions_dir);
     let history = store
         .messages(session_id)
@@ -475,6 +524,7 @@ async fn turn(
         Ok(Some(cairn_agent::StopReason::Cancelled)) => {
             Ok(PromptResponse::new(StopReason::Cancelled))
         }
+        Ok(Some(cairn_agent::StopReason::Refused)) => Ok(PromptResponse::new(StopReason::Refusal)),
         Err(message) => Err(AcpError::internal_error().data(message)),
     }
 }

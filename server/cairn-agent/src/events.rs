@@ -74,6 +74,8 @@ pub enum StopReason {
     ToolBudget,
     /// The user cancelled.
     Cancelled,
+    /// The provider refused to answer (the model's refusal, or the provider's content filter).
+    Refused,
 }
 
 /// Where a run sends its events. Unbounded because events are small and the receiver is a

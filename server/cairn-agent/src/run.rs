@@ -120,9 +120,19 @@ impl RunOutcome {
             Ok(None) => "done",
             Ok(Some(StopReason::ToolBudget)) => "toolBudget",
             Ok(Some(StopReason::Cancelled)) => "cancelled",
+            Ok(Some(StopReason::Refused)) => "refused",
             Err(_) => "error",
         }
     }
+}
+
+/// One model answer, whole.
+struct ModelTurn {
+    text: String,
+    calls: Vec<ToolCallRequest>,
+    usage: Usage,
+    /// The provider refused (the answer may be cut).
+    refused: bool,
 }
 
 /// How much of the model's text may wait for the end of a word before it is shown anyway.
@@ -295,11 +305,24 @@ impl Agent {
                 _ = input.cancel.cancelled() => break Ok(Some(StopReason::Cancelled)),
                 turn = self.model_turn(request, &emit) => turn,
             };
-            let (text, calls, turn_usage) = match turn {
+            let ModelTurn {
+                text,
+                calls,
+                usage: turn_usage,
+                refused,
+            } = match turn {
                 Ok(t) => t,
                 Err(message) => break Err(message),
             };
             usage += turn_usage;
+            if refused {
+                // Whatever it asked to call as it refused is not run.
+                messages.push(Message::Assistant {
+                    text,
+                    tool_calls: Vec::new(),
+                });
+                break Ok(Some(StopReason::Refused));
+            }
             messages.push(Message::Assistant {
                 text,
                 tool_calls: calls.clone(),
@@ -382,7 +405,7 @@ impl Agent {
         &self,
         request: ModelRequest,
         emit: &impl Fn(RunEvent),
-    ) -> Result<(String, Vec<ToolCallRequest>, Usage), String> {
+    ) -> Result<ModelTurn, String> {
         let mut stream = self
             .model
             .stream(request)
@@ -392,6 +415,7 @@ impl Agent {
         let mut calls = Vec::new();
         let mut usage = Usage::default();
         let mut finished = false;
+        let mut refused = false;
         // With a redactor, text goes to the editor a word at a time: a credential split across
         // deltas is whole when it is redacted.
         let mut held = String::new();
@@ -436,7 +460,11 @@ impl Agent {
                 }
                 ModelEvent::ToolCall(call) => calls.push(call),
                 ModelEvent::Usage(u) => usage += u,
-                ModelEvent::Finished { .. } => finished = true,
+                ModelEvent::Finished { stop_reason } => {
+                    finished = true;
+                    // Anthropic's and OpenAI's words for a refusal.
+                    refused = matches!(stop_reason.as_deref(), Some("refusal" | "content_filter"));
+                }
             }
         }
         flush(&mut held);
@@ -446,7 +474,12 @@ impl Agent {
                 self.model.describe()
             ));
         }
-        Ok((text, calls, usage))
+        Ok(ModelTurn {
+            text,
+            calls,
+            usage,
+            refused,
+        })
     }
 
     /// One tool call through policy and approval; returns the tool message for the model.

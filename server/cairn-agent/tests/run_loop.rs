@@ -1273,3 +1273,27 @@ async fn the_approval_question_is_redacted_and_the_answer_binds_to_the_real_argu
         cairn_agent::policy::args_hash(&serde_json::json!({"body": "s3cret-value"}))
     );
 }
+
+#[tokio::test]
+async fn a_refusal_ends_the_run_as_refused_and_runs_nothing_it_asked_for() {
+    for word in ["refusal", "content_filter"] {
+        let mut turn = calls(1, "look", "{}");
+        turn.insert(0, ModelEvent::TextDelta("I can't".into()));
+        if let Some(ModelEvent::Finished { stop_reason }) = turn.last_mut() {
+            *stop_reason = Some(word.into());
+        }
+        let s = setup(vec![turn, text("never reached")], 25);
+        let (outcome, events) = run(&s, Mode::Chat, &allow(), CancellationToken::new()).await;
+        assert_eq!(outcome.result, Ok(Some(StopReason::Refused)), "{word}");
+        assert_eq!(outcome.outcome_word(), "refused");
+        assert!(s.tools.called.lock().unwrap().is_empty(), "{word}");
+        assert_eq!(s.model.requests.lock().unwrap().len(), 1);
+        assert!(matches!(
+            events.last(),
+            Some(RunEvent::Done {
+                stopped: Some(StopReason::Refused),
+                ..
+            })
+        ));
+    }
+}

@@ -153,6 +153,9 @@ pub fn render_event(event: &RunEvent) -> Option<String> {
             Some(cairn_agent::StopReason::Cancelled) => {
                 format!("\n\n> cancelled\n\n{USER_HEADING}\n\n")
             }
+            Some(cairn_agent::StopReason::Refused) => {
+                format!("\n\n> the model refused to answer\n\n{USER_HEADING}\n\n")
+            }
             _ => format!("\n\n{USER_HEADING}\n\n"),
         }),
         RunEvent::Error { message } => {

@@ -92,7 +92,9 @@ pub(crate) fn openai_stream(reply: &Reply, ctx: &Context, partial: bool) -> Vec<
             out.push(data(&delta(more)));
         }
     }
-    let finish = if reply.tool_calls.is_empty() {
+    let finish = if reply.refused {
+        "content_filter"
+    } else if reply.tool_calls.is_empty() {
         "stop"
     } else {
         "tool_calls"
@@ -130,7 +132,9 @@ pub(crate) fn openai_json(reply: &Reply, ctx: &Context) -> Value {
             .collect();
         message["tool_calls"] = Value::Array(calls);
     }
-    let finish = if reply.tool_calls.is_empty() {
+    let finish = if reply.refused {
+        "content_filter"
+    } else if reply.tool_calls.is_empty() {
         "stop"
     } else {
         "tool_calls"
@@ -200,7 +204,9 @@ pub(crate) fn anthropic_stream(reply: &Reply, ctx: &Context, partial: bool) -> V
         ));
         index += 1;
     }
-    let stop = if reply.tool_calls.is_empty() {
+    let stop = if reply.refused {
+        "refusal"
+    } else if reply.tool_calls.is_empty() {
         "end_turn"
     } else {
         "tool_use"
@@ -229,7 +235,9 @@ pub(crate) fn anthropic_json(reply: &Reply, ctx: &Context) -> Value {
             "input": input,
         }));
     }
-    let stop = if reply.tool_calls.is_empty() {
+    let stop = if reply.refused {
+        "refusal"
+    } else if reply.tool_calls.is_empty() {
         "end_turn"
     } else {
         "tool_use"

@@ -19,6 +19,9 @@ pub struct Reply {
     pub fault: Option<Fault>,
     /// Token counts to report; when absent, counts are derived from the sizes involved.
     pub usage: Option<ScriptedUsage>,
+    /// The provider refuses: the response ends with OpenAI's `content_filter` finish reason or
+    /// Anthropic's `refusal` stop reason.
+    pub refused: bool,
 }
 
 /// Token counts the scripted model reports.
@@ -91,6 +94,15 @@ impl Reply {
     pub fn text(text: impl Into<String>) -> Self {
         Self {
             text: text.into(),
+            ..Self::default()
+        }
+    }
+
+    /// A refusal: `text` (maybe empty), then the provider's refusal as the finish reason.
+    pub fn refusal(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            refused: true,
             ..Self::default()
         }
     }

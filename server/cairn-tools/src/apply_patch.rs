@@ -69,7 +69,7 @@ impl Tool for ApplyPatch {
                     let r = off_thread(&ws, move |ws| ws.create_text_exclusive(&p, &content))
                         .await
                         .and_then(|r| r.map_err(|e| e.to_string()))
-                        .map(|()| "created");
+                        .map(|()| "created".to_owned());
                     (path, r)
                 }
                 Change::Delete(path) => {
@@ -77,7 +77,7 @@ impl Tool for ApplyPatch {
                     let r = off_thread(&ws, move |ws| ws.remove_file(&p))
                         .await
                         .and_then(|r| r.map_err(|e| e.to_string()))
-                        .map(|()| "deleted");
+                        .map(|()| "deleted".to_owned());
                     (path, r)
                 }
                 Change::Update {
@@ -86,13 +86,10 @@ impl Tool for ApplyPatch {
                     version,
                     new,
                 } => {
-                    let r = write_whole(&ws, &path, &old, version, new).await.map(|w| {
-                        if w.is_empty() {
-                            "patched"
-                        } else {
-                            "patched in the editor (not saved yet)"
-                        }
-                    });
+                    // `w` is empty for the disk, else ", in the editor ..." (moved after the verb).
+                    let r = write_whole(&ws, &path, &old, version, new)
+                        .await
+                        .map(|w| format!("patched{}", w.strip_prefix(',').unwrap_or(&w)));
                     (path, r)
                 }
             };
@@ -157,7 +154,7 @@ fn plan(ws: &Workspace, patch: &str) -> Result<Vec<Change>, String> {
         seen.push(path.clone());
         let shown = path.display_path();
         if file.old_path.is_none() {
-            if ws.kind_of(&path).is_ok() || ws.open_document(&path).is_some() {
+            if ws.kind_of(&path).is_ok() || ws.open_buffer(&path).is_some() {
                 return Err(format!("the patch creates {shown}, which already exists"));
             }
             changes.push(Change::Create(path, apply_hunks("", &file.hunks, &shown)?));

@@ -41,7 +41,7 @@ impl Tool for CreateFile {
                 Ok(path) => path,
                 Err(e) => return error(e.to_string()),
             };
-            let exists_in_editor = ws.open_document(&path).is_some();
+            let exists_in_editor = ws.open_buffer(&path).is_some();
             let created = if exists_in_editor {
                 Err(format!(
                     "{} is open in the editor; use write_file or edit_file",

@@ -85,15 +85,8 @@ fn to_crlf(s: &str) -> String {
     s.replace("\r\n", "\n").replace('\n', "\r\n")
 }
 
-/// Apply disjoint, ascending byte edits to `text`.
+/// Apply a [`plan`]'s edits (ascending, disjoint, on character boundaries by construction) to
+/// the text it was made from; an invalid plan leaves the text as it was.
 pub(crate) fn apply(text: &str, edits: &[ByteEdit]) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut at = 0;
-    for edit in edits {
-        out.push_str(text.get(at..edit.start).unwrap_or(""));
-        out.push_str(&edit.new_text);
-        at = edit.end;
-    }
-    out.push_str(text.get(at..).unwrap_or(""));
-    out
+    ByteEdit::apply_all(text, edits).unwrap_or_else(|| text.to_owned())
 }

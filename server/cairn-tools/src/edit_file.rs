@@ -117,7 +117,7 @@ impl Tool for EditFile {
         );
         match version {
             Some(version) => match ws.apply_edits_in_editor(&path, version, plan.edits).await {
-                Ok(()) => applied(&path, format!("{summary}, in the editor (not saved yet)")),
+                Ok(()) => applied(&path, format!("{summary}, {}", ws.editor_note())),
                 Err(e) => rejected(&path, e.to_string()),
             },
             None => {

@@ -55,7 +55,7 @@ impl Tool for Stat {
                     if let Some(t) = st.modified_unix {
                         out.push_str(&format!(", modified {t} (Unix time)"));
                     }
-                    if ws.open_document(&path).is_some() {
+                    if ws.open_buffer(&path).is_some() {
                         out.push_str(", open in the editor");
                     }
                     text(out)

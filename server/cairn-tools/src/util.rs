@@ -82,14 +82,14 @@ pub(crate) use cairn_workspace::off_thread;
 
 /// Replace the whole text of a file that was read as `old` (at `version` when open in the
 /// editor): through the editor when it was open there, else atomically on disk. `Ok` says
-/// where it went.
+/// where it went (empty for the disk).
 pub(crate) async fn write_whole(
     ws: &Arc<Workspace>,
     path: &cairn_workspace::WorkspacePath,
     old: &str,
     version: Option<i32>,
     new: String,
-) -> Result<&'static str, String> {
+) -> Result<String, String> {
     match version {
         Some(version) => {
             let edit = cairn_workspace::ByteEdit {
@@ -99,14 +99,14 @@ pub(crate) async fn write_whole(
             };
             ws.apply_edits_in_editor(path, version, vec![edit])
                 .await
-                .map(|()| ", in the editor (not saved yet)")
+                .map(|()| format!(", {}", ws.editor_note()))
                 .map_err(|e| e.to_string())
         }
         None => {
             let path = path.clone();
             off_thread(ws, move |ws| ws.write_text_atomic(&path, &new))
                 .await?
-                .map(|()| "")
+                .map(|()| String::new())
                 .map_err(|e| e.to_string())
         }
     }

@@ -49,11 +49,20 @@ impl Workspace {
     /// first 8 KiB) and invalid UTF-8.
     pub fn read_text(&self, path: &WorkspacePath) -> Result<(String, Option<i32>), ScopeError> {
         self.check(path, Operation::Read)?;
-        if let Some(doc) = self.open_document(path) {
-            return Ok((doc.text, Some(doc.version)));
-        }
         let abs = path.as_path();
         let limit = self.max_file_size;
+        if let Some(doc) = self.open_document(path) {
+            // The editor's text is held to the same cap as the disk's.
+            let size = u64::try_from(doc.text.len()).unwrap_or(u64::MAX);
+            if size > limit {
+                return Err(ScopeError::TooLarge {
+                    path: abs.to_owned(),
+                    size,
+                    limit,
+                });
+            }
+            return Ok((doc.text, Some(doc.version)));
+        }
         let (file, st) = open::open_regular(path, limit)?;
         let mut bytes = Vec::with_capacity(usize::try_from(open::size(&st)).unwrap_or(0));
         // The file may grow after the metadata check; never read past the cap.

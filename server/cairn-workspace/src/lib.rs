@@ -126,6 +126,24 @@ impl Workspace {
             .and_then(|o| o.open_document(path.as_path()))
     }
 
+    /// A buffer the front knows is open in the editor (never asking the editor over the wire):
+    /// for searches over many files, and for telling the model a file is open.
+    pub fn open_buffer(&self, path: &WorkspacePath) -> Option<OpenDocument> {
+        self.overlay
+            .as_ref()
+            .filter(|o| !o.asks_the_editor())
+            .and_then(|o| o.open_document(path.as_path()))
+    }
+
+    /// How an edit applied through the editor ends, for the model's result: saved to disk, or
+    /// only in the editor's buffer (then a program run on the files does not see it yet).
+    pub fn editor_note(&self) -> &'static str {
+        match &self.overlay {
+            Some(o) if o.saves_edits() => "through the editor (saved)",
+            _ => "in the editor (not saved yet)",
+        }
+    }
+
     /// Apply edits to a document open in the editor, at the version that was read.
     pub async fn apply_edits_in_editor(
         &self,

@@ -1,8 +1,9 @@
 //! The editor's open buffers, as the workspace sees them.
 //!
 //! Reads must see unsaved text, and writes to an open document must go through the editor so
-//! the user sees them and can undo them. The LSP front implements [`DocumentOverlay`]; this
-//! crate knows nothing of LSP, so edits are byte ranges into the text that was read.
+//! the user sees them and can undo them. The LSP front implements [`DocumentOverlay`] with the
+//! buffers it is told are open, the ACP front with the client's `fs/*` methods; this crate knows
+//! neither protocol, so edits are byte ranges into the text that was read.
 
 use std::path::Path;
 
@@ -21,6 +22,26 @@ pub struct ByteEdit {
     pub start: usize,
     pub end: usize,
     pub new_text: String,
+}
+
+impl ByteEdit {
+    /// `text` with `edits` applied; `None` unless they are ascending, disjoint, within the text
+    /// and on character boundaries (an edit from elsewhere is checked, never trusted).
+    pub fn apply_all(text: &str, edits: &[ByteEdit]) -> Option<String> {
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        for edit in edits {
+            if edit.start < at || edit.end < edit.start {
+                return None;
+            }
+            out.push_str(text.get(at..edit.start)?);
+            text.get(edit.start..edit.end)?;
+            out.push_str(&edit.new_text);
+            at = edit.end;
+        }
+        out.push_str(text.get(at..)?);
+        Some(out)
+    }
 }
 
 /// Why the editor did not apply an edit.
@@ -51,4 +72,17 @@ pub trait DocumentOverlay: Send + Sync {
         version: i32,
         edits: Vec<ByteEdit>,
     ) -> BoxFuture<'_, Result<(), OverlayError>>;
+    /// `true` when [`open_document`](Self::open_document) asks the editor over the wire about
+    /// any file (ACP's `fs/read_text_file`) rather than answering from the buffers the front
+    /// knows are open (LSP). Such an overlay serves single-file reads and edits only: search
+    /// reads the disk instead of asking once per file, and no file is called "open in the
+    /// editor" because of it.
+    fn asks_the_editor(&self) -> bool {
+        false
+    }
+    /// `true` when edits applied through the editor are also saved to disk (ACP's
+    /// `fs/write_text_file` writes the file); an LSP editor only changes the buffer.
+    fn saves_edits(&self) -> bool {
+        false
+    }
 }

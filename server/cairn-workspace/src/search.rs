@@ -75,7 +75,7 @@ impl Workspace {
             path: abs.to_owned(),
             valid_up_to: e.valid_up_to(),
         };
-        if let Some(doc) = self.open_document(path) {
+        if let Some(doc) = self.open_buffer(path) {
             buf.bytes = doc.text.into_bytes();
             // Cannot fail, it was a `String`; checked rather than assumed.
             return std::str::from_utf8(&buf.bytes).map_err(invalid_utf8);

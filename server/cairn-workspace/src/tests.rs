@@ -819,3 +819,26 @@ fn snapshot(base: &Path, root: &Path) -> Vec<(PathBuf, String)> {
     out.sort();
     out
 }
+
+#[test]
+fn byte_edits_apply_only_when_they_fit_the_text() {
+    let edit = |start, end, new: &str| ByteEdit {
+        start,
+        end,
+        new_text: new.to_owned(),
+    };
+    let text = "héllo world";
+    assert_eq!(
+        ByteEdit::apply_all(text, &[edit(0, 1, "J"), edit(7, 12, "there")]).as_deref(),
+        Some("Jéllo there")
+    );
+    assert_eq!(ByteEdit::apply_all(text, &[]).as_deref(), Some(text));
+    // Out of range, inside a character, overlapping, reversed: refused, never a panic.
+    assert_eq!(ByteEdit::apply_all(text, &[edit(0, 99, "")]), None);
+    assert_eq!(ByteEdit::apply_all(text, &[edit(2, 3, "")]), None);
+    assert_eq!(
+        ByteEdit::apply_all(text, &[edit(0, 4, ""), edit(3, 5, "")]),
+        None
+    );
+    assert_eq!(ByteEdit::apply_all(text, &[edit(4, 2, "")]), None);
+}

@@ -2,10 +2,11 @@
 //! compose theirs (configuration layers of the root, the hub with its servers, the same agent).
 
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use cairn_config::{Config, McpServerConfig, McpTransport};
 use cairn_lsp::McpHandle;
+use cairn_workspace::DocumentOverlay;
 use futures::future::BoxFuture;
 
 use crate::compose::{self, Env};
@@ -78,13 +79,14 @@ impl cairn_acp::Workspaces for Workspaces {
         &'a self,
         root: &'a Path,
         extra: &'a [cairn_acp::ClientServer],
+        overlay: Option<Arc<dyn DocumentOverlay>>,
     ) -> BoxFuture<'a, Result<cairn_acp::Opened, String>> {
         Box::pin(async move {
             let layers =
                 compose::load_layers(&self.env, Some(root)).map_err(|e| format!("{e:#}"))?;
             let config = layers.resolve().map_err(|e| e.to_string())?;
             let config = with_client_servers(config, extra)?;
-            let mcp = compose::terminal_hub(&config, &layers, &self.env, root).await?;
+            let mcp = compose::terminal_hub(&config, &layers, &self.env, root, overlay).await?;
             for (name, problem) in &mcp.problems {
                 tracing::warn!("MCP server `{name}` not started: {problem}");
             }

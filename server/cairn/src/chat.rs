@@ -80,9 +80,14 @@ pub async fn run(
                 }
                 RunEvent::Approval { .. } => {}
                 RunEvent::Done {
-                    usage, tool_calls, ..
+                    usage,
+                    tool_calls,
+                    stopped,
                 } => {
                     println!();
+                    if stopped == Some(cairn_agent::StopReason::Refused) {
+                        eprintln!("cairn: the model refused to answer");
+                    }
                     eprintln!(
                         "[{tool_calls} tool calls, {} tokens in, {} out]",
                         usage.input_tokens, usage.output_tokens

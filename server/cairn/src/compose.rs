@@ -203,16 +203,18 @@ pub fn tool_host(hub: &Hub) -> Arc<dyn ToolHost> {
     ]))
 }
 
-/// The hub of a terminal command: configured servers and the built-in tools of `root`,
-/// waited for until they came up (at most the handshake timeout).
+/// The hub of a terminal command or an ACP session: configured servers and the built-in tools
+/// of `root` (reading and editing through `overlay` when one is given), waited for until they
+/// came up (at most the handshake timeout).
 pub async fn terminal_hub(
     config: &Config,
     layers: &Layers,
     env: &Env,
     root: &Path,
+    overlay: Option<Arc<dyn DocumentOverlay>>,
 ) -> Result<McpHandle, String> {
     let plan = runnable_servers(config, layers, env, Some(root));
-    let mut handle = start_hub(None, plan, env, config, &[root.to_path_buf()], None)?;
+    let mut handle = start_hub(None, plan, env, config, &[root.to_path_buf()], overlay)?;
     // A terminal command sees the `[[api.openapi]]` tools: wait for their specs to load.
     let loading = OPENAPI_LOADING
         .lock()
@@ -734,7 +736,7 @@ pub async fn terminal_setup(
 ) -> anyhow::Result<(Config, McpHandle)> {
     let layers = load_layers(env, Some(root))?;
     let config = layers.resolve()?;
-    let mcp = terminal_hub(&config, &layers, env, root)
+    let mcp = terminal_hub(&config, &layers, env, root, None)
         .await
         .map_err(anyhow::Error::msg)?;
     if report {

@@ -130,7 +130,7 @@ pub async fn run(env: &Env, root: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     }
     if let Some(root) = root {
         let layers = compose::load_layers(env, Some(&root))?;
-        match compose::terminal_hub(&config, &layers, env, &root).await {
+        match compose::terminal_hub(&config, &layers, env, &root, None).await {
             Ok(mcp) => {
                 line(
                     true,

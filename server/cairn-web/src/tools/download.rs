@@ -177,7 +177,7 @@ fn check_target(ws: &Workspace, requested: &str, overwrite: bool) -> Result<Targ
             "{} already exists; pass overwrite: true to replace it, or choose another path",
             path.display_path()
         )),
-        Ok(_) if ws.open_document(&path).is_some() => Err(format!(
+        Ok(_) if ws.open_buffer(&path).is_some() => Err(format!(
             "{} is open in the editor; close it first, so its unsaved text is not lost",
             path.display_path()
         )),
