@@ -10,9 +10,10 @@ Usage: client.py CAIRN_BIN WORKSPACE SCENARIO [ARG]
   load SESSION_ID       a stored session loaded (its history replayed)
   mcp                   a prompt in a session given a real MCP server (mcp-server-time, from
                         PyPI, next to this interpreter); its permission allowed
-  files [fail]          a prompt in agent mode from a client that offers fs/read_text_file and
+  files [fail|stale]    a prompt in agent mode from a client that offers fs/read_text_file and
                         fs/write_text_file and holds notes.txt with unsaved text; writes land
-                        in its buffers, not on disk (with `fail`, every write fails)
+                        in its buffers, not on disk (with `fail`, every write fails; with
+                        `stale`, the user types in notes.txt each time it is read)
 The agent process inherits this process's environment (the test sets it up).
 """
 
@@ -42,13 +43,14 @@ def dump(model):
 class Client:
     """The client callbacks: permissions answered as told, updates collected."""
 
-    def __init__(self, answer, buffers=None, fail_writes=False):
+    def __init__(self, answer, buffers=None, fail_writes=False, typing=False):
         self.answer = answer
         self.updates = []
         self.permissions = []
         # The editor's buffers by absolute path (unsaved text); other files are read from disk.
         self.buffers = buffers or {}
         self.fail_writes = fail_writes
+        self.typing = typing
         self.reads = []
         self.writes = []
         self.first_text = asyncio.Event()
@@ -77,7 +79,10 @@ class Client:
     async def read_text_file(self, session_id, path, line=None, limit=None, **kwargs):
         self.reads.append(path)
         if path in self.buffers:
-            return ReadTextFileResponse(content=self.buffers[path])
+            content = self.buffers[path]
+            if self.typing:
+                self.buffers[path] = content + "typed\n"
+            return ReadTextFileResponse(content=content)
         try:
             with open(path, encoding="utf-8") as f:
                 return ReadTextFileResponse(content=f.read())
@@ -107,7 +112,7 @@ async def main():
         )
         notes = os.path.join(os.path.realpath(workspace), "notes.txt")
         buffers[notes] = "unsaved text in the editor\n"
-    client = Client(answers.get(scenario), buffers, fail_writes=arg == "fail")
+    client = Client(answers.get(scenario), buffers, fail_writes=arg == "fail", typing=arg == "stale")
     out = {}
     async with spawn_agent_process(client, cairn, "acp", env=dict(os.environ)) as (conn, _proc):
         init = await conn.initialize(

@@ -361,6 +361,28 @@ fn acp_client_write_failure_fails_the_edit_only() {
     assert_eq!(sb.read("notes.txt"), "saved text on disk\n");
 }
 
+/// The user types in the buffer between the agent's read and its edit: the edit is refused as
+/// stale and nothing is written, so the user's typing is never overwritten.
+#[test]
+fn acp_client_edit_on_stale_text_is_refused() {
+    if !peer_tests() {
+        return;
+    }
+    let sb = Sandbox::new(Format::OpenAi, files_script());
+    sb.write("notes.txt", "saved text on disk\n");
+    let out = client(&sb, &["files", "stale"]);
+    assert_eq!(out["prompt"]["stopReason"], "end_turn", "{out}");
+    let results = results_of(&out);
+    assert_eq!(results[1].0, "failed", "{out}");
+    assert!(
+        results[1].1.contains("changed in the editor"),
+        "the model is told to read again: {}",
+        results[1].1
+    );
+    assert_eq!(out["writes"], json!([]), "nothing was written");
+    assert_eq!(sb.read("notes.txt"), "saved text on disk\n");
+}
+
 /// A provider's refusal ends the prompt with the `refusal` stop reason, after what it said.
 #[test]
 fn acp_refusal_ends_with_the_refusal_stop_reason() {
