@@ -120,6 +120,10 @@ pub const WORKSPACE_FORBIDDEN: &[(&str, &str)] = &[
         "web",
         "the web guard's limits and lists are yours to set, not the repository's",
     ),
+    (
+        "db",
+        "its databases would be opened with your credentials; declare databases in your own config",
+    ),
 ];
 
 /// One layer: a TOML table and where it came from.

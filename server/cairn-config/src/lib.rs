@@ -24,6 +24,7 @@ pub use mcp_import::{
     ImportError, ImportWarning, McpImport, McpJsonFormat, check_conflicts, detect_format, expand,
     expand_server, import_file, import_str, render_servers_toml,
 };
+pub use model::DbConfig;
 pub use model::{
     AccessConfig, AgentConfig, Config, Decision, EffectPolicy, LogConfig, McpConfig,
     McpOAuthConfig, McpServerConfig, McpTransport, OAuthGrant, PolicyConfig, ProviderConfig,

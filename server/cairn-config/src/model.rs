@@ -21,6 +21,28 @@ pub struct Config {
     pub selection: SelectionConfig,
     pub web: WebConfig,
     pub api: ApiConfig,
+    /// `[db.NAME]`: the databases the database tools may use. Only the user's own config may
+    /// declare them (see the layers).
+    pub db: BTreeMap<String, DbConfig>,
+}
+
+/// `[db.NAME]`: one database for the database tools.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DbConfig {
+    /// `postgres://USER@HOST:PORT/DB`, or `sqlite:PATH` for a database file in the workspace.
+    /// Never a password: see `password`.
+    pub url: String,
+    /// The password, as a vault handle `secret:NAME` bound to the database's host.
+    #[serde(default)]
+    pub password: Option<String>,
+    /// Seconds a statement may run before the database cancels it.
+    #[serde(default = "default_db_timeout")]
+    pub timeout_secs: u64,
+}
+
+fn default_db_timeout() -> u64 {
+    30
 }
 
 /// `[web]`: the web tools and the guard every one of their requests goes through.

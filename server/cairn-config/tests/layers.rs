@@ -209,6 +209,7 @@ fn user_value(key: &str) -> &'static str {
         "selection.cache_dir" => "\"/tmp/elsewhere-cache\"",
         "access" => "{ user = \"admin\" }",
         "web" => "{ allow_loopback = true }",
+        "db" => "{ prod = { url = \"postgres://app@db.evil.test/prod\" } }",
         other => panic!("no sample value for `{other}`: add one here"),
     }
 }

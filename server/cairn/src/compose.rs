@@ -454,10 +454,11 @@ pub fn start_hub(
             .collect::<Vec<_>>()
             .join("\n")
     );
-    // `[api]` too: its specs become tools.
+    // `[api]` and `[db]` too: specs and databases become tools.
     let access_key = format!(
-        "{access_key}\n{}",
-        serde_json::to_string(&config.api).unwrap_or_default()
+        "{access_key}\n{}\n{}",
+        serde_json::to_string(&config.api).unwrap_or_default(),
+        serde_json::to_string(&config.db).unwrap_or_default()
     );
     let unchanged = existing.is_some_and(|h| h.roots == roots && h.access_key == access_key);
     // The web tools need no workspace (only `web_download` does, and it is added with the
@@ -495,6 +496,7 @@ pub fn start_hub(
             "cairn-code",
             cairn_sandbox::tools::code_tools(sandbox_service(sandbox), None),
         );
+        hub.add_builtin("cairn-db", db_tools(config, env, None));
     }
     if !roots.is_empty() && !unchanged {
         let mut workspace = Workspace::new(roots.to_vec()).map_err(|e| e.to_string())?;
@@ -524,6 +526,7 @@ pub fn start_hub(
         // One in-process server per category, so each category is its own MCP server.
         hub.add_builtin("cairn-files", cairn_tools::file_tools(workspace.clone()));
         hub.add_builtin("cairn-git", cairn_tools::git_tools(workspace.clone()));
+        hub.add_builtin("cairn-db", db_tools(config, env, Some(workspace.clone())));
         hub.add_builtin(
             "cairn-code",
             cairn_sandbox::tools::code_tools(sandbox_service(sandbox), Some(workspace)),
@@ -682,6 +685,34 @@ static OPENAPI_LOADING: std::sync::Mutex<Option<tokio::task::JoinHandle<Vec<Stri
     std::sync::Mutex::new(None);
 
 /// Adds the API tools (`cairn-api`) and, once their specs have loaded in the background, the
+/// The database tools over `[db.NAME]`; passwords are read from the vault, for the database's
+/// host, when a connection opens. A connection that does not check out is logged and left out.
+fn db_tools(
+    config: &Config,
+    env: &Env,
+    workspace: Option<Arc<Workspace>>,
+) -> cairn_toolkit::ToolSet<cairn_db::Db> {
+    let specs: Vec<cairn_db::DbSpec> = config
+        .db
+        .iter()
+        .map(|(name, db)| cairn_db::DbSpec {
+            name: name.clone(),
+            url: db.url.clone(),
+            password: db.password.clone(),
+            timeout: Duration::from_secs(db.timeout_secs.max(1)),
+        })
+        .collect();
+    let env = env.clone();
+    let passwords: cairn_db::PasswordSource = Arc::new(move |name, host| {
+        crate::secrets::LazyVault::new(&env).resolve("the database password", name, host)
+    });
+    let (db, problems) = cairn_db::Db::new(&specs, passwords, workspace);
+    for (name, problem) in problems {
+        tracing::warn!("database `{name}` left out: {problem}");
+    }
+    cairn_db::db_tools(db)
+}
+
 /// `[[api.openapi]]` operations as their own server (`cairn-openapi`), so a slow spec URL
 /// delays only those. A spec that fails is logged and left out, never fatal.
 fn add_api(hub: &Hub, api: cairn_web::api::Api, config: &cairn_config::ApiConfig) {

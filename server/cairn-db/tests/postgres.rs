@@ -1,0 +1,367 @@
+//! The database tools on a real PostgreSQL server (`scripts/test-databases` starts one; `.ci/run`
+//! sets `CAIRN_DB_TESTS=1` and the server's URL and password).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use cairn_test_support::gate::gate;
+use common::{call, call_with, spec, tools};
+use serde_json::json;
+use tokio_postgres::NoTls;
+use tokio_util::sync::CancellationToken;
+
+struct Server {
+    url: String,
+    password: String,
+    /// A schema of this test's own, dropped at the end.
+    schema: String,
+    admin: tokio_postgres::Client,
+}
+
+/// The server, with a fresh schema holding customers and orders; `None` when the gate is off.
+async fn server(test: &str) -> Option<Server> {
+    if !gate(
+        "CAIRN_DB_TESTS",
+        "and CAIRN_PG_TEST_URL / CAIRN_PG_TEST_PASSWORD (eval \"$(scripts/test-databases)\")",
+    ) {
+        return None;
+    }
+    let url = std::env::var("CAIRN_PG_TEST_URL").expect("CAIRN_PG_TEST_URL");
+    let password = std::env::var("CAIRN_PG_TEST_PASSWORD").expect("CAIRN_PG_TEST_PASSWORD");
+    let mut config: tokio_postgres::Config = url.parse().unwrap();
+    config.password(&password);
+    let (admin, connection) = config.connect(NoTls).await.unwrap();
+    tokio::spawn(connection);
+    let schema = format!("t_{test}");
+    admin
+        .batch_execute(&format!(
+            "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema};
+             CREATE TABLE {schema}.customers (id int PRIMARY KEY, name text NOT NULL, note text DEFAULT 'new');
+             CREATE TABLE {schema}.orders (id serial PRIMARY KEY, customer_id int NOT NULL REFERENCES {schema}.customers(id), total numeric(10,2));
+             CREATE INDEX orders_by_customer ON {schema}.orders(customer_id);
+             INSERT INTO {schema}.customers VALUES (1, 'Ada'), (2, 'Grace');
+             INSERT INTO {schema}.orders (customer_id, total) SELECT 1 + i % 2, i * 1.5 FROM generate_series(1, 1000) i;
+             ANALYZE {schema}.orders;"
+        ))
+        .await
+        .unwrap();
+    Some(Server {
+        url,
+        password,
+        schema,
+        admin,
+    })
+}
+
+impl Server {
+    fn tools(&self, timeout: u64) -> cairn_toolkit::ToolSet<cairn_db::Db> {
+        tools(
+            &[spec("pg", &self.url, Some("secret:pg"), timeout)],
+            None,
+            &self.password,
+        )
+    }
+
+    async fn count(&self, sql: &str) -> i64 {
+        self.admin.query_one(sql, &[]).await.unwrap().get(0)
+    }
+
+    /// Statements of this test's schema still running in the server, other than ours.
+    async fn running(&self, like: &str) -> i64 {
+        self.count(&format!(
+            "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%{like}%' AND pid <> pg_backend_pid()"
+        ))
+        .await
+    }
+}
+
+#[tokio::test]
+async fn tables_describe_and_a_query_show_what_is_there() {
+    let Some(s) = server("show").await else {
+        return;
+    };
+    let t = s.tools(30);
+    let listed = call(&t, "db_connections", json!({})).await;
+    assert!(
+        listed
+            .text
+            .starts_with("- pg: PostgreSQL at postgres://cairn@127.0.0.1:"),
+        "{}",
+        listed.text
+    );
+    assert!(!listed.text.contains(&s.password));
+
+    let tables = call(&t, "db_tables", json!({"connection": "pg"})).await;
+    assert!(!tables.is_error, "{}", tables.text);
+    assert!(
+        tables
+            .text
+            .contains(&format!("| {} | orders | BASE TABLE |", s.schema)),
+        "{}",
+        tables.text
+    );
+
+    let table = format!("{}.orders", s.schema);
+    let d = call(
+        &t,
+        "db_describe",
+        json!({"connection": "pg", "table": table}),
+    )
+    .await;
+    assert!(!d.is_error, "{}", d.text);
+    assert!(
+        d.text
+            .starts_with(&format!("Table `{table}` (PostgreSQL), about 1000 rows")),
+        "{}",
+        d.text
+    );
+    assert!(
+        d.text.contains("| id | integer | no | nextval("),
+        "{}",
+        d.text
+    );
+    assert!(
+        d.text.contains("| customer_id | integer | no |  |  |"),
+        "{}",
+        d.text
+    );
+    assert!(
+        d.text.contains("| total | numeric | yes |  |  |"),
+        "{}",
+        d.text
+    );
+    assert!(
+        d.text.contains("orders_by_customer: CREATE INDEX"),
+        "{}",
+        d.text
+    );
+    assert!(
+        d.text.contains("FOREIGN KEY (customer_id) REFERENCES"),
+        "{}",
+        d.text
+    );
+
+    let missing = call(
+        &t,
+        "db_describe",
+        json!({"connection": "pg", "table": "nope"}),
+    )
+    .await;
+    assert!(
+        missing.is_error && missing.text.contains("no table or view `public.nope`"),
+        "{}",
+        missing.text
+    );
+
+    let q = call(
+        &t,
+        "db_query",
+        json!({"connection": "pg", "sql": format!("SELECT c.name, count(*) AS n, sum(o.total) AS total FROM {0}.orders o JOIN {0}.customers c ON c.id = o.customer_id GROUP BY c.name ORDER BY c.name", s.schema)}),
+    )
+    .await;
+    assert!(!q.is_error, "{}", q.text);
+    assert!(q.text.contains("| name | n | total |"), "{}", q.text);
+    assert!(q.text.contains("| Ada | 500 | 375750.00 |"), "{}", q.text);
+    assert_eq!(
+        q.structured.unwrap()["rows"][1],
+        json!(["Grace", "500", "375000.00"])
+    );
+}
+
+/// Reads are read-only by the server: direct writes, a write inside a CTE, several statements
+/// and turning the transaction read-write are all refused, and the data is as it was.
+#[tokio::test]
+async fn db_query_cannot_change_the_database() {
+    let Some(s) = server("readonly").await else {
+        return;
+    };
+    let t = s.tools(30);
+    let sc = &s.schema;
+    for sql in [
+        format!("DELETE FROM {sc}.orders"),
+        format!("WITH d AS (DELETE FROM {sc}.orders RETURNING *) SELECT count(*) FROM d"),
+        format!("SELECT 1; DELETE FROM {sc}.orders"),
+        "SET transaction_read_only = off".to_owned(),
+        format!("DROP TABLE {sc}.orders"),
+        format!("CREATE TABLE {sc}.x (a int)"),
+    ] {
+        let q = call(&t, "db_query", json!({"connection": "pg", "sql": sql})).await;
+        assert!(q.is_error, "{sql}: {}", q.text);
+    }
+    assert_eq!(
+        s.count(&format!("SELECT count(*) FROM {sc}.orders")).await,
+        1000
+    );
+    assert_eq!(
+        s.count(&format!(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = '{sc}'"
+        ))
+        .await,
+        2
+    );
+}
+
+#[tokio::test]
+async fn db_execute_commits_and_a_failure_leaves_nothing() {
+    let Some(s) = server("execute").await else {
+        return;
+    };
+    let t = s.tools(30);
+    let sc = &s.schema;
+    let w = call(
+        &t,
+        "db_execute",
+        json!({"connection": "pg", "sql": format!("UPDATE {sc}.orders SET total = 0 WHERE customer_id = 2")}),
+    )
+    .await;
+    assert_eq!(w.text, "committed on `pg`: 500 rows changed");
+    assert_eq!(
+        s.count(&format!("SELECT count(*) FROM {sc}.orders WHERE total = 0"))
+            .await,
+        500
+    );
+
+    // The third row breaks the primary key: none of the three stays.
+    let w = call(
+        &t,
+        "db_execute",
+        json!({"connection": "pg", "sql": format!("INSERT INTO {sc}.customers VALUES (10, 'a'), (11, 'b'), (1, 'dup')")}),
+    )
+    .await;
+    assert!(w.is_error && w.text.contains("duplicate key"), "{}", w.text);
+    assert_eq!(
+        s.count(&format!("SELECT count(*) FROM {sc}.customers"))
+            .await,
+        2
+    );
+}
+
+#[tokio::test]
+async fn a_huge_result_is_capped_and_stopped_in_the_server() {
+    let Some(s) = server("huge").await else {
+        return;
+    };
+    let t = s.tools(60);
+    let started = Instant::now();
+    let q = call(
+        &t,
+        "db_query",
+        json!({"connection": "pg", "sql": "SELECT i, md5(i::text) FROM generate_series(1, 50000000) i"}),
+    )
+    .await;
+    assert!(!q.is_error, "{}", q.text);
+    let out = q.structured.unwrap();
+    assert_eq!(out["rows"].as_array().unwrap().len(), 200);
+    assert_eq!(out["truncated"], true);
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        s.running("generate_series(1, 50000000)").await,
+        0,
+        "the server stopped"
+    );
+}
+
+#[tokio::test]
+async fn a_statement_over_the_timeout_or_cancelled_is_stopped_in_the_server() {
+    let Some(s) = server("timeout").await else {
+        return;
+    };
+    let t = s.tools(1);
+    let q = call(
+        &t,
+        "db_query",
+        json!({"connection": "pg", "sql": "SELECT pg_sleep(30)"}),
+    )
+    .await;
+    assert_eq!(
+        q.text,
+        "the statement ran longer than 1 s and was cancelled in the database"
+    );
+
+    let t = s.tools(60);
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        trigger.cancel();
+    });
+    let q = call_with(
+        &t,
+        "db_query",
+        json!({"connection": "pg", "sql": "SELECT pg_sleep(31)"}),
+        cancel,
+    )
+    .await;
+    assert!(q.text.starts_with("cancelled"), "{}", q.text);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        s.running("pg_sleep(31)").await,
+        0,
+        "the statement was cancelled in the server"
+    );
+}
+
+/// A wrong password, a secret bound to another host and an unreachable server each say what
+/// went wrong, quickly, and never show a password.
+#[tokio::test]
+async fn connection_failures_are_clear_and_secret_free() {
+    let Some(s) = server("connect").await else {
+        return;
+    };
+    let wrong = tools(
+        &[spec("pg", &s.url, Some("secret:pg"), 30)],
+        None,
+        "not-the-password",
+    );
+    let q = call(&wrong, "db_tables", json!({"connection": "pg"})).await;
+    assert!(
+        q.is_error && q.text.contains("password authentication failed"),
+        "{}",
+        q.text
+    );
+    assert!(!q.text.contains("not-the-password"));
+
+    let elsewhere = s.url.replace("127.0.0.1", "localhost");
+    let t = tools(
+        &[spec("pg", &elsewhere, Some("secret:pg"), 30)],
+        None,
+        &s.password,
+    );
+    let q = call(&t, "db_tables", json!({"connection": "pg"})).await;
+    assert!(
+        q.is_error && q.text.contains("not bound to localhost"),
+        "{}",
+        q.text
+    );
+
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let t = tools(
+        &[spec(
+            "down",
+            &format!("postgres://cairn@127.0.0.1:{port}/x"),
+            Some("secret:pg"),
+            30,
+        )],
+        None,
+        &s.password,
+    );
+    let started = Instant::now();
+    let q = call(&t, "db_tables", json!({"connection": "down"})).await;
+    assert!(
+        q.is_error && q.text.contains("could not connect"),
+        "{}",
+        q.text
+    );
+    assert!(!q.text.contains(&s.password));
+    assert!(started.elapsed() < Duration::from_secs(20));
+}

@@ -1,0 +1,304 @@
+//! The database tools on real SQLite files in a real workspace.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{call, call_with, spec, tools};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+/// A workspace with `shop.db`: customers and orders (a foreign key, an index, 1000 orders).
+fn shop() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let conn = rusqlite::Connection::open(dir.path().join("shop.db")).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT NOT NULL, note TEXT DEFAULT 'new');
+         CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER NOT NULL REFERENCES customers(id),
+                              total REAL, label BLOB);
+         CREATE UNIQUE INDEX orders_by_customer ON orders(customer_id, id);
+         INSERT INTO customers (id, name) VALUES (1, 'Ada'), (2, 'Grace | Hopper');
+         WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000)
+           INSERT INTO orders (customer_id, total, label) SELECT 1 + i % 2, i * 1.5, x'00ff' FROM n;",
+    )
+    .unwrap();
+    dir
+}
+
+fn count(dir: &tempfile::TempDir, sql: &str) -> i64 {
+    let conn = rusqlite::Connection::open(dir.path().join("shop.db")).unwrap();
+    conn.query_row(sql, [], |r| r.get(0)).unwrap()
+}
+
+fn shop_tools(dir: &tempfile::TempDir, timeout: u64) -> cairn_toolkit::ToolSet<cairn_db::Db> {
+    tools(
+        &[spec("shop", "sqlite:shop.db", None, timeout)],
+        Some(dir.path()),
+        "",
+    )
+}
+
+#[tokio::test]
+async fn tables_describe_and_a_query_show_what_is_there() {
+    let dir = shop();
+    let t = shop_tools(&dir, 30);
+    let listed = call(&t, "db_connections", json!({})).await;
+    assert_eq!(
+        listed.text,
+        "- shop: SQLite at sqlite:shop.db (statements time out after 30 s)"
+    );
+
+    let tables = call(&t, "db_tables", json!({"connection": "shop"})).await;
+    assert!(!tables.is_error, "{}", tables.text);
+    assert!(
+        tables.text.contains("| customers | table |"),
+        "{}",
+        tables.text
+    );
+    assert!(
+        tables.text.contains("| orders | table |"),
+        "{}",
+        tables.text
+    );
+
+    let d = call(
+        &t,
+        "db_describe",
+        json!({"connection": "shop", "table": "orders"}),
+    )
+    .await;
+    assert!(!d.is_error, "{}", d.text);
+    assert!(
+        d.text.starts_with("Table `orders` (SQLite), 1000 rows"),
+        "{}",
+        d.text
+    );
+    assert!(
+        d.text.contains("| id | INTEGER | yes |  | yes |"),
+        "{}",
+        d.text
+    );
+    assert!(
+        d.text.contains("| customer_id | INTEGER | no |  |  |"),
+        "{}",
+        d.text
+    );
+    assert!(
+        d.text
+            .contains("- orders_by_customer (unique): customer_id, id"),
+        "{}",
+        d.text
+    );
+    assert!(
+        d.text.contains("- customer_id → customers(id)"),
+        "{}",
+        d.text
+    );
+    let d = call(
+        &t,
+        "db_describe",
+        json!({"connection": "shop", "table": "customers"}),
+    )
+    .await;
+    assert!(
+        d.text.contains("| note | TEXT | yes | 'new' |  |"),
+        "{}",
+        d.text
+    );
+
+    let q = call(
+        &t,
+        "db_query",
+        json!({"connection": "shop", "sql": "SELECT c.name, count(*) AS n, min(o.label) AS label FROM orders o JOIN customers c ON c.id = o.customer_id GROUP BY c.name ORDER BY c.name"}),
+    )
+    .await;
+    assert!(!q.is_error, "{}", q.text);
+    assert!(q.text.contains("| name | n | label |"), "{}", q.text);
+    assert!(q.text.contains("| Ada | 500 | <2 bytes> |"), "{}", q.text);
+    assert!(
+        q.text.contains("| Grace \\| Hopper | 500 | <2 bytes> |"),
+        "{}",
+        q.text
+    );
+    assert!(q.text.ends_with("(2 rows)"), "{}", q.text);
+    let s = q.structured.unwrap();
+    assert_eq!(s["columns"], json!(["name", "n", "label"]));
+    assert_eq!(s["rows"][0], json!(["Ada", "500", "<2 bytes>"]));
+    assert_eq!(s["truncated"], false);
+}
+
+#[tokio::test]
+async fn a_large_result_is_capped_with_a_note() {
+    let dir = shop();
+    let t = shop_tools(&dir, 30);
+    let q = call(
+        &t,
+        "db_query",
+        json!({"connection": "shop", "sql": "SELECT * FROM orders"}),
+    )
+    .await;
+    assert!(!q.is_error, "{}", q.text);
+    let s = q.structured.unwrap();
+    assert_eq!(s["rows"].as_array().unwrap().len(), 200);
+    assert_eq!(s["truncated"], true);
+    assert!(
+        q.text.contains("200 rows shown; more were left out"),
+        "{}",
+        q.text
+    );
+}
+
+/// Reads are read-only by the engine: writes, a write hidden after a read, and a pragma that
+/// would lift `query_only` are refused, and the file is as it was.
+#[tokio::test]
+async fn db_query_cannot_change_the_database() {
+    let dir = shop();
+    let t = shop_tools(&dir, 30);
+    for sql in [
+        "DELETE FROM orders",
+        "INSERT INTO customers (name) VALUES ('Mallory')",
+        "SELECT 1; DELETE FROM orders",
+        "PRAGMA query_only = 0",
+        "DROP TABLE orders",
+    ] {
+        let q = call(&t, "db_query", json!({"connection": "shop", "sql": sql})).await;
+        if sql.starts_with("PRAGMA") {
+            // The pragma may be accepted on its own, but the next call is a new read-only open.
+            let again = call(
+                &t,
+                "db_query",
+                json!({"connection": "shop", "sql": "DELETE FROM orders"}),
+            )
+            .await;
+            assert!(again.is_error, "{}", again.text);
+            continue;
+        }
+        assert!(q.is_error, "{sql}: {}", q.text);
+    }
+    assert_eq!(count(&dir, "SELECT count(*) FROM orders"), 1000);
+    assert_eq!(count(&dir, "SELECT count(*) FROM customers"), 2);
+}
+
+#[tokio::test]
+async fn db_execute_commits_one_statement_and_rolls_back_a_failure() {
+    let dir = shop();
+    let t = shop_tools(&dir, 30);
+    let w = call(
+        &t,
+        "db_execute",
+        json!({"connection": "shop", "sql": "UPDATE customers SET note = 'vip' WHERE id = 1"}),
+    )
+    .await;
+    assert!(!w.is_error, "{}", w.text);
+    assert_eq!(w.text, "committed on `shop`: 1 row changed");
+    assert_eq!(
+        count(&dir, "SELECT count(*) FROM customers WHERE note = 'vip'"),
+        1
+    );
+
+    // The unique index fails on the third row: none of the rows stays.
+    let w = call(
+        &t,
+        "db_execute",
+        json!({"connection": "shop", "sql": "INSERT INTO orders (id, customer_id) VALUES (5001, 1), (5002, 1), (1, 1)"}),
+    )
+    .await;
+    assert!(w.is_error, "{}", w.text);
+    assert!(w.text.contains("UNIQUE constraint failed"), "{}", w.text);
+    assert_eq!(
+        count(&dir, "SELECT count(*) FROM orders WHERE id > 5000"),
+        0
+    );
+
+    let w = call(
+        &t,
+        "db_execute",
+        json!({"connection": "shop", "sql": "DELETE FROM orders; DELETE FROM customers"}),
+    )
+    .await;
+    assert!(w.is_error && w.text.contains("one statement"), "{}", w.text);
+    assert_eq!(count(&dir, "SELECT count(*) FROM customers"), 2);
+}
+
+const FOREVER: &str =
+    "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT count(*) FROM n";
+
+#[tokio::test]
+async fn a_statement_that_runs_forever_is_interrupted_at_the_timeout() {
+    let dir = shop();
+    let t = shop_tools(&dir, 1);
+    let started = Instant::now();
+    let q = call(
+        &t,
+        "db_query",
+        json!({"connection": "shop", "sql": FOREVER}),
+    )
+    .await;
+    assert!(q.is_error, "{}", q.text);
+    assert_eq!(
+        q.text,
+        "the statement ran longer than 1 s and was cancelled in the database"
+    );
+    assert!(started.elapsed() < Duration::from_secs(20));
+}
+
+#[tokio::test]
+async fn a_cancelled_run_interrupts_the_statement() {
+    let dir = shop();
+    let t = shop_tools(&dir, 60);
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        trigger.cancel();
+    });
+    let q = call_with(
+        &t,
+        "db_query",
+        json!({"connection": "shop", "sql": FOREVER}),
+        cancel,
+    )
+    .await;
+    assert!(q.is_error, "{}", q.text);
+    assert!(q.text.starts_with("cancelled"), "{}", q.text);
+}
+
+/// A database file is opened through the workspace scope: outside the root, or missing, it is
+/// refused and nothing is created.
+#[tokio::test]
+async fn files_outside_the_workspace_or_missing_are_refused() {
+    let dir = shop();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::copy(dir.path().join("shop.db"), outside.path().join("other.db")).unwrap();
+    let far = outside.path().join("other.db").display().to_string();
+    let t = tools(
+        &[
+            spec("far", &format!("sqlite:{far}"), None, 30),
+            spec("up", "sqlite:../other.db", None, 30),
+            spec("missing", "sqlite:missing.db", None, 30),
+        ],
+        Some(dir.path()),
+        "",
+    );
+    for name in ["far", "up"] {
+        let q = call(&t, "db_tables", json!({"connection": name})).await;
+        assert!(q.is_error, "{name}: {}", q.text);
+        assert!(q.text.contains("outside"), "{name}: {}", q.text);
+    }
+    let q = call(&t, "db_tables", json!({"connection": "missing"})).await;
+    assert!(q.is_error && q.text.contains("not a file"), "{}", q.text);
+    assert!(!dir.path().join("missing.db").exists());
+
+    let q = call(
+        &t,
+        "db_query",
+        json!({"connection": "nope", "sql": "SELECT 1"}),
+    )
+    .await;
+    assert_eq!(
+        q.text,
+        "no database connection named `nope`; the configured ones are: far, up, missing"
+    );
+}
