@@ -1,5 +1,6 @@
-//! `cairn acp` driven by a real ACP client nobody here wrote: the official Python SDK's client
-//! side (`tests/acp/client.py`), with the scripted model as the provider. Bad input is sent raw.
+//! `cairn acp` driven by real ACP clients nobody here wrote: the official Python SDK's client side
+//! (`tests/acp/client.py`) and the official TypeScript SDK's (`tests/acp/client.mjs`), with the
+//! scripted model as the provider. Bad input is sent raw.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
@@ -9,7 +10,27 @@ use std::sync::mpsc::channel;
 use cairn_test_support::{Format, Reply};
 use serde_json::{Value, json};
 
-use crate::support::{Sandbox, TIMEOUT, peer_tests, python};
+use crate::support::{Sandbox, TIMEOUT, node22, peer_tests, python};
+
+/// An official ACP SDK whose client side drives `cairn acp` in these tests.
+#[derive(Clone, Copy, Debug)]
+enum Sdk {
+    /// PyPI `agent-client-protocol`, in `tests/acp/client.py`.
+    Python,
+    /// npm `@agentclientprotocol/sdk`, in `tests/acp/client.mjs`.
+    TypeScript,
+}
+
+impl Sdk {
+    /// The interpreter and the client script.
+    fn program(self) -> (String, PathBuf) {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/acp");
+        match self {
+            Sdk::Python => (python(), dir.join("client.py")),
+            Sdk::TypeScript => (node22(), dir.join("client.mjs")),
+        }
+    }
+}
 
 /// Runs one scenario of the Python client against the real binary, in the sandbox's clean
 /// environment, and returns what it printed.
@@ -19,9 +40,14 @@ fn client(sb: &Sandbox, args: &[&str]) -> Value {
 
 /// [`client`] with extra environment for the agent (configuration through `CAIRN_*`).
 fn client_env(sb: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> Value {
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/acp/client.py");
+    sdk_client(sb, Sdk::Python, args, env)
+}
+
+/// [`client_env`] with the client of the given SDK.
+fn sdk_client(sb: &Sandbox, sdk: Sdk, args: &[&str], env: &[(&str, &str)]) -> Value {
+    let (interpreter, script) = sdk.program();
     let agent = sb.command();
-    let mut cmd = Command::new(python());
+    let mut cmd = Command::new(interpreter);
     cmd.env_clear();
     for (k, v) in agent.get_envs() {
         if let Some(v) = v {
@@ -36,7 +62,10 @@ fn client_env(sb: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> Value {
         .stdin(Stdio::null());
     let out = cmd.output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "client {args:?} failed:\n{stderr}");
+    assert!(
+        out.status.success(),
+        "{sdk:?} client {args:?} failed:\n{stderr}"
+    );
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("client output: {e}\n{stderr}"))
 }
 
@@ -399,6 +428,94 @@ fn acp_refusal_ends_with_the_refusal_stop_reason() {
         text_of(&out, "agent_message_chunk"),
         "I can't help with that."
     );
+}
+
+/// A read, then a write that asks: the script of the TypeScript client's turns.
+fn read_then_write_script() -> Vec<Reply> {
+    let mut script =
+        vec![Reply::tool_call("read_file", json!({"path": "notes.txt"})).with_text("Let me look.")];
+    script.extend(write_script());
+    script
+}
+
+/// The last `tool_call_update` for the call with this id.
+fn last_update_of<'a>(out: &'a Value, call: &Value) -> &'a Value {
+    updates_of(out, "tool_call_update")
+        .into_iter()
+        .rfind(|u| u["toolCallId"] == call["toolCallId"])
+        .unwrap_or_else(|| panic!("no update for {call}"))
+}
+
+/// The official TypeScript SDK's client, in agent mode: the read streams as a tool call with its
+/// input and its result, the write asks and, allowed, lands on disk, and the turn ends.
+#[test]
+fn acp_typescript_client_reads_then_writes_when_allowed() {
+    if !peer_tests() {
+        return;
+    }
+    let sb = Sandbox::new(Format::OpenAi, read_then_write_script());
+    sb.write("notes.txt", "hello from the notes\n");
+    let out = sdk_client(&sb, Sdk::TypeScript, &["permission", "allow"], &[]);
+
+    assert_eq!(out["initialize"]["agentInfo"]["name"], "cairn", "{out}");
+    assert_eq!(out["prompt"]["stopReason"], "end_turn", "{out}");
+    assert_eq!(text_of(&out, "agent_message_chunk"), "Let me look.Done.");
+    let calls = updates_of(&out, "tool_call");
+    assert_eq!(calls.len(), 2, "{out}");
+    let (read, write) = (calls[0], calls[1]);
+    assert_eq!(read["title"], "read_file");
+    assert_eq!(read["kind"], "read");
+    assert_eq!(read["rawInput"], json!({"path": "notes.txt"}));
+    let read_done = last_update_of(&out, read);
+    assert_eq!(read_done["status"], "completed", "{out}");
+    assert!(
+        read_done["content"][0]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("hello from the notes"),
+        "{read_done}"
+    );
+    assert_eq!(write["title"], "write_file");
+    assert_eq!(
+        write["rawInput"],
+        json!({"path": "out.txt", "content": "written by cairn\n"})
+    );
+    let write_done = last_update_of(&out, write);
+    assert_eq!(write_done["status"], "completed", "{out}");
+    assert!(
+        write_done["content"][0]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("out.txt"),
+        "{write_done}"
+    );
+
+    let asked = out["permissions"].as_array().unwrap();
+    assert_eq!(asked.len(), 1, "only the write asks: {out}");
+    assert_eq!(asked[0]["sessionId"], out["session"]["sessionId"]);
+    assert_eq!(asked[0]["toolCall"]["toolCallId"], write["toolCallId"]);
+    assert_eq!(sb.read("out.txt"), "written by cairn\n");
+}
+
+/// The TypeScript client rejects the write: the call fails, the file is as it was, and the turn
+/// still ends normally.
+#[test]
+fn acp_typescript_client_rejected_write_leaves_the_file() {
+    if !peer_tests() {
+        return;
+    }
+    let sb = Sandbox::new(Format::OpenAi, read_then_write_script());
+    sb.write("notes.txt", "hello from the notes\n");
+    sb.write("out.txt", "original\n");
+    let out = sdk_client(&sb, Sdk::TypeScript, &["permission", "reject"], &[]);
+
+    assert_eq!(out["prompt"]["stopReason"], "end_turn", "{out}");
+    assert_eq!(out["permissions"].as_array().unwrap().len(), 1, "{out}");
+    let calls = updates_of(&out, "tool_call");
+    assert_eq!(calls.len(), 2, "{out}");
+    assert_eq!(last_update_of(&out, calls[0])["status"], "completed");
+    assert_eq!(last_update_of(&out, calls[1])["status"], "failed", "{out}");
+    assert_eq!(sb.read("out.txt"), "original\n");
 }
 
 /// `session/cancel` stops the streaming answer and the prompt returns `cancelled`.

