@@ -12,6 +12,7 @@
 mod conn;
 mod error;
 mod pg;
+mod plan;
 mod sqlite;
 mod table;
 mod tools;
@@ -99,8 +100,11 @@ pub const DB_TOOLS: &[Entry<Db>] = &[
     Entry::of::<tools::db_connections::DbConnections>(),
     Entry::of::<tools::db_tables::DbTables>(),
     Entry::of::<tools::db_describe::DbDescribe>(),
+    Entry::of::<tools::db_sample::DbSample>(),
     Entry::of::<tools::db_query::DbQuery>(),
+    Entry::of::<tools::db_explain::DbExplain>(),
     Entry::of::<tools::db_execute::DbExecute>(),
+    Entry::of::<tools::db_export::DbExport>(),
 ];
 
 /// The database tools over `db`.

@@ -4,7 +4,10 @@
 pub(crate) mod db_connections;
 pub(crate) mod db_describe;
 pub(crate) mod db_execute;
+pub(crate) mod db_explain;
+pub(crate) mod db_export;
 pub(crate) mod db_query;
+pub(crate) mod db_sample;
 pub(crate) mod db_tables;
 
 use rmcp::model::CallToolResult;
@@ -38,8 +41,19 @@ impl Db {
         sql: &str,
         cancel: &CancellationToken,
     ) -> Result<Table, DbError> {
+        self.read_limited(connection, sql, self.limits, cancel)
+            .await
+    }
+
+    /// [`Db::read`] under other caps (a sample's row count, an export's size).
+    pub(crate) async fn read_limited(
+        &self,
+        connection: &str,
+        sql: &str,
+        limits: crate::Limits,
+        cancel: &CancellationToken,
+    ) -> Result<Table, DbError> {
         let c = self.connection(connection)?;
-        let limits = self.limits;
         match &c.target {
             Target::Postgres { .. } => pg::read(c, self.password(c)?, sql, &limits, cancel).await,
             Target::Sqlite { path } => {
@@ -121,6 +135,60 @@ impl Db {
             }
         };
         described.map(|d| (d, c.engine()))
+    }
+}
+
+/// Samples, plans and exports: built on the reads above, engine by engine.
+impl Db {
+    /// The engine's name of `table` in a statement: quoted, with its schema when given.
+    pub(crate) fn table_ref(&self, connection: &str, table: &str) -> Result<String, DbError> {
+        let quote = |name: &str| format!("\"{}\"", name.replace('"', "\"\""));
+        Ok(match &self.connection(connection)?.target {
+            Target::Postgres { .. } => match table.split_once('.') {
+                Some((schema, name)) => format!("{}.{}", quote(schema), quote(name)),
+                None => quote(table),
+            },
+            Target::Sqlite { .. } => quote(table),
+        })
+    }
+
+    /// The plan of `sql` (run with `analyze`, in PostgreSQL, inside the read-only transaction),
+    /// as a tree with the costly parts pointed out.
+    pub(crate) async fn explain(
+        &self,
+        connection: &str,
+        sql: &str,
+        analyze: bool,
+        cancel: &CancellationToken,
+    ) -> Result<String, DbError> {
+        match &self.connection(connection)?.target {
+            Target::Postgres { .. } => {
+                let options = if analyze {
+                    "ANALYZE, BUFFERS, FORMAT JSON"
+                } else {
+                    "FORMAT JSON"
+                };
+                let t = self
+                    .read(connection, &format!("EXPLAIN ({options}) {sql}"), cancel)
+                    .await?;
+                let json = match t.rows.first().and_then(|r| r.first()) {
+                    Some(crate::table::Cell::Text(j)) => j.clone(),
+                    _ => return Err(DbError::Engine("EXPLAIN returned no plan".to_owned())),
+                };
+                crate::plan::postgres(&json)
+            }
+            Target::Sqlite { .. } => {
+                if analyze {
+                    return Err(DbError::Engine(
+                        "SQLite has no EXPLAIN ANALYZE; leave analyze off".to_owned(),
+                    ));
+                }
+                let t = self
+                    .read(connection, &format!("EXPLAIN QUERY PLAN {sql}"), cancel)
+                    .await?;
+                Ok(crate::plan::sqlite(&t))
+            }
+        }
     }
 }
 

@@ -365,3 +365,91 @@ async fn connection_failures_are_clear_and_secret_free() {
     assert!(!q.text.contains(&s.password));
     assert!(started.elapsed() < Duration::from_secs(20));
 }
+
+#[tokio::test]
+async fn sample_explain_and_export() {
+    let Some(s) = server("plan").await else {
+        return;
+    };
+    let t = s.tools(30);
+    let sc = &s.schema;
+    let sample = call(
+        &t,
+        "db_sample",
+        json!({"connection": "pg", "table": format!("{sc}.customers"), "rows": 5}),
+    )
+    .await;
+    assert!(!sample.is_error, "{}", sample.text);
+    assert!(
+        sample.text.contains("| 2 | Grace | new |"),
+        "{}",
+        sample.text
+    );
+    assert!(sample.text.ends_with("(2 rows)"), "{}", sample.text);
+
+    let plan = call(
+        &t,
+        "db_explain",
+        json!({"connection": "pg", "sql": format!("SELECT * FROM {sc}.orders WHERE total > 100"), "analyze": true}),
+    )
+    .await;
+    assert!(!plan.is_error, "{}", plan.text);
+    assert!(
+        plan.text.contains("- Seq Scan on orders (cost"),
+        "{}",
+        plan.text
+    );
+    assert!(plan.text.contains("actual"), "{}", plan.text);
+    assert!(plan.text.contains("Execution time:"), "{}", plan.text);
+    assert!(
+        plan.text
+            .contains("an index on the filtered columns may help"),
+        "{}",
+        plan.text
+    );
+    let indexed = call(
+        &t,
+        "db_explain",
+        json!({"connection": "pg", "sql": format!("SELECT * FROM {sc}.orders WHERE id = 7")}),
+    )
+    .await;
+    assert!(
+        indexed
+            .text
+            .contains("- Index Scan on orders using orders_pkey"),
+        "{}",
+        indexed.text
+    );
+    // EXPLAIN ANALYZE runs the statement: inside the read-only transaction a write is refused.
+    let write = call(
+        &t,
+        "db_explain",
+        json!({"connection": "pg", "sql": format!("DELETE FROM {sc}.orders"), "analyze": true}),
+    )
+    .await;
+    assert!(write.is_error, "{}", write.text);
+    assert_eq!(
+        s.count(&format!("SELECT count(*) FROM {sc}.orders")).await,
+        1000
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let t = tools(
+        &[spec("pg", &s.url, Some("secret:pg"), 30)],
+        Some(dir.path()),
+        &s.password,
+    );
+    let e = call(
+        &t,
+        "db_export",
+        json!({"connection": "pg", "sql": format!("SELECT id, name FROM {sc}.customers ORDER BY id"), "path": "c.json", "format": "json"}),
+    )
+    .await;
+    assert!(!e.is_error, "{}", e.text);
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("c.json")).unwrap()).unwrap();
+    assert_eq!(
+        written,
+        json!([{"id": "1", "name": "Ada"}, {"id": "2", "name": "Grace"}])
+    );
+}

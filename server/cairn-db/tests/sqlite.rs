@@ -302,3 +302,94 @@ async fn files_outside_the_workspace_or_missing_are_refused() {
         "no database connection named `nope`; the configured ones are: far, up, missing"
     );
 }
+
+#[tokio::test]
+async fn sample_explain_and_export() {
+    let dir = shop();
+    let t = shop_tools(&dir, 30);
+    let s = call(
+        &t,
+        "db_sample",
+        json!({"connection": "shop", "table": "customers", "rows": 1}),
+    )
+    .await;
+    assert!(!s.is_error, "{}", s.text);
+    assert!(s.text.contains("| 1 | Ada | new |"), "{}", s.text);
+    assert!(
+        s.text.contains("1 rows shown; more were left out"),
+        "{}",
+        s.text
+    );
+    let s = call(
+        &t,
+        "db_sample",
+        json!({"connection": "shop", "table": "no\"pe"}),
+    )
+    .await;
+    assert!(s.is_error && s.text.contains("no such table"), "{}", s.text);
+
+    let scan = call(
+        &t,
+        "db_explain",
+        json!({"connection": "shop", "sql": "SELECT * FROM orders WHERE total > 100"}),
+    )
+    .await;
+    assert!(!scan.is_error, "{}", scan.text);
+    assert!(scan.text.contains("- SCAN orders"), "{}", scan.text);
+    assert!(
+        scan.text.contains("an index on the columns"),
+        "{}",
+        scan.text
+    );
+    let search = call(
+        &t,
+        "db_explain",
+        json!({"connection": "shop", "sql": "SELECT * FROM orders WHERE customer_id = 1 ORDER BY id"}),
+    )
+    .await;
+    assert!(search.text.contains("USING"), "{}", search.text);
+    assert!(!search.text.contains("Worth a look"), "{}", search.text);
+
+    let e = call(
+        &t,
+        "db_export",
+        json!({"connection": "shop", "sql": "SELECT id, name, note FROM customers ORDER BY id", "path": "out/customers.csv", "format": "csv"}),
+    )
+    .await;
+    assert!(!e.is_error, "{}", e.text);
+    assert_eq!(e.text, "wrote 2 rows to out/customers.csv");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("out/customers.csv")).unwrap(),
+        "id,name,note\r\n1,Ada,new\r\n2,Grace | Hopper,new\r\n"
+    );
+    let again = call(
+        &t,
+        "db_export",
+        json!({"connection": "shop", "sql": "SELECT 1", "path": "out/customers.csv", "format": "csv"}),
+    )
+    .await;
+    assert!(
+        again.is_error && again.text.contains("overwrite"),
+        "{}",
+        again.text
+    );
+    let e = call(
+        &t,
+        "db_export",
+        json!({"connection": "shop", "sql": "SELECT id, note FROM customers WHERE id = 2", "path": "c.jsonl", "format": "jsonl"}),
+    )
+    .await;
+    assert!(!e.is_error, "{}", e.text);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("c.jsonl")).unwrap(),
+        "{\"id\":\"2\",\"note\":\"new\"}\n"
+    );
+    let e = call(
+        &t,
+        "db_export",
+        json!({"connection": "shop", "sql": "SELECT 1 AS one, NULL AS none", "path": "../escape.json", "format": "json"}),
+    )
+    .await;
+    assert!(e.is_error && e.text.contains("outside"), "{}", e.text);
+    assert!(!dir.path().join("../escape.json").exists());
+}

@@ -1,0 +1,175 @@
+//! `db_export`: a query's rows written to a CSV, JSON or JSON Lines file in the workspace.
+
+use cairn_agent::tools::EditReport;
+use cairn_toolkit::reply::{error, text, with_edits};
+use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
+use cairn_workspace::{ScopeError, off_thread};
+use rmcp::model::CallToolResult;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::table::{Cell, Table};
+use crate::tools::failed;
+use crate::{Db, Limits};
+
+/// The `db_export` tool.
+pub struct DbExport;
+
+/// Most rows one export writes.
+const MAX_EXPORT_ROWS: usize = 100_000;
+
+/// The file format (plain variants: the schema is a compact `enum`).
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    Csv,
+    Json,
+    Jsonl,
+}
+
+/// Arguments of `db_export`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Args {
+    /// The connection's name, as db_connections lists it.
+    connection: String,
+    /// One read-only SQL statement whose rows are written.
+    sql: String,
+    /// The file to write, relative to the workspace root.
+    path: String,
+    /// `csv` (a header row, then one record a row; NULL is an empty field), `json` (one array
+    /// of objects) or `jsonl` (one object a line).
+    format: Format,
+    /// Replace the file if it exists (default false).
+    overwrite: Option<bool>,
+}
+
+impl Tool for DbExport {
+    type Host = Db;
+    type Args = Args;
+    const NAME: &'static str = "db_export";
+    const TITLE: &'static str = "Export query rows to a file";
+    const DESCRIPTION: &'static str = "Run one read-only SQL statement on a configured database and write its rows (up to 100,000) to a CSV, JSON or JSON Lines file in the workspace; values are written as the database shows them as text.";
+    const CATEGORY: Category = Category::Database;
+    const EFFECT: Effect = Effect::Write;
+    const AGENT_ONLY: bool = false;
+    const NEEDS_WORKSPACE: bool = true;
+
+    fn paths(args: &Args) -> Paths {
+        Paths::write(&args.path)
+    }
+
+    async fn call(db: &Db, args: Args, cx: CallContext) -> CallToolResult {
+        let Some(ws) = db.workspace.clone() else {
+            return error("db_export writes into the workspace; open a folder first");
+        };
+        let limits = Limits {
+            max_rows: MAX_EXPORT_ROWS,
+            ..db.limits
+        };
+        let table = match db
+            .read_limited(&args.connection, &args.sql, limits, &cx.cancel)
+            .await
+        {
+            Ok(t) => t,
+            Err(e) => return failed(&e),
+        };
+        let body = render(&table, args.format);
+        let overwrite = args.overwrite.unwrap_or(false);
+        let requested = args.path.clone();
+        let written = off_thread(&ws, move |ws| {
+            let path = ws.resolve(&requested)?;
+            match ws.stat(&path) {
+                Ok(_) if !overwrite => {
+                    return Ok(Err(format!(
+                        "{} already exists; pass overwrite: true to replace it",
+                        path.display_path()
+                    )));
+                }
+                Ok(_) | Err(ScopeError::NotFound { .. }) => {}
+                Err(e) => return Err(e),
+            }
+            ws.write_text_atomic(&path, &body)?;
+            Ok::<_, ScopeError>(Ok(path))
+        })
+        .await;
+        let path = match written {
+            Ok(Ok(Ok(path))) => path,
+            Ok(Ok(Err(refused))) => return error(refused),
+            Ok(Err(e)) => return error(e.to_string()),
+            Err(e) => return error(e),
+        };
+        let mut note = format!(
+            "wrote {} row{} to {}",
+            table.rows.len(),
+            if table.rows.len() == 1 { "" } else { "s" },
+            path.display_path()
+        );
+        if table.more {
+            note.push_str(&format!(
+                " (only the first {MAX_EXPORT_ROWS}: the result had more; narrow the query or export in parts)"
+            ));
+        }
+        let report = EditReport {
+            uri: path.uri(),
+            applied: true,
+            reason: None,
+        };
+        with_edits(text(note), &[report])
+    }
+}
+
+fn render(t: &Table, format: Format) -> String {
+    let value = |c: &Cell| match c {
+        Cell::Null => Value::Null,
+        Cell::Text(t) => Value::String(t.clone()),
+        Cell::Bytes(n) => Value::String(format!("<{n} bytes>")),
+    };
+    let object = |row: &Vec<Cell>| {
+        let map: Map<String, Value> = t
+            .columns
+            .iter()
+            .cloned()
+            .zip(row.iter().map(value))
+            .collect();
+        Value::Object(map)
+    };
+    match format {
+        Format::Csv => {
+            let mut out = csv_line(t.columns.iter().map(String::as_str));
+            for row in &t.rows {
+                let fields: Vec<String> = row
+                    .iter()
+                    .map(|c| match c {
+                        Cell::Null => String::new(),
+                        Cell::Text(t) => t.clone(),
+                        Cell::Bytes(n) => format!("<{n} bytes>"),
+                    })
+                    .collect();
+                out.push_str(&csv_line(fields.iter().map(String::as_str)));
+            }
+            out
+        }
+        Format::Json => {
+            let rows: Vec<Value> = t.rows.iter().map(object).collect();
+            let mut s = serde_json::to_string_pretty(&rows).unwrap_or_default();
+            s.push('\n');
+            s
+        }
+        Format::Jsonl => t.rows.iter().map(|r| format!("{}\n", object(r))).collect(),
+    }
+}
+
+/// One CSV record (RFC 4180): a field with a comma, quote or line break is quoted.
+fn csv_line<'a>(fields: impl Iterator<Item = &'a str>) -> String {
+    let quoted: Vec<String> = fields
+        .map(|f| {
+            if f.contains([',', '"', '\n', '\r']) {
+                format!("\"{}\"", f.replace('"', "\"\""))
+            } else {
+                f.to_owned()
+            }
+        })
+        .collect();
+    format!("{}\r\n", quoted.join(","))
+}
