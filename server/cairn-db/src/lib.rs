@@ -11,6 +11,7 @@
 
 mod conn;
 mod error;
+mod import;
 mod pg;
 mod plan;
 mod sqlite;
@@ -105,6 +106,7 @@ pub const DB_TOOLS: &[Entry<Db>] = &[
     Entry::of::<tools::db_explain::DbExplain>(),
     Entry::of::<tools::db_execute::DbExecute>(),
     Entry::of::<tools::db_export::DbExport>(),
+    Entry::of::<tools::db_import::DbImport>(),
 ];
 
 /// The database tools over `db`.

@@ -55,7 +55,11 @@ async fn connect(c: &Connection, password: Option<String>) -> Result<Client, DbE
 /// The server's own message when there is one (`password authentication failed ...`).
 fn describe_error(e: &tokio_postgres::Error) -> String {
     match e.as_db_error() {
-        Some(db) => format!("{}: {}", db.severity(), db.message()),
+        // `where_` is where it happened (`COPY t, line 3, column id: "x"`).
+        Some(db) => match db.where_() {
+            Some(at) => format!("{}: {} ({at})", db.severity(), db.message()),
+            None => format!("{}: {}", db.severity(), db.message()),
+        },
         None => e.to_string(),
     }
 }
@@ -285,6 +289,57 @@ pub(crate) async fn describe(
             indexes,
             foreign_keys,
         })
+    };
+    guarded(&client, c.timeout, cancel, work).await
+}
+
+/// Copies CSV `text` (with its header) into `table` (quoted already) in one transaction, the
+/// server parsing it (`COPY ... FROM STDIN (FORMAT csv, HEADER true)`); the rows added.
+pub(crate) async fn import(
+    c: &Connection,
+    password: Option<String>,
+    table: &str,
+    columns: &[String],
+    text: String,
+    create: bool,
+    cancel: &CancellationToken,
+) -> Result<u64, DbError> {
+    use futures::SinkExt;
+    let client = connect(c, password).await?;
+    let secs = c.timeout.as_secs();
+    let quoted: Vec<String> = columns
+        .iter()
+        .map(|c| format!("\"{}\"", c.replace('"', "\"\"")))
+        .collect();
+    let work = async {
+        client
+            .batch_execute(&format!(
+                "BEGIN; SET LOCAL statement_timeout = {}",
+                c.timeout.as_millis()
+            ))
+            .await
+            .map_err(engine(secs))?;
+        if create {
+            let defs: Vec<String> = quoted.iter().map(|c| format!("{c} text")).collect();
+            client
+                .batch_execute(&format!("CREATE TABLE {table} ({})", defs.join(", ")))
+                .await
+                .map_err(engine(secs))?;
+        }
+        let sink = client
+            .copy_in(&format!(
+                "COPY {table} ({}) FROM STDIN WITH (FORMAT csv, HEADER true)",
+                quoted.join(", ")
+            ))
+            .await
+            .map_err(engine(secs))?;
+        futures::pin_mut!(sink);
+        sink.send(bytes::Bytes::from(text))
+            .await
+            .map_err(engine(secs))?;
+        let added = sink.finish().await.map_err(engine(secs))?;
+        client.batch_execute("COMMIT").await.map_err(engine(secs))?;
+        Ok(added)
     };
     guarded(&client, c.timeout, cancel, work).await
 }

@@ -248,3 +248,37 @@ pub(crate) fn describe(conn: &rusqlite::Connection, table: &str) -> Result<Descr
         foreign_keys,
     })
 }
+
+/// Inserts `csv`'s records into `table` (quoted already) in one transaction.
+pub(crate) fn import(
+    conn: &mut rusqlite::Connection,
+    table: &str,
+    csv: &crate::import::Csv,
+    create: bool,
+) -> Result<u64, DbError> {
+    let quote = |c: &String| format!("\"{}\"", c.replace('"', "\"\""));
+    let columns: Vec<String> = csv.columns.iter().map(quote).collect();
+    let tx = conn.transaction().map_err(engine)?;
+    if create {
+        let defs: Vec<String> = columns.iter().map(|c| format!("{c} TEXT")).collect();
+        tx.execute(&format!("CREATE TABLE {table} ({})", defs.join(", ")), [])
+            .map_err(engine)?;
+    }
+    let marks: Vec<String> = (1..=columns.len()).map(|i| format!("?{i}")).collect();
+    {
+        let mut insert = tx
+            .prepare(&format!(
+                "INSERT INTO {table} ({}) VALUES ({})",
+                columns.join(", "),
+                marks.join(", ")
+            ))
+            .map_err(engine)?;
+        for (i, record) in csv.records.iter().enumerate() {
+            insert
+                .execute(rusqlite::params_from_iter(record.iter()))
+                .map_err(|e| DbError::Engine(format!("line {}: {}", i + 2, engine(e))))?;
+        }
+    }
+    tx.commit().map_err(engine)?;
+    Ok(csv.records.len() as u64)
+}

@@ -6,6 +6,7 @@ pub(crate) mod db_describe;
 pub(crate) mod db_execute;
 pub(crate) mod db_explain;
 pub(crate) mod db_export;
+pub(crate) mod db_import;
 pub(crate) mod db_query;
 pub(crate) mod db_sample;
 pub(crate) mod db_tables;
@@ -187,6 +188,49 @@ impl Db {
                     .read(connection, &format!("EXPLAIN QUERY PLAN {sql}"), cancel)
                     .await?;
                 Ok(crate::plan::sqlite(&t))
+            }
+        }
+    }
+}
+
+impl Db {
+    /// Adds the records of `text` (CSV with a header) to `table` in one transaction (creating it
+    /// with text columns when `create`); the rows added. A fault anywhere adds none.
+    pub(crate) async fn import(
+        &self,
+        connection: &str,
+        table: &str,
+        text: String,
+        create: bool,
+        cancel: &CancellationToken,
+    ) -> Result<u64, DbError> {
+        let csv = crate::import::parse(&text)?;
+        let target = self.table_ref(connection, table)?;
+        let c = self.connection(connection)?;
+        match &c.target {
+            Target::Postgres { .. } => {
+                pg::import(
+                    c,
+                    self.password(c)?,
+                    &target,
+                    &csv.columns,
+                    text,
+                    create,
+                    cancel,
+                )
+                .await
+            }
+            Target::Sqlite { path } => {
+                sqlite::run(
+                    &c.name,
+                    self.workspace.clone(),
+                    path,
+                    true,
+                    c.timeout,
+                    cancel,
+                    move |conn| sqlite::import(conn, &target, &csv, create),
+                )
+                .await
             }
         }
     }

@@ -453,3 +453,56 @@ async fn sample_explain_and_export() {
         json!([{"id": "1", "name": "Ada"}, {"id": "2", "name": "Grace"}])
     );
 }
+
+#[tokio::test]
+async fn db_import_copies_all_rows_or_none() {
+    let Some(s) = server("import").await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let t = tools(
+        &[spec("pg", &s.url, Some("secret:pg"), 30)],
+        Some(dir.path()),
+        &s.password,
+    );
+    let sc = &s.schema;
+    std::fs::write(
+        dir.path().join("new.csv"),
+        "id,name\n3,\"Linus, T.\"\n4,Ken\n",
+    )
+    .unwrap();
+    let i = call(
+        &t,
+        "db_import",
+        json!({"connection": "pg", "path": "new.csv", "table": format!("{sc}.customers")}),
+    )
+    .await;
+    assert_eq!(
+        i.text,
+        format!("imported 2 rows from new.csv into `{sc}.customers` on `pg`")
+    );
+    std::fs::write(dir.path().join("bad.csv"), "id,name\n5,Ok\nx,Bad\n").unwrap();
+    let i = call(
+        &t,
+        "db_import",
+        json!({"connection": "pg", "path": "bad.csv", "table": format!("{sc}.customers")}),
+    )
+    .await;
+    assert!(i.is_error && i.text.contains("line 3"), "{}", i.text);
+    assert_eq!(
+        s.count(&format!("SELECT count(*) FROM {sc}.customers"))
+            .await,
+        4
+    );
+    let i = call(
+        &t,
+        "db_import",
+        json!({"connection": "pg", "path": "new.csv", "table": format!("{sc}.people"), "create": true}),
+    )
+    .await;
+    assert!(!i.is_error, "{}", i.text);
+    assert_eq!(
+        s.count(&format!("SELECT count(*) FROM {sc}.people")).await,
+        2
+    );
+}

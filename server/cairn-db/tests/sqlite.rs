@@ -393,3 +393,81 @@ async fn sample_explain_and_export() {
     assert!(e.is_error && e.text.contains("outside"), "{}", e.text);
     assert!(!dir.path().join("../escape.json").exists());
 }
+
+#[tokio::test]
+async fn db_import_adds_all_rows_or_none_and_names_the_bad_line() {
+    let dir = shop();
+    let t = shop_tools(&dir, 30);
+    std::fs::write(
+        dir.path().join("new.csv"),
+        "id,name\n3,\"Linus, T.\"\n4,Ken\n",
+    )
+    .unwrap();
+    let i = call(
+        &t,
+        "db_import",
+        json!({"connection": "shop", "path": "new.csv", "table": "customers"}),
+    )
+    .await;
+    assert_eq!(
+        i.text,
+        "imported 2 rows from new.csv into `customers` on `shop`"
+    );
+    assert_eq!(
+        count(
+            &dir,
+            "SELECT count(*) FROM customers WHERE name = 'Linus, T.'"
+        ),
+        1
+    );
+
+    std::fs::write(dir.path().join("bad.csv"), "id,name\n5,Ok\n6,Too,Many\n").unwrap();
+    let i = call(
+        &t,
+        "db_import",
+        json!({"connection": "shop", "path": "bad.csv", "table": "customers"}),
+    )
+    .await;
+    assert!(
+        i.is_error && i.text.contains("line 3: 3 fields where the header has 2"),
+        "{}",
+        i.text
+    );
+    std::fs::write(dir.path().join("dup.csv"), "id,name\n7,New\n1,Dup\n").unwrap();
+    let i = call(
+        &t,
+        "db_import",
+        json!({"connection": "shop", "path": "dup.csv", "table": "customers"}),
+    )
+    .await;
+    assert!(
+        i.is_error && i.text.contains("line 3") && i.text.contains("UNIQUE"),
+        "{}",
+        i.text
+    );
+    assert_eq!(
+        count(&dir, "SELECT count(*) FROM customers"),
+        4,
+        "nothing of the failed imports"
+    );
+
+    let i = call(
+        &t,
+        "db_import",
+        json!({"connection": "shop", "path": "new.csv", "table": "people", "create": true}),
+    )
+    .await;
+    assert!(!i.is_error, "{}", i.text);
+    assert_eq!(
+        count(&dir, "SELECT count(*) FROM people WHERE name = 'Ken'"),
+        1
+    );
+
+    let i = call(
+        &t,
+        "db_import",
+        json!({"connection": "shop", "path": "../x.csv", "table": "people"}),
+    )
+    .await;
+    assert!(i.is_error && i.text.contains("outside"), "{}", i.text);
+}
