@@ -9,6 +9,7 @@ mod attacks;
 mod bench;
 mod catalog;
 mod cli;
+mod db;
 mod git_escapes;
 mod helix;
 mod lsp_robustness;
