@@ -11,7 +11,9 @@
 
 mod conn;
 mod error;
+mod mysql;
 mod pg;
+mod redis;
 mod sqlite;
 mod table;
 mod tools;
@@ -101,6 +103,10 @@ pub const DB_TOOLS: &[Entry<Db>] = &[
     Entry::of::<tools::db_describe::DbDescribe>(),
     Entry::of::<tools::db_query::DbQuery>(),
     Entry::of::<tools::db_execute::DbExecute>(),
+    Entry::of::<tools::redis_keys::RedisKeys>(),
+    Entry::of::<tools::redis_get::RedisGet>(),
+    Entry::of::<tools::redis_set::RedisSet>(),
+    Entry::of::<tools::redis_delete::RedisDelete>(),
 ];
 
 /// The database tools over `db`.

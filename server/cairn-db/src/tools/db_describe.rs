@@ -17,7 +17,8 @@ pub struct DbDescribe;
 pub struct Args {
     /// The connection's name, as db_connections lists it.
     connection: String,
-    /// The table or view: `name`, or `schema.name` in PostgreSQL (default schema `public`).
+    /// The table or view: `name`, or `schema.name` in PostgreSQL (default schema `public`) and
+    /// `database.name` in MariaDB/MySQL (default the connection's database).
     table: String,
 }
 
