@@ -1,7 +1,8 @@
-//! MariaDB and MySQL: a connection per call; reads in a read-only transaction of a read-only
-//! session (so a DDL statement's implicit commit cannot leave read-only mode), one statement per
-//! call (checked by preparing it: a prepared statement refuses several, the text protocol would
-//! not), `max_statement_time` in the server (`max_execution_time` in MySQL) and `KILL QUERY`
+//! MariaDB and MySQL: a connection per call; reads in a read-only XA transaction with a secret
+//! random id (an XA transaction cannot be committed, rolled back or implicitly committed by DDL
+//! while active, so even a MariaDB compound statement, `BEGIN NOT ATOMIC ... COMMIT; DELETE ...
+//! END`, cannot leave it), one statement per call (checked by preparing it: a prepared statement
+//! refuses several, the text protocol would not), `max_statement_time` in the server (`max_execution_time` in MySQL) and `KILL QUERY`
 //! from a second connection when the run is cancelled, the client-side deadline passes or a
 //! result is cut short.
 
@@ -116,8 +117,8 @@ async fn guarded<T>(
     }
 }
 
-/// Sets the statement timeout and starts a transaction: read-only, in a read-only session, for
-/// reads.
+/// Sets the statement timeout and starts a transaction: for reads a read-only XA transaction
+/// whose id the statement cannot know (so it cannot `XA END` and commit it).
 async fn begin(conn: &mut Conn, timeout: Duration, read_only: bool) -> Result<(), DbError> {
     let secs = timeout.as_secs();
     match conn
@@ -138,13 +139,12 @@ async fn begin(conn: &mut Conn, timeout: Duration, read_only: bool) -> Result<()
         Err(e) => return Err(engine(secs)(e)),
     }
     let start = if read_only {
-        // DDL commits implicitly; the session's mode makes the next transaction read-only too.
         conn.query_drop("SET SESSION TRANSACTION READ ONLY")
             .await
             .map_err(engine(secs))?;
-        "START TRANSACTION READ ONLY"
+        format!("XA START 'cairn-{}'", uuid::Uuid::new_v4().simple())
     } else {
-        "START TRANSACTION"
+        "START TRANSACTION".to_owned()
     };
     conn.query_drop(start).await.map_err(engine(secs))
 }
