@@ -120,8 +120,9 @@ impl Connection {
                     db: if path.is_empty() {
                         0
                     } else {
-                        path.parse()
-                            .map_err(|_| bad("url: the path is the database number (redis://host:6379/0)"))?
+                        path.parse().map_err(|_| {
+                            bad("url: the path is the database number (redis://host:6379/0)")
+                        })?
                     },
                 },
                 other => {

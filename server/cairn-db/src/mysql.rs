@@ -256,10 +256,7 @@ async fn catalog(
     schema: &str,
     name: &str,
 ) -> Result<Vec<Vec<String>>, DbError> {
-    let rows: Vec<Row> = conn
-        .exec(sql, (schema, name))
-        .await
-        .map_err(engine(secs))?;
+    let rows: Vec<Row> = conn.exec(sql, (schema, name)).await.map_err(engine(secs))?;
     Ok(rows
         .iter()
         .map(|r| {

@@ -5,7 +5,9 @@
 use std::time::Duration;
 
 use ::redis::aio::MultiplexedConnection;
-use ::redis::{AsyncConnectionConfig, Client, ConnectionAddr, IntoConnectionInfo, RedisConnectionInfo, Value};
+use ::redis::{
+    AsyncConnectionConfig, Client, ConnectionAddr, IntoConnectionInfo, RedisConnectionInfo, Value,
+};
 use tokio_util::sync::CancellationToken;
 
 use crate::DbError;
@@ -126,7 +128,7 @@ fn ttl(ms: i64) -> String {
     match ms {
         -1 => "none".to_owned(),
         -2 => "gone".to_owned(),
-        ms => format!("{:.1} s", ms as f64 / 1000.0),
+        ms => format!("{} s", (ms + 999) / 1000),
     }
 }
 
@@ -225,15 +227,19 @@ pub(crate) async fn get(
             "string" => {
                 let len: i64 = ::redis::cmd("STRLEN").arg(key).query_async(conn).await?;
                 // Only the head of a huge value travels; the cell cap cuts it further.
-                let head: Value = ::redis::cmd("GETRANGE")
+                let head: Vec<u8> = ::redis::cmd("GETRANGE")
                     .arg(key)
                     .arg(0)
-                    .arg(limits.max_bytes)
+                    .arg(limits.max_bytes.saturating_sub(1))
                     .query_async(conn)
                     .await?;
-                let value = match cell(&head) {
-                    Cell::Bytes(_) => Cell::Bytes(usize::try_from(len).unwrap_or(0)),
-                    other => other,
+                let value = match std::str::from_utf8(&head) {
+                    Ok(t) => Cell::Text(t.to_owned()),
+                    // Text cut inside a character by the range: keep the whole characters.
+                    Err(e) if e.error_len().is_none() && head.len() as i64 == limits.max_bytes as i64 => {
+                        Cell::Text(String::from_utf8_lossy(&head[..e.valid_up_to()]).into_owned())
+                    }
+                    Err(_) => Cell::Bytes(usize::try_from(len).unwrap_or(0)),
                 };
                 (len, column(&["value"]), vec![vec![value]])
             }

@@ -155,7 +155,8 @@ impl Db {
 fn not_sql(c: &Connection) -> DbError {
     DbError::Refused {
         name: c.name.clone(),
-        reason: "is Redis, not SQL; use redis_keys, redis_get, redis_set and redis_delete".to_owned(),
+        reason: "is Redis, not SQL; use redis_keys, redis_get, redis_set and redis_delete"
+            .to_owned(),
     }
 }
 

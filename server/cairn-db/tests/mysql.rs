@@ -161,8 +161,16 @@ async fn tables_describe_and_a_query_show_what_is_there() {
     )
     .await;
     assert!(!q.is_error, "{}", q.text);
-    assert!(q.text.contains("| name | n | total | nothing |"), "{}", q.text);
-    assert!(q.text.contains("| Ada | 500 | 375750.00 | NULL |"), "{}", q.text);
+    assert!(
+        q.text.contains("| name | n | total | nothing |"),
+        "{}",
+        q.text
+    );
+    assert!(
+        q.text.contains("| Ada | 500 | 375750.00 | NULL |"),
+        "{}",
+        q.text
+    );
     assert_eq!(
         q.structured.unwrap()["rows"][1],
         json!(["Grace", "500", "375000.00", null])
@@ -242,9 +250,14 @@ async fn db_execute_commits_and_a_failure_leaves_nothing() {
         json!({"connection": "my", "sql": format!("INSERT INTO {p}_customers (id, name) VALUES (10, 'a'), (11, 'b'), (1, 'dup')")}),
     )
     .await;
-    assert!(w.is_error && w.text.contains("Duplicate entry"), "{}", w.text);
+    assert!(
+        w.is_error && w.text.contains("Duplicate entry"),
+        "{}",
+        w.text
+    );
     assert_eq!(
-        s.count(&format!("SELECT count(*) FROM {p}_customers")).await,
+        s.count(&format!("SELECT count(*) FROM {p}_customers"))
+            .await,
         2
     );
 
@@ -315,7 +328,11 @@ async fn a_statement_over_the_timeout_or_cancelled_is_stopped_in_the_server() {
         json!({"connection": "my", "sql": format!("UPDATE {}_customers SET name = 'x' WHERE sleep(30) = 0", s.prefix)}),
     )
     .await;
-    assert!(w.is_error && w.text.contains("longer than 1 s"), "{}", w.text);
+    assert!(
+        w.is_error && w.text.contains("longer than 1 s"),
+        "{}",
+        w.text
+    );
 
     let t = s.tools(60);
     let cancel = CancellationToken::new();
@@ -339,8 +356,11 @@ async fn a_statement_over_the_timeout_or_cancelled_is_stopped_in_the_server() {
         "the statement was killed in the server"
     );
     assert_eq!(
-        s.count(&format!("SELECT count(*) FROM {}_customers WHERE name = 'x'", s.prefix))
-            .await,
+        s.count(&format!(
+            "SELECT count(*) FROM {}_customers WHERE name = 'x'",
+            s.prefix
+        ))
+        .await,
         0
     );
 }

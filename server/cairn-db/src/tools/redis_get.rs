@@ -42,7 +42,11 @@ impl Tool for RedisGet {
         };
         match got {
             Ok(Some((heading, t))) if t.columns.is_empty() => text(heading),
-            Ok(Some((heading, t))) => t.result_hinting(&heading, &db.limits, "the elements past these were left out"),
+            Ok(Some((heading, t))) => t.result_hinting(
+                &heading,
+                &db.limits,
+                "the elements past these were left out",
+            ),
             Ok(None) => text(format!("no key `{}` on `{}`", args.key, args.connection)),
             Err(e) => failed(&e),
         }

@@ -48,7 +48,15 @@ impl Tool for RedisSet {
         }
         let done = match db.redis(&args.connection) {
             Ok((c, password)) => {
-                redis::set(c, password, &args.key, &args.value, args.ttl_seconds, &cx.cancel).await
+                redis::set(
+                    c,
+                    password,
+                    &args.key,
+                    &args.value,
+                    args.ttl_seconds,
+                    &cx.cancel,
+                )
+                .await
             }
             Err(e) => Err(e),
         };
