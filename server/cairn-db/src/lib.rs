@@ -2,9 +2,11 @@
 //! served in-process as the [`ToolSet`] [`db_tools`] builds from [`DB_TOOLS`].
 //!
 //! Read-only is the engine's job, never a parse of the SQL: a read runs as one statement (the
-//! engine refuses several) in a read-only transaction (PostgreSQL) or on a read-only open with
-//! `query_only` (SQLite). A write goes through `db_execute`, whose effect makes the agent ask,
-//! with the statement in the question; it runs in a transaction and reports the affected rows.
+//! engine refuses several) in a read-only transaction (PostgreSQL), a read-only XA transaction
+//! (MariaDB/MySQL) or on a read-only open with `query_only` (SQLite). A write goes through
+//! `db_execute`, whose effect makes the agent ask, with the statement in the question; it runs
+//! in a transaction and reports the affected rows. Redis has its own tools (`redis_keys`,
+//! `redis_get`, and the writes `redis_set` and `redis_delete`), bounded by SCAN and caps.
 //! Every statement has a timeout enforced by the engine and is cancelled there when the run is.
 //! Connection strings hold no password (a `secret:NAME` vault handle, bound to the database's
 //! host, is resolved at connect time), so what the model and the log see names no secret.
