@@ -314,7 +314,7 @@ pub(crate) async fn describe(
             )));
         };
         let rows = match found[0].parse::<u64>() {
-            Ok(n) if found[1] == "BASE TABLE" => format!("about {n} rows (the engine's estimate)"),
+            Ok(n) if found[1] != "VIEW" => format!("about {n} rows (the engine's estimate)"),
             _ => "row count unknown (a view; count(*) to know)".to_owned(),
         };
         let columns = catalog(

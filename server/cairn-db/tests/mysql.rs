@@ -39,14 +39,15 @@ async fn server(test: &str) -> Option<Server> {
     let p = format!("t_{test}");
     admin
         .query_drop(format!(
-            "DROP TABLE IF EXISTS {p}_orders, {p}_customers;
+            "DROP VIEW IF EXISTS {p}_totals; DROP TABLE IF EXISTS {p}_orders, {p}_customers;
              CREATE TABLE {p}_customers (id int PRIMARY KEY, name varchar(50) NOT NULL, note varchar(50) DEFAULT 'new');
              CREATE TABLE {p}_orders (id int AUTO_INCREMENT PRIMARY KEY, customer_id int NOT NULL, total decimal(10,2),
                  CONSTRAINT {p}_fk FOREIGN KEY (customer_id) REFERENCES {p}_customers(id));
              CREATE INDEX {p}_by_customer ON {p}_orders(customer_id);
              INSERT INTO {p}_customers VALUES (1, 'Ada', DEFAULT), (2, 'Grace', DEFAULT);
              INSERT INTO {p}_orders (customer_id, total) SELECT 1 + seq % 2, seq * 1.5 FROM seq_1_to_1000;
-             ANALYZE TABLE {p}_orders;"
+             ANALYZE TABLE {p}_orders;
+             CREATE VIEW {p}_totals AS SELECT customer_id, sum(total) AS total FROM {p}_orders GROUP BY customer_id;"
         ))
         .await
         .unwrap();
@@ -142,6 +143,20 @@ async fn tables_describe_and_a_query_show_what_is_there() {
         c.text
     );
 
+    let v = call(
+        &t,
+        "db_describe",
+        json!({"connection": "my", "table": format!("{p}_totals")}),
+    )
+    .await;
+    assert!(
+        v.text.starts_with(&format!(
+            "Table `cairn_test.{p}_totals` (MySQL), row count unknown (a view"
+        )),
+        "{}",
+        v.text
+    );
+
     let missing = call(
         &t,
         "db_describe",
@@ -219,7 +234,7 @@ async fn db_query_cannot_change_the_database() {
             "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'cairn_test' AND table_name LIKE '{p}\\_%'"
         ))
         .await,
-        2
+        3
     );
 }
 
