@@ -30,7 +30,8 @@ pub struct Config {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DbConfig {
-    /// `postgres://USER@HOST:PORT/DB`, or `sqlite:PATH` for a database file in the workspace.
+    /// `postgres://USER@HOST:PORT/DB`, `mysql://` or `mariadb://USER@HOST:PORT/DB`,
+    /// `redis://HOST:PORT/DB`, or `sqlite:PATH` for a database file in the workspace.
     /// Never a password: see `password`.
     pub url: String,
     /// The password, as a vault handle `secret:NAME` bound to the database's host.

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use crate::DbError;
-use crate::table::{Cell, Table};
+use crate::table::{Cell, Limits, Table};
 
 /// A PostgreSQL `EXPLAIN (FORMAT JSON)` (maybe with `ANALYZE`).
 pub(crate) fn postgres(json: &str) -> Result<String, DbError> {
@@ -166,6 +166,47 @@ pub(crate) fn sqlite(t: &Table) -> String {
             ));
         }
     }
+    if !hints.is_empty() {
+        out.push_str("\nWorth a look:\n");
+        for h in hints {
+            out.push_str(&format!("- {h}\n"));
+        }
+    }
+    out
+}
+
+/// A MariaDB/MySQL `EXPLAIN` (one row per table access), with full scans and temporary tables
+/// or file sorts pointed out.
+pub(crate) fn mysql(t: &Table, limits: &Limits) -> String {
+    let column = |name: &str| t.columns.iter().position(|c| c.eq_ignore_ascii_case(name));
+    let text = |row: &[Cell], i: Option<usize>| match i.and_then(|i| row.get(i)) {
+        Some(Cell::Text(t)) => t.clone(),
+        _ => String::new(),
+    };
+    let (table, kind, rows, extra) = (
+        column("table"),
+        column("type"),
+        column("rows"),
+        column("Extra"),
+    );
+    let mut hints = Vec::new();
+    for row in &t.rows {
+        let name = text(row, table);
+        if text(row, kind) == "ALL" {
+            hints.push(format!(
+                "{name}: a full table scan (~{} rows); an index on the columns it filters or joins on may help",
+                text(row, rows)
+            ));
+        }
+        let extra = text(row, extra);
+        if extra.contains("Using temporary") || extra.contains("Using filesort") {
+            hints.push(format!(
+                "{name}: {extra}; an index in the order or grouping avoids the extra pass"
+            ));
+        }
+    }
+    let (markdown, _) = t.markdown(limits);
+    let mut out = format!("Plan:\n{markdown}");
     if !hints.is_empty() {
         out.push_str("\nWorth a look:\n");
         for h in hints {

@@ -45,13 +45,23 @@ impl Table {
     /// The tool result: the Markdown table (with a note on what was left out) and the rows as
     /// structured content (`columns`, `rows`, `truncated`).
     pub(crate) fn result(&self, heading: &str, limits: &Limits) -> CallToolResult {
+        self.result_hinting(heading, limits, "add a WHERE or LIMIT, or aggregate")
+    }
+
+    /// [`Table::result`], with `hint` saying how to see less when rows were left out.
+    pub(crate) fn result_hinting(
+        &self,
+        heading: &str,
+        limits: &Limits,
+        hint: &str,
+    ) -> CallToolResult {
         let (markdown, shown) = self.markdown(limits);
         let truncated = self.more || shown < self.rows.len();
         let mut text = format!("{heading}\n\n{markdown}");
         let count = shown;
         if truncated {
             text.push_str(&format!(
-                "\n({count} rows shown; more were left out: add a WHERE or LIMIT, or aggregate)"
+                "\n({count} rows shown; more were left out: {hint})"
             ));
         } else {
             text.push_str(&format!(
@@ -83,7 +93,7 @@ impl Table {
     }
 
     /// The table in Markdown, and how many rows fit under the byte cap.
-    fn markdown(&self, limits: &Limits) -> (String, usize) {
+    pub(crate) fn markdown(&self, limits: &Limits) -> (String, usize) {
         if self.columns.is_empty() {
             return ("(no columns)\n".to_owned(), self.rows.len());
         }

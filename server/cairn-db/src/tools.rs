@@ -8,21 +8,24 @@ pub(crate) mod db_explain;
 pub(crate) mod db_export;
 pub(crate) mod db_import;
 pub(crate) mod db_query;
-pub(crate) mod db_sample;
 pub(crate) mod db_tables;
+pub(crate) mod redis_delete;
+pub(crate) mod redis_get;
+pub(crate) mod redis_keys;
+pub(crate) mod redis_set;
 
 use rmcp::model::CallToolResult;
 use tokio_util::sync::CancellationToken;
 
 use crate::conn::{Connection, Target};
 use crate::table::{Description, Table};
-use crate::{Db, DbError, pg, sqlite};
+use crate::{Db, DbError, mysql, pg, sqlite};
 
 impl Db {
     /// The connection's password, read from the vault for its host, when it has one.
     fn password(&self, c: &Connection) -> Result<Option<String>, DbError> {
-        match (&c.password, &c.target) {
-            (Some(handle), Target::Postgres { host, .. }) => {
+        match (&c.password, c.host()) {
+            (Some(handle), Some(host)) => {
                 let name = handle.trim_start_matches("secret:");
                 (self.passwords)(name, host)
                     .map(Some)
@@ -33,6 +36,21 @@ impl Db {
             }
             _ => Ok(None),
         }
+    }
+
+    /// A Redis connection by name, and its password.
+    pub(crate) fn redis(&self, connection: &str) -> Result<(&Connection, Option<String>), DbError> {
+        let c = self.connection(connection)?;
+        if !matches!(c.target, Target::Redis { .. }) {
+            return Err(DbError::Refused {
+                name: c.name.clone(),
+                reason: format!(
+                    "is {}, not Redis; use db_tables, db_describe, db_query and db_execute",
+                    c.engine()
+                ),
+            });
+        }
+        Ok((c, self.password(c)?))
     }
 
     /// One statement's rows, read-only by the engine.
@@ -57,6 +75,8 @@ impl Db {
         let c = self.connection(connection)?;
         match &c.target {
             Target::Postgres { .. } => pg::read(c, self.password(c)?, sql, &limits, cancel).await,
+            Target::Mysql { .. } => mysql::read(c, self.password(c)?, sql, &limits, cancel).await,
+            Target::Redis { .. } => Err(not_sql(c)),
             Target::Sqlite { path } => {
                 let sql = sql.to_owned();
                 sqlite::run(
@@ -83,6 +103,8 @@ impl Db {
         let c = self.connection(connection)?;
         match &c.target {
             Target::Postgres { .. } => pg::write(c, self.password(c)?, sql, cancel).await,
+            Target::Mysql { .. } => mysql::write(c, self.password(c)?, sql, cancel).await,
+            Target::Redis { .. } => Err(not_sql(c)),
             Target::Sqlite { path } => {
                 let sql = sql.to_owned();
                 sqlite::run(
@@ -108,6 +130,8 @@ impl Db {
         let sql = match &self.connection(connection)?.target {
             Target::Postgres { .. } => pg::TABLES,
             Target::Sqlite { .. } => sqlite::TABLES,
+            Target::Mysql { .. } => mysql::TABLES,
+            Target::Redis { .. } => return Err(not_sql(self.connection(connection)?)),
         };
         self.read(connection, sql, cancel).await
     }
@@ -121,6 +145,8 @@ impl Db {
         let c = self.connection(connection)?;
         let described = match &c.target {
             Target::Postgres { .. } => pg::describe(c, self.password(c)?, table, cancel).await,
+            Target::Mysql { .. } => mysql::describe(c, self.password(c)?, table, cancel).await,
+            Target::Redis { .. } => Err(not_sql(c)),
             Target::Sqlite { path } => {
                 let table = table.to_owned();
                 sqlite::run(
@@ -144,12 +170,19 @@ impl Db {
     /// The engine's name of `table` in a statement: quoted, with its schema when given.
     pub(crate) fn table_ref(&self, connection: &str, table: &str) -> Result<String, DbError> {
         let quote = |name: &str| format!("\"{}\"", name.replace('"', "\"\""));
-        Ok(match &self.connection(connection)?.target {
+        let tick = |name: &str| format!("`{}`", name.replace('`', "``"));
+        let c = self.connection(connection)?;
+        Ok(match &c.target {
             Target::Postgres { .. } => match table.split_once('.') {
                 Some((schema, name)) => format!("{}.{}", quote(schema), quote(name)),
                 None => quote(table),
             },
+            Target::Mysql { .. } => match table.split_once('.') {
+                Some((schema, name)) => format!("{}.{}", tick(schema), tick(name)),
+                None => tick(table),
+            },
             Target::Sqlite { .. } => quote(table),
+            Target::Redis { .. } => return Err(not_sql(c)),
         })
     }
 
@@ -162,7 +195,21 @@ impl Db {
         analyze: bool,
         cancel: &CancellationToken,
     ) -> Result<String, DbError> {
-        match &self.connection(connection)?.target {
+        let c = self.connection(connection)?;
+        match &c.target {
+            Target::Redis { .. } => Err(not_sql(c)),
+            Target::Mysql { .. } => {
+                if analyze {
+                    return Err(DbError::Engine(
+                        "analyze is for PostgreSQL; MariaDB/MySQL plans are estimates here"
+                            .to_owned(),
+                    ));
+                }
+                let t = self
+                    .read(connection, &format!("EXPLAIN {sql}"), cancel)
+                    .await?;
+                Ok(crate::plan::mysql(&t, &self.limits))
+            }
             Target::Postgres { .. } => {
                 let options = if analyze {
                     "ANALYZE, BUFFERS, FORMAT JSON"
@@ -220,6 +267,10 @@ impl Db {
                 )
                 .await
             }
+            Target::Mysql { .. } => {
+                crate::mysql::import(c, self.password(c)?, &target, &csv, create, cancel).await
+            }
+            Target::Redis { .. } => Err(not_sql(c)),
             Target::Sqlite { path } => {
                 sqlite::run(
                     &c.name,
@@ -233,6 +284,15 @@ impl Db {
                 .await
             }
         }
+    }
+}
+
+/// What the SQL tools say about a Redis connection.
+fn not_sql(c: &Connection) -> DbError {
+    DbError::Refused {
+        name: c.name.clone(),
+        reason: "is Redis, not SQL; use redis_keys, redis_get, redis_set and redis_delete"
+            .to_owned(),
     }
 }
 

@@ -375,8 +375,8 @@ async fn sample_explain_and_export() {
     let sc = &s.schema;
     let sample = call(
         &t,
-        "db_sample",
-        json!({"connection": "pg", "table": format!("{sc}.customers"), "rows": 5}),
+        "db_describe",
+        json!({"connection": "pg", "table": format!("{sc}.customers"), "sample": 5}),
     )
     .await;
     assert!(!sample.is_error, "{}", sample.text);

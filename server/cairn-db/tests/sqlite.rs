@@ -309,24 +309,46 @@ async fn sample_explain_and_export() {
     let t = shop_tools(&dir, 30);
     let s = call(
         &t,
-        "db_sample",
-        json!({"connection": "shop", "table": "customers", "rows": 1}),
+        "db_describe",
+        json!({"connection": "shop", "table": "customers", "sample": 1}),
     )
     .await;
     assert!(!s.is_error, "{}", s.text);
+    assert!(
+        s.text.contains("| name | TEXT | no |  |  |\n"),
+        "{}",
+        s.text
+    );
+    assert!(
+        s.text.contains("First rows:\n\n| id | name | note |"),
+        "{}",
+        s.text
+    );
     assert!(s.text.contains("| 1 | Ada | new |"), "{}", s.text);
     assert!(
         s.text.contains("1 rows shown; more were left out"),
         "{}",
         s.text
     );
+    assert_eq!(s.structured.unwrap()["rows"], json!([["1", "Ada", "new"]]));
+    let none = call(
+        &t,
+        "db_describe",
+        json!({"connection": "shop", "table": "customers", "sample": 0}),
+    )
+    .await;
+    assert!(!none.text.contains("First rows"), "{}", none.text);
     let s = call(
         &t,
-        "db_sample",
+        "db_describe",
         json!({"connection": "shop", "table": "no\"pe"}),
     )
     .await;
-    assert!(s.is_error && s.text.contains("no such table"), "{}", s.text);
+    assert!(
+        s.is_error && s.text.contains("no table or view"),
+        "{}",
+        s.text
+    );
 
     let scan = call(
         &t,

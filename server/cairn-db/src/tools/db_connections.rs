@@ -32,7 +32,7 @@ impl Tool for DbConnections {
     async fn call(db: &Db, _: Args, _: CallContext) -> CallToolResult {
         if db.connections().is_empty() {
             return text(
-                "No databases are configured. The user adds one in their own config: [db.NAME] url = \"postgres://user@host:5432/db\" (password = \"secret:NAME\" from the vault), or url = \"sqlite:path/in/workspace.db\".",
+                "No databases are configured. The user adds one in their own config: [db.NAME] url = \"postgres://user@host:5432/db\" (also mysql://, mariadb:// and redis://HOST:PORT/DB; password = \"secret:NAME\" from the vault), or url = \"sqlite:path/in/workspace.db\".",
             );
         }
         let lines: Vec<String> = db

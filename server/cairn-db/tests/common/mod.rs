@@ -29,12 +29,15 @@ pub fn spec(name: &str, url: &str, password: Option<&str>, timeout_secs: u64) ->
     }
 }
 
-/// The tools over `specs`; the vault holds secret `pg` (for 127.0.0.1 only) = `password`.
+/// The tools over `specs`; the vault holds secrets `pg`, `my` and `redis` (for 127.0.0.1 only)
+/// = `password`.
 pub fn tools(specs: &[DbSpec], workspace: Option<&std::path::Path>, password: &str) -> ToolSet<Db> {
     let password = password.to_owned();
     let passwords: PasswordSource = Arc::new(move |name, host| match (name, host) {
-        ("pg", "127.0.0.1") => Ok(password.clone()),
-        ("pg", other) => Err(format!("secret `pg` is not bound to {other}")),
+        ("pg" | "my" | "redis", "127.0.0.1") => Ok(password.clone()),
+        (name @ ("pg" | "my" | "redis"), other) => {
+            Err(format!("secret `{name}` is not bound to {other}"))
+        }
         (other, _) => Err(format!("no secret `{other}`")),
     });
     let ws = workspace.map(|w| Arc::new(Workspace::new(vec![w.to_path_buf()]).unwrap()));
