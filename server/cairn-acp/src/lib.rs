@@ -598,6 +598,22 @@ mod tests {
     }
 
     #[test]
+    fn a_command_is_the_first_text_block_and_attachments_stay_out_of_it() {
+        let blocks: Vec<ContentBlock> = serde_json::from_value(serde_json::json!([
+            {"type": "text", "text": "/review depth=2"},
+            {"type": "resource", "resource": {"uri": "file:///a.rs", "text": "fn a() {}"}}
+        ]))
+        .unwrap();
+        let (first, rest) = split_command(&blocks);
+        assert_eq!(first, "/review depth=2");
+        assert!(rest.contains("fn a() {}"), "{rest}");
+        // Without a text block first there is no command, and the message is whole.
+        let (first, rest) = split_command(&blocks[1..]);
+        assert_eq!(first, "");
+        assert_eq!(rest, prompt_text(&blocks[1..]));
+    }
+
+    #[test]
     fn relative_cwd_is_refused_naming_the_field() {
         let e = workspace_root(Path::new("rel")).unwrap_err();
         assert!(format!("{e:?}").contains("cwd"), "{e:?}");
