@@ -14,12 +14,16 @@ Usage: client.py CAIRN_BIN WORKSPACE SCENARIO [ARG]
                         fs/write_text_file and holds notes.txt with unsaved text; writes land
                         in its buffers, not on disk (with `fail`, every write fails; with
                         `stale`, the user types in notes.txt each time it is read)
+  commands              a session given server-everything (npm, on PATH): its commands awaited,
+                        a prompt `/args-prompt city=Paris`, an unknown command and one missing
+                        its argument (their errors kept), then the session loaded again
 The agent process inherits this process's environment (the test sets it up).
 """
 
 import asyncio
 import json
 import os
+import shutil
 import sys
 
 import acp
@@ -55,6 +59,8 @@ class Client:
         self.writes = []
         self.first_text = asyncio.Event()
         self.asked = asyncio.Event()
+        self.commands = 0
+        self.commands_changed = asyncio.Event()
 
     async def request_permission(self, session_id, tool_call, options, **kwargs):
         self.permissions.append(
@@ -75,6 +81,15 @@ class Client:
         self.updates.append(dump(update))
         if getattr(update, "session_update", None) == "agent_message_chunk":
             self.first_text.set()
+        if getattr(update, "session_update", None) == "available_commands_update":
+            self.commands += 1
+            self.commands_changed.set()
+
+    async def wait_commands(self, count):
+        """Waits (20 s at most) until `count` commands updates have come."""
+        while self.commands < count:
+            self.commands_changed.clear()
+            await asyncio.wait_for(self.commands_changed.wait(), 20)
 
     async def read_text_file(self, session_id, path, line=None, limit=None, **kwargs):
         self.reads.append(path)
@@ -129,6 +144,9 @@ async def main():
         if scenario == "mcp":
             time = os.path.join(os.path.dirname(sys.executable), "mcp-server-time")
             servers = [McpServerStdio(name="time", command=time, args=[], env=[])]
+        if scenario == "commands":
+            everything = shutil.which("mcp-server-everything")
+            servers = [McpServerStdio(name="everything", command=everything, args=["stdio"], env=[])]
         session = await conn.new_session(cwd=workspace, mcp_servers=servers)
         out["session"] = dump(session)
         sid = session.session_id
@@ -156,6 +174,18 @@ async def main():
             out["other"] = dump(other)
             await conn.cancel(session_id=sid)
             reply = await asyncio.wait_for(running, 20)
+        elif scenario == "commands":
+            await client.wait_commands(1)
+            reply = await conn.prompt(session_id=sid, prompt=[text_block("/args-prompt city=Paris")])
+            out["errors"] = []
+            for text in ["/nope x=1", "/args-prompt state=Texas"]:
+                try:
+                    await conn.prompt(session_id=sid, prompt=[text_block(text)])
+                    out["errors"].append(None)
+                except RequestError as e:
+                    out["errors"].append({"code": e.code, "message": str(e), "data": e.data})
+            out["load"] = dump(await conn.load_session(cwd=workspace, session_id=sid, mcp_servers=servers))
+            await client.wait_commands(2)
         else:
             raise SystemExit(f"unknown scenario {scenario}")
         out["prompt"] = dump(reply)

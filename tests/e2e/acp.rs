@@ -631,6 +631,77 @@ fn acp_client_mcp_server_serves_the_session() {
     assert!(text.contains("UTC") && text.contains("datetime"), "{text}");
 }
 
+/// The MCP prompts of a client's server (server-everything, from npm) are the session's
+/// commands: listed after `session/new` and `session/load` with their arguments as the hint,
+/// and a `/args-prompt city=Paris` prompt reaches the model as the prompt's text; an unknown
+/// command and a missing argument end the prompt with an error naming them.
+#[test]
+fn acp_mcp_prompts_are_commands_expanded_before_the_turn() {
+    if !peer_tests() {
+        return;
+    }
+    let sb = Sandbox::new(Format::OpenAi, vec![Reply::text("Sunny.")]);
+    let out = client(&sb, &["commands"]);
+
+    let lists = updates_of(&out, "available_commands_update");
+    assert_eq!(lists.len(), 2, "after session/new and session/load: {out}");
+    let commands = lists[0]["availableCommands"].as_array().unwrap();
+    let args = commands
+        .iter()
+        .find(|c| c["name"] == "args-prompt")
+        .unwrap_or_else(|| panic!("{commands:?}"));
+    assert!(
+        args["description"]
+            .as_str()
+            .unwrap()
+            .contains("A prompt with two arguments"),
+        "{args}"
+    );
+    assert_eq!(args["input"]["hint"], "city=… [state=…]");
+    let simple = commands.iter().find(|c| c["name"] == "simple-prompt");
+    assert!(
+        simple.is_some_and(|c| c.get("input").is_none()),
+        "{commands:?}"
+    );
+    assert_eq!(lists[1]["availableCommands"], lists[0]["availableCommands"]);
+
+    assert_eq!(out["prompt"]["stopReason"], "end_turn", "{out}");
+    // The answer, then its replay when the session is loaded; the stored message is the
+    // prompt's text, as the model saw it.
+    assert_eq!(text_of(&out, "agent_message_chunk"), "Sunny.Sunny.");
+    assert_eq!(
+        text_of(&out, "user_message_chunk"),
+        "What's weather in Paris?"
+    );
+    let requests = sb.model.requests();
+    assert_eq!(
+        requests.len(),
+        1,
+        "the refused prompts never reach the model"
+    );
+    let sent = requests[0].body["messages"].to_string();
+    assert!(sent.contains("What's weather in Paris?"), "{sent}");
+    assert!(!sent.contains("/args-prompt"), "{sent}");
+
+    let errors = out["errors"].as_array().unwrap();
+    assert_eq!(errors[0]["code"], -32602, "{errors:?}");
+    assert!(
+        errors[0]["data"]
+            .as_str()
+            .unwrap()
+            .starts_with("no prompt `/nope`"),
+        "{errors:?}"
+    );
+    assert_eq!(errors[1]["code"], -32602, "{errors:?}");
+    assert!(
+        errors[1]["data"]
+            .as_str()
+            .unwrap()
+            .contains("needs the argument `city`"),
+        "{errors:?}"
+    );
+}
+
 /// Raw frames: a request before `initialize`, a line that is not JSON, an unknown method and
 /// wrong params each get a JSON-RPC error (the params one naming the field), and the agent keeps
 /// serving.

@@ -726,6 +726,39 @@ fn mcp_cli_import_status_and_trust() {
     );
 }
 
+/// `cairn chat` expands a slash command as the editor does: `/everything:args-prompt
+/// city=Paris` reaches the model as the prompt's text, and an unknown command is refused,
+/// naming it, before any model request.
+#[test]
+fn chat_expands_slash_commands() {
+    if !peer_tests() {
+        return;
+    }
+    let sb = Sandbox::new(Format::OpenAi, vec![Reply::text("Sunny.")]);
+    sb.user_config(
+        "[mcp.servers.everything]\ncommand = \"mcp-server-everything\"\nargs = [\"stdio\"]\n",
+    );
+    let ws = sb.ws();
+    let w = ws.to_str().unwrap();
+    let out = sb.run(
+        &["chat", "-w", w, "/everything:args-prompt city=Paris"],
+        &[],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), "Sunny.");
+    let sent = sb.model.requests()[0].body["messages"].to_string();
+    assert!(sent.contains("What's weather in Paris?"), "{sent}");
+
+    let out = sb.run(&["chat", "-w", w, "/nope x=1"], &[]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("no prompt `/nope`"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(sb.model.requests().len(), 1, "the model was not asked");
+}
+
 /// More than tools, against server-everything: resources (listed, attached, read by the model),
 /// prompts as slash commands, roots, sampling through cairn's model with the user's approval,
 /// and elicitation through `cairn/elicit`.

@@ -6,6 +6,7 @@
 //! `session/cancel` and other sessions while a turn waits on the model or on a permission.
 
 mod approver;
+mod commands;
 mod files;
 mod updates;
 
@@ -29,6 +30,8 @@ use cairn_workspace::DocumentOverlay;
 use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
+pub use commands::{Command, Commands};
+
 type AcpError = agent_client_protocol::Error;
 
 /// The agent for one workspace root, and where its transcripts are kept.
@@ -36,6 +39,8 @@ type AcpError = agent_client_protocol::Error;
 pub struct Opened {
     pub agent: Agent,
     pub sessions_dir: PathBuf,
+    /// The slash commands of this workspace (its MCP prompts).
+    pub commands: Arc<dyn Commands>,
 }
 
 /// An MCP server the client asks a session to use, in cairn's terms (no ACP types cross).
@@ -273,6 +278,15 @@ fn prompt_text(blocks: &[ContentBlock]) -> String {
     text
 }
 
+/// The prompt's first text block, where a slash command would be, and the user's message from
+/// the other blocks (attached files stay out of the command's arguments).
+fn split_command(blocks: &[ContentBlock]) -> (String, String) {
+    match blocks.split_first() {
+        Some((ContentBlock::Text(t), rest)) => (t.text.clone(), prompt_text(rest)),
+        _ => (String::new(), prompt_text(blocks)),
+    }
+}
+
 /// Serves ACP on stdin and stdout until the client closes the connection.
 pub async fn serve(workspaces: Arc<dyn Workspaces>) -> Result<(), ServeError> {
     let state = Arc::new(State {
@@ -321,7 +335,10 @@ pub async fn serve(workspaces: Arc<dyn Workspaces>) -> Result<(), ServeError> {
             async move |request: NewSessionRequest, responder, cx| {
                 let state = s2.clone();
                 cx.clone().spawn(async move {
-                    responder.respond_with_result(new_session(&state, request, &cx).await)
+                    let made = new_session(&state, request, &cx).await;
+                    let id = made.as_ref().ok().map(|r| r.session_id.0.to_string());
+                    responder.respond_with_result(made)?;
+                    announce_commands(&state, &cx, id).await
                 })
             },
             on_receive_request!(),
@@ -330,7 +347,11 @@ pub async fn serve(workspaces: Arc<dyn Workspaces>) -> Result<(), ServeError> {
             async move |request: LoadSessionRequest, responder, cx| {
                 let state = s3.clone();
                 cx.clone().spawn(async move {
-                    responder.respond_with_result(load_session(&state, request, &cx).await)
+                    let id = request.session_id.0.to_string();
+                    let loaded = load_session(&state, request, &cx).await;
+                    let id = loaded.is_ok().then_some(id);
+                    responder.respond_with_result(loaded)?;
+                    announce_commands(&state, &cx, id).await
                 })
             },
             on_receive_request!(),
@@ -361,6 +382,26 @@ pub async fn serve(workspaces: Arc<dyn Workspaces>) -> Result<(), ServeError> {
         .connect_to(Stdio::new())
         .await
         .map_err(|e| ServeError(e.to_string()))
+}
+
+/// Tells the client the commands of a session just made or loaded (after the answer, so it
+/// knows the session), and again whenever they change.
+async fn announce_commands(
+    state: &State,
+    cx: &ConnectionTo<Client>,
+    id: Option<String>,
+) -> Result<(), AcpError> {
+    let Some(id) = id else { return Ok(()) };
+    let Ok(session) = state.session(&id) else {
+        return Ok(());
+    };
+    // Opened already: this only looks it up.
+    let Ok(opened) = state.open(&session.root, &session.servers, cx).await else {
+        return Ok(());
+    };
+    // A task of its own: it lives as long as the connection, and errors in it are not the
+    // connection's (a spawned task's error would end it).
+    cx.spawn(commands::announce(opened.commands, cx.clone(), id))
 }
 
 async fn new_session(
@@ -449,13 +490,12 @@ async fn prompt(
             return Err(AcpError::invalid_request()
                 .data("a prompt is already running in this session; cancel it first"));
         }
-        let message = prompt_text(&request.prompt);
-        if message.trim().is_empty() {
+        if prompt_text(&request.prompt).trim().is_empty() {
             return Err(invalid_params("prompt: no text in the content blocks"));
         }
         let cancel = CancellationToken::new();
         state.update_session(&id, |s| s.running = Some(cancel.clone()));
-        Ok((id, session, message, cancel))
+        Ok((id, session, split_command(&request.prompt), cancel))
     }
     .await;
     let (id, session, message, cancel) = match started {
@@ -476,11 +516,19 @@ async fn turn(
     cx: &ConnectionTo<Client>,
     session_id: &str,
     session: &Session,
-    message: String,
+    (first, rest): (String, String),
     cancel: CancellationToken,
 ) -> Result<PromptResponse, AcpError> {
     let opened = state.open(&session.root, &session.servers, cx).await?;
     state.files_for_session(&session.root, session_id);
+    // A prompt that starts with `/name` is that command's text; an unknown command or a
+    // missing argument ends the prompt with an error naming it.
+    let mut message = opened
+        .commands
+        .expand(&first)
+        .await
+        .map_err(invalid_params)?;
+    message.push_str(&rest);
     let store = SessionStore::new(&opened.sessions_dir);
     let history = store
         .messages(session_id)
@@ -547,6 +595,22 @@ mod tests {
             text.contains("file:///a.rs") && text.contains("fn a() {}"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_command_is_the_first_text_block_and_attachments_stay_out_of_it() {
+        let blocks: Vec<ContentBlock> = serde_json::from_value(serde_json::json!([
+            {"type": "text", "text": "/review depth=2"},
+            {"type": "resource", "resource": {"uri": "file:///a.rs", "text": "fn a() {}"}}
+        ]))
+        .unwrap();
+        let (first, rest) = split_command(&blocks);
+        assert_eq!(first, "/review depth=2");
+        assert!(rest.contains("fn a() {}"), "{rest}");
+        // Without a text block first there is no command, and the message is whole.
+        let (first, rest) = split_command(&blocks[1..]);
+        assert_eq!(first, "");
+        assert_eq!(rest, prompt_text(&blocks[1..]));
     }
 
     #[test]

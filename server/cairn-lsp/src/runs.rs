@@ -72,14 +72,22 @@ async fn start_with_history(
     let config = state.config();
     let mcp = state.factory.mcp();
     let mut message = match &mcp {
-        Some(handle) => crate::mcp::expand_slash(handle, &params.message)
+        Some(handle) => handle
+            .hub
+            .expand_slash(&params.message)
             .await
-            .map_err(invalid_params)?,
+            .map_err(|e| invalid_params(e.to_string()))?,
         None => params.message.clone(),
     };
     if let (Some(handle), Some(refs)) = (&mcp, &params.attachments) {
+        let refs: Vec<(&str, &str)> = refs
+            .iter()
+            .map(|r| (r.server.as_str(), r.uri.as_str()))
+            .collect();
         message.push_str(
-            &crate::mcp::attachments_text(handle, refs)
+            &handle
+                .hub
+                .attachments_text(&refs)
                 .await
                 .map_err(|e| invalid_params(format!("attachments: {e}")))?,
         );

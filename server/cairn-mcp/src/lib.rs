@@ -18,6 +18,7 @@ pub mod oauth;
 pub mod pinning;
 pub mod resources;
 pub mod review;
+pub mod slash;
 mod sse;
 mod stdio;
 
@@ -34,4 +35,5 @@ pub use oauth::{
 };
 pub use resources::{READ_RESOURCE, ResourceTool, ServerPrompt, ServerResource};
 pub use review::{Review, ReviewReason, Reviewer};
+pub use slash::{SlashCommand, SlashError};
 pub use sse::SseError;

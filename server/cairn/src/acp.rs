@@ -8,6 +8,7 @@ use cairn_config::{Config, McpServerConfig, McpTransport};
 use cairn_lsp::McpHandle;
 use cairn_workspace::DocumentOverlay;
 use futures::future::BoxFuture;
+use futures::stream::BoxStream;
 
 use crate::compose::{self, Env};
 
@@ -93,11 +94,56 @@ impl cairn_acp::Workspaces for Workspaces {
             let opened = cairn_acp::Opened {
                 agent: compose::agent(&config, &self.env, &mcp),
                 sessions_dir: compose::sessions_dir(&config, &self.env),
+                commands: Arc::new(HubCommands(mcp.hub.clone())),
             };
             if let Ok(mut hubs) = self.hubs.lock() {
                 hubs.push(mcp);
             }
             Ok(opened)
         })
+    }
+}
+
+/// A workspace's slash commands: its hub's MCP prompts, expanded as every front expands them.
+struct HubCommands(cairn_mcp::Hub);
+
+impl cairn_acp::Commands for HubCommands {
+    fn list(&self) -> BoxFuture<'_, Vec<cairn_acp::Command>> {
+        Box::pin(async move {
+            self.0
+                .slash_commands()
+                .await
+                .into_iter()
+                .map(|c| cairn_acp::Command {
+                    name: c.name,
+                    description: c.description,
+                    hint: c.hint,
+                })
+                .collect()
+        })
+    }
+
+    fn expand<'a>(&'a self, message: &'a str) -> BoxFuture<'a, Result<String, String>> {
+        Box::pin(async move {
+            self.0
+                .expand_slash(message)
+                .await
+                .map_err(|e| e.to_string())
+        })
+    }
+
+    /// The hub's events: a server that comes, goes or changes its catalog may change its
+    /// prompts.
+    fn changes(&self) -> BoxStream<'static, ()> {
+        use tokio::sync::broadcast::error::RecvError;
+        Box::pin(futures::stream::unfold(
+            self.0.subscribe(),
+            |mut events| async move {
+                match events.recv().await {
+                    Ok(_) | Err(RecvError::Lagged(_)) => Some(((), events)),
+                    Err(RecvError::Closed) => None,
+                }
+            },
+        ))
     }
 }

@@ -25,6 +25,15 @@ pub async fn run(
 ) -> anyhow::Result<ExitCode> {
     let (config, mcp) = compose::terminal_setup(env, &root, true).await?;
     let agent = compose::agent(&config, env, &mcp);
+    // `/server:prompt key=value …` becomes the prompt's text, as in the editor.
+    let message = match mcp.hub.expand_slash(&message).await {
+        Ok(message) => message,
+        Err(e) => {
+            mcp.hub.shutdown().await;
+            compose::shutdown_sandbox().await;
+            anyhow::bail!("{e}");
+        }
+    };
     let store = SessionStore::new(compose::sessions_dir(&config, env));
     let session_id = session.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     let history = store.messages(&session_id)?;
