@@ -53,6 +53,27 @@ impl Db {
         Ok((c, self.password(c)?))
     }
 
+    /// Runs `f` on connection `c`'s SQLite file at `path` (opened for writing when `write`).
+    async fn on_sqlite<T: Send + 'static>(
+        &self,
+        c: &Connection,
+        path: &str,
+        write: bool,
+        cancel: &CancellationToken,
+        f: impl FnOnce(&mut rusqlite::Connection) -> Result<T, DbError> + Send + 'static,
+    ) -> Result<T, DbError> {
+        sqlite::run(
+            &c.name,
+            self.workspace.clone(),
+            path,
+            write,
+            c.timeout,
+            cancel,
+            f,
+        )
+        .await
+    }
+
     /// One statement's rows, read-only by the engine.
     pub(crate) async fn read(
         &self,
@@ -79,15 +100,9 @@ impl Db {
             Target::Redis { .. } => Err(not_sql(c)),
             Target::Sqlite { path } => {
                 let sql = sql.to_owned();
-                sqlite::run(
-                    &c.name,
-                    self.workspace.clone(),
-                    path,
-                    false,
-                    c.timeout,
-                    cancel,
-                    move |conn| sqlite::read(conn, &sql, &[], &limits),
-                )
+                self.on_sqlite(c, path, false, cancel, move |conn| {
+                    sqlite::read(conn, &sql, &[], &limits)
+                })
                 .await
             }
         }
@@ -107,15 +122,9 @@ impl Db {
             Target::Redis { .. } => Err(not_sql(c)),
             Target::Sqlite { path } => {
                 let sql = sql.to_owned();
-                sqlite::run(
-                    &c.name,
-                    self.workspace.clone(),
-                    path,
-                    true,
-                    c.timeout,
-                    cancel,
-                    move |conn| sqlite::write(conn, &sql).map(|n| n as u64),
-                )
+                self.on_sqlite(c, path, true, cancel, move |conn| {
+                    sqlite::write(conn, &sql).map(|n| n as u64)
+                })
                 .await
             }
         }
@@ -149,15 +158,9 @@ impl Db {
             Target::Redis { .. } => Err(not_sql(c)),
             Target::Sqlite { path } => {
                 let table = table.to_owned();
-                sqlite::run(
-                    &c.name,
-                    self.workspace.clone(),
-                    path,
-                    false,
-                    c.timeout,
-                    cancel,
-                    move |conn| sqlite::describe(conn, &table),
-                )
+                self.on_sqlite(c, path, false, cancel, move |conn| {
+                    sqlite::describe(conn, &table)
+                })
                 .await
             }
         };
@@ -272,15 +275,9 @@ impl Db {
             }
             Target::Redis { .. } => Err(not_sql(c)),
             Target::Sqlite { path } => {
-                sqlite::run(
-                    &c.name,
-                    self.workspace.clone(),
-                    path,
-                    true,
-                    c.timeout,
-                    cancel,
-                    move |conn| sqlite::import(conn, &target, &csv, create),
-                )
+                self.on_sqlite(c, path, true, cancel, move |conn| {
+                    sqlite::import(conn, &target, &csv, create)
+                })
                 .await
             }
         }
