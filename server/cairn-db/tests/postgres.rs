@@ -506,3 +506,52 @@ async fn db_import_copies_all_rows_or_none() {
         2
     );
 }
+
+/// The server ends the connection mid-statement: the call says so, promptly, and nothing hangs.
+#[tokio::test]
+async fn a_connection_dropped_mid_query_is_a_clear_error() {
+    let Some(s) = server("dropped").await else {
+        return;
+    };
+    let t = s.tools(60);
+    let killer = {
+        let url = s.url.clone();
+        let password = s.password.clone();
+        tokio::spawn(async move {
+            let mut config: tokio_postgres::Config = url.parse().unwrap();
+            config.password(&password);
+            let (admin, connection) = config.connect(NoTls).await.unwrap();
+            tokio::spawn(connection);
+            for _ in 0..100 {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                let killed: i64 = admin
+                    .query_one(
+                        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+                         WHERE query LIKE '%pg_sleep(33)%' AND pid <> pg_backend_pid()",
+                        &[],
+                    )
+                    .await
+                    .unwrap()
+                    .get(0);
+                if killed > 0 {
+                    return;
+                }
+            }
+        })
+    };
+    let started = Instant::now();
+    let q = call(
+        &t,
+        "db_query",
+        json!({"connection": "pg", "sql": "SELECT pg_sleep(33)"}),
+    )
+    .await;
+    killer.await.unwrap();
+    assert!(q.is_error, "{}", q.text);
+    assert!(q.text.contains("terminat"), "{}", q.text);
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+}
