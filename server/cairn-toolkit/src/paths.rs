@@ -87,8 +87,10 @@ impl Paths {
 
     /// A refusal naming the protected paths among these that have no approval, carrying them
     /// for the agent; `None` when the call may go on. A path that does not resolve is left to
-    /// the tool, which reports it in its own words.
-    pub(crate) fn refusal(&self, ws: &Workspace) -> Option<CallToolResult> {
+    /// the tool, which reports it in its own words. The tool set checks what `paths()`
+    /// declares; a tool that learns what it touches only while it runs (a checkout) checks that
+    /// with this too.
+    pub fn refusal(&self, ws: &Workspace) -> Option<CallToolResult> {
         let mut protected = Vec::new();
         let mut messages = Vec::new();
         for (requested, op) in &self.uses {

@@ -1170,3 +1170,116 @@ fn fuzz_withheld_files_show_no_blob_id() {
         },
     );
 }
+
+/// A repository whose workspace protects secrets and files that run code, with the approvals
+/// the agent would hold for one call.
+fn protected_fixture() -> (Fixture, Arc<cairn_workspace::ExactApprovals>) {
+    let f = Fixture::new();
+    let approvals = cairn_workspace::ExactApprovals::new();
+    let ws = Workspace::new(vec![f.dir.path().to_path_buf()])
+        .unwrap()
+        .with_access(
+            |_| cairn_workspace::AccessRules::new("ada", None, None),
+            approvals.clone(),
+        );
+    let f = Fixture {
+        tools: git_tools(Arc::new(ws)),
+        ..f
+    };
+    (f, approvals)
+}
+
+/// The protected paths a refused call names for the agent.
+async fn protected_named(f: &Fixture, name: &str, args: Value) -> Vec<(String, String)> {
+    let Value::Object(args) = args else { panic!() };
+    let result = f.tools.call(name, args, ctx()).await;
+    assert_eq!(result.is_error, Some(true), "{name} was not refused");
+    cairn_agent::tools::protected_of(&result)
+        .into_iter()
+        .map(|p| (p.path, p.operation))
+        .collect()
+}
+
+/// Git tools whose files are known only once git computes them check them too: a checkout or
+/// a stash that would rewrite a protected file, and staging (or stashing) a secret's contents
+/// into the object database, are refused naming the paths, and nothing changes; with the
+/// user's approval of that very path, the call goes through.
+#[tokio::test]
+async fn protected_files_a_git_call_would_touch_need_an_approval() {
+    let (f, approvals) = protected_fixture();
+    f.write("a.txt", "a\n");
+    f.write(".github/workflows/ci.yml", "on: push\n");
+    let base = f.commit_all("base");
+    ok(f.call("git_branch_create", json!({"name": "other"})).await);
+    f.write(".github/workflows/ci.yml", "on: push\njobs: {pwn: {}}\n");
+    f.commit_all("ci on main");
+    let head = f.repo.head().unwrap().target().unwrap();
+
+    // Switching back to `other` would rewrite the workflow.
+    let named = protected_named(&f, "git_switch", json!({"branch": "other"})).await;
+    assert_eq!(
+        named,
+        [(".github/workflows/ci.yml".to_owned(), "write".to_owned())]
+    );
+    assert_eq!(
+        f.repo.head().unwrap().target().unwrap(),
+        head,
+        "still on main"
+    );
+    assert_eq!(
+        f.read(".github/workflows/ci.yml"),
+        "on: push\njobs: {pwn: {}}\n"
+    );
+
+    // Staging a secret would put its contents where git_show reads them back.
+    f.write(".env", "TOKEN=s3cret\n");
+    let named = protected_named(&f, "git_stage", json!({"paths": ["."]})).await;
+    assert_eq!(named, [(".env".to_owned(), "read".to_owned())]);
+    assert!(
+        f.repo
+            .index()
+            .unwrap()
+            .get_path(Path::new(".env"), 0)
+            .is_none()
+    );
+
+    // Stashing it would store and then reset it.
+    let named = protected_named(&f, "git_stash_push", json!({"include_untracked": true})).await;
+    assert_eq!(named, [(".env".to_owned(), "read".to_owned())]);
+    assert_eq!(f.read(".env"), "TOKEN=s3cret\n");
+    fs::remove_file(f.dir.path().join(".env")).unwrap();
+
+    // A stash that writes the workflow back when popped.
+    f.write(".github/workflows/ci.yml", "on: push\njobs: {evil: {}}\n");
+    let workflow = f
+        .dir
+        .path()
+        .join(".github/workflows/ci.yml")
+        .canonicalize()
+        .unwrap();
+    approvals.hold(&workflow, cairn_workspace::Operation::Read);
+    approvals.hold(&workflow, cairn_workspace::Operation::Write);
+    ok(f.call("git_stash_push", json!({})).await);
+    approvals.release(&workflow, cairn_workspace::Operation::Read);
+    approvals.release(&workflow, cairn_workspace::Operation::Write);
+    assert_eq!(
+        f.read(".github/workflows/ci.yml"),
+        "on: push\njobs: {pwn: {}}\n"
+    );
+    let named = protected_named(&f, "git_stash_pop", json!({})).await;
+    assert_eq!(
+        named,
+        [(".github/workflows/ci.yml".to_owned(), "write".to_owned())]
+    );
+    assert_eq!(
+        f.read(".github/workflows/ci.yml"),
+        "on: push\njobs: {pwn: {}}\n"
+    );
+    assert!(ok(f.call("git_stash_list", json!({})).await).starts_with("stash@{0}"));
+
+    // Approved, the switch goes through.
+    approvals.hold(&workflow, cairn_workspace::Operation::Write);
+    ok(f.call("git_switch", json!({"branch": "other"})).await);
+    assert_eq!(f.repo.head().unwrap().target().unwrap(), base);
+    assert_eq!(f.read(".github/workflows/ci.yml"), "on: push\n");
+}

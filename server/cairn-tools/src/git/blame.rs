@@ -62,7 +62,7 @@ fn blame_impl(ws: &Workspace, args: Args) -> GitResult {
         .head_commit()?
         .ok_or_else(|| Fail::from("the repository has no commits yet"))?;
     let entry = head.tree()?.get_path(Path::new(&rel)).map_err(|_| {
-        Fail(format!(
+        Fail::from(format!(
             "`{}` is not in the HEAD commit (new or untracked files have no blame)",
             args.path
         ))
@@ -70,9 +70,9 @@ fn blame_impl(ws: &Workspace, args: Args) -> GitResult {
     let blob = r
         .repo
         .find_blob(entry.id())
-        .map_err(|_| Fail(format!("`{}` is a directory, not a file", args.path)))?;
+        .map_err(|_| Fail::from(format!("`{}` is a directory, not a file", args.path)))?;
     if blob.is_binary() {
-        return Err(Fail(format!("`{}` is a binary file", args.path)));
+        return Err(Fail::from(format!("`{}` is a binary file", args.path)));
     }
     let text = String::from_utf8_lossy(blob.content()).into_owned();
     let total = text.lines().count();
@@ -82,7 +82,7 @@ fn blame_impl(ws: &Workspace, args: Args) -> GitResult {
     let start = args.start_line.unwrap_or(1);
     let end = args.end_line.unwrap_or(total).min(total);
     if start == 0 || start > end {
-        return Err(Fail(format!(
+        return Err(Fail::from(format!(
             "invalid line range {start}-{end}: the file has {total} lines, counted from 1"
         )));
     }

@@ -47,7 +47,10 @@ fn branch_create_impl(ws: &Workspace, args: Args) -> GitResult {
     let r = open(ws, args.repo_path.as_deref())?;
     refuse_dash("branch name", &args.name)?;
     if !Branch::name_is_valid(&args.name)? {
-        return Err(Fail(format!("`{}` is not a valid branch name", args.name)));
+        return Err(Fail::from(format!(
+            "`{}` is not a valid branch name",
+            args.name
+        )));
     }
     let start = match &args.start {
         Some(rev) => r.commit("start", rev)?,
@@ -61,7 +64,7 @@ fn branch_create_impl(ws: &Workspace, args: Args) -> GitResult {
             args.name,
             one_line(&start)
         )),
-        Err(e) if e.code() == ErrorCode::Exists => Err(Fail(format!(
+        Err(e) if e.code() == ErrorCode::Exists => Err(Fail::from(format!(
             "a branch named `{}` already exists",
             args.name
         ))),

@@ -49,7 +49,7 @@ fn commit_impl(ws: &Workspace, args: Args) -> GitResult {
         return Err("invalid argument `message`: it is empty".into());
     }
     if r.repo.state() != git2::RepositoryState::Clean {
-        return Err(Fail(format!(
+        return Err(Fail::from(format!(
             "refused: a {:?} is in progress; resolve it (git_conflicts lists conflicted paths) and ask the user to conclude it",
             r.repo.state()
         )));

@@ -71,9 +71,10 @@ mod unstage;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use cairn_agent::tools::{ProtectedPath, attach_protected, protected_of};
 use cairn_toolkit::reply::{error, text};
-use cairn_toolkit::{Entry, JsonSchema, ToolSet};
-use cairn_workspace::Workspace;
+use cairn_toolkit::{Entry, JsonSchema, Paths, ToolSet};
+use cairn_workspace::{Operation, Workspace};
 use git2::{Commit, Oid, Repository};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
@@ -137,40 +138,97 @@ pub(crate) async fn run<A: Send + 'static>(
     blocking(git.workspace.clone(), move |ws| finish(imp(ws, args))).await
 }
 
-/// A tool failure, already worded for the model.
-pub(crate) struct Fail(String);
+/// A tool failure, already worded for the model; with the protected paths it names when the
+/// call would touch them without an approval (the agent then asks the user about each).
+pub(crate) struct Fail(String, Vec<ProtectedPath>);
 
 impl From<git2::Error> for Fail {
     fn from(e: git2::Error) -> Fail {
-        Fail(format!("git error: {}", e.message()))
+        Fail(format!("git error: {}", e.message()), Vec::new())
     }
 }
 
 impl From<confine::RepoEscape> for Fail {
     fn from(e: confine::RepoEscape) -> Fail {
-        Fail(e.to_string())
+        Fail(e.to_string(), Vec::new())
     }
 }
 
 impl From<String> for Fail {
     fn from(s: String) -> Fail {
-        Fail(s)
+        Fail(s, Vec::new())
     }
 }
 
 impl From<&str> for Fail {
     fn from(s: &str) -> Fail {
-        Fail(s.to_owned())
+        Fail(s.to_owned(), Vec::new())
     }
 }
 
 pub(crate) type GitResult = Result<String, Fail>;
 
+/// Refuses, naming them for the agent, the protected paths among `changed` (relative to the
+/// repository's working directory) that the call would touch (`op`) without an approval. The
+/// files a checkout or a stash rewrites are only known once git has computed them, so these
+/// tools check here what others declare in `paths()`; staging reads a file into the object
+/// database (where `git_show` could read it back), so it checks reads.
+pub(crate) fn check_protected<'a>(
+    ws: &Workspace,
+    r: &Repo,
+    changed: impl IntoIterator<Item = &'a str>,
+    op: Operation,
+) -> Result<(), Fail> {
+    let paths = changed.into_iter().fold(Paths::none(), |paths, rel| {
+        let abs = r
+            .workdir
+            .join(rel.trim_end_matches('/'))
+            .display()
+            .to_string();
+        match op {
+            Operation::Read => paths.and_read(abs),
+            _ => paths.and_write(abs),
+        }
+    });
+    match paths.refusal(ws) {
+        None => Ok(()),
+        Some(refusal) => {
+            let message = refusal
+                .content
+                .iter()
+                .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+                .collect::<Vec<_>>()
+                .join("\n");
+            Err(Fail(message, protected_of(&refusal)))
+        }
+    }
+}
+
+/// The paths (relative to the working directory) that differ between `old` (none: empty) and
+/// `new`.
+pub(crate) fn changed_between(
+    repo: &Repository,
+    old: Option<&git2::Tree<'_>>,
+    new: &git2::Tree<'_>,
+) -> Result<Vec<String>, Fail> {
+    let diff = repo.diff_tree_to_tree(old, Some(new), None)?;
+    let mut paths: Vec<String> = diff
+        .deltas()
+        .flat_map(|d| [d.old_file().path(), d.new_file().path()])
+        .flatten()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    paths.sort();
+    paths.dedup();
+    Ok(paths)
+}
+
 /// Turn a handler's outcome into a result, capping the text.
 pub(crate) fn finish(result: GitResult) -> CallToolResult {
     match result {
         Ok(out) => text(cap(out)),
-        Err(Fail(message)) => error(message),
+        Err(Fail(message, protected)) if protected.is_empty() => error(message),
+        Err(Fail(message, protected)) => attach_protected(error(message), &protected),
     }
 }
 
@@ -207,7 +265,9 @@ pub(crate) struct Repo {
 pub(crate) fn open(ws: &Workspace, repo_path: Option<&str>) -> Result<Repo, Fail> {
     let requested = repo_path.unwrap_or(".");
     refuse_dash("repo_path", requested)?;
-    let start = ws.resolve(requested).map_err(|e| Fail(e.to_string()))?;
+    let start = ws
+        .resolve(requested)
+        .map_err(|e| Fail::from(e.to_string()))?;
     // Without OPEN_FROM_ENV libgit2 reads no GIT_* variable; the ceiling stops the search at the
     // outermost root holding the start, so no repository above the workspace is even opened.
     let outermost = ws
@@ -221,7 +281,7 @@ pub(crate) fn open(ws: &Workspace, repo_path: Option<&str>) -> Result<Repo, Fail
         .collect();
     let repo = Repository::open_ext(start.as_path(), git2::RepositoryOpenFlags::empty(), ceiling)
         .map_err(|e| {
-        Fail(format!(
+        Fail::from(format!(
             "no git repository found at or above {} inside the workspace ({}); if the workspace \
              lies inside a repository, open the repository's own directory as the workspace",
             start.display_path(),
@@ -232,7 +292,7 @@ pub(crate) fn open(ws: &Workspace, repo_path: Option<&str>) -> Result<Repo, Fail
         return Err("refused: the repository is bare (it has no working directory)".into());
     };
     let workdir = workdir.canonicalize().map_err(|e| {
-        Fail(format!(
+        Fail::from(format!(
             "cannot resolve the repository's working directory: {e}"
         ))
     })?;
@@ -260,7 +320,7 @@ pub(crate) fn check_nested(r: &Repo, ws: &Workspace, extra: &[String]) -> Result
             std::iter::empty::<&std::ffi::OsStr>(),
         ) {
             confine::confine(ws, &nested)
-                .map_err(|e| Fail(format!("{e} (the repository nested at {rel})")))?;
+                .map_err(|e| Fail::from(format!("{e} (the repository nested at {rel})")))?;
         }
     }
     Ok(())
@@ -269,7 +329,7 @@ pub(crate) fn check_nested(r: &Repo, ws: &Workspace, extra: &[String]) -> Result
 /// Refuse an argument that git could read as an option.
 pub(crate) fn refuse_dash(what: &str, value: &str) -> Result<(), Fail> {
     if value.starts_with('-') {
-        return Err(Fail(format!(
+        return Err(Fail::from(format!(
             "refused {what} `{value}`: refs and paths may not begin with `-`"
         )));
     }
@@ -281,12 +341,12 @@ impl Repo {
     /// working directory itself).
     pub(crate) fn rel_path(&self, ws: &Workspace, what: &str, path: &str) -> Result<String, Fail> {
         refuse_dash(what, path)?;
-        let resolved = ws.resolve(path).map_err(|e| Fail(e.to_string()))?;
+        let resolved = ws.resolve(path).map_err(|e| Fail::from(e.to_string()))?;
         let rel = resolved
             .as_path()
             .strip_prefix(&self.workdir)
             .map_err(|_| {
-                Fail(format!(
+                Fail::from(format!(
                     "refused {what} `{path}`: it is outside the repository at {}",
                     self.workdir.display()
                 ))
@@ -295,7 +355,7 @@ impl Repo {
         for c in rel.components() {
             match c.as_os_str().to_str() {
                 Some(s) => parts.push(s.to_owned()),
-                None => return Err(Fail(format!("{what} `{path}` is not valid UTF-8"))),
+                None => return Err(Fail::from(format!("{what} `{path}` is not valid UTF-8"))),
             }
         }
         Ok(parts.join("/"))
@@ -313,9 +373,9 @@ impl Repo {
 
     /// Refuses a path argument whose contents the user may not see.
     pub(crate) fn check_read(&self, ws: &Workspace, path: &str) -> Result<(), Fail> {
-        let resolved = ws.resolve(path).map_err(|e| Fail(e.to_string()))?;
+        let resolved = ws.resolve(path).map_err(|e| Fail::from(e.to_string()))?;
         ws.check(&resolved, cairn_workspace::Operation::Read)
-            .map_err(|e| Fail(e.to_string()))
+            .map_err(|e| Fail::from(e.to_string()))
     }
 
     /// A revision (`HEAD`, a branch, a tag, an id, `main~2`...) as a commit.
@@ -329,7 +389,7 @@ impl Repo {
             .revparse_single(rev)
             .and_then(|object| object.peel_to_commit())
             .map_err(|_| {
-                Fail(format!(
+                Fail::from(format!(
                     "{what} `{rev}` does not name a commit (give a branch, a tag, a commit id or an \
                      expression such as HEAD~2)"
                 ))
@@ -350,7 +410,7 @@ impl Repo {
 /// The configured identity, or an error that says how to set it.
 pub(crate) fn identity(repo: &Repository) -> Result<git2::Signature<'static>, Fail> {
     repo.signature().map_err(|e| {
-        Fail(format!(
+        Fail::from(format!(
             "no commit identity is configured ({}); ask the user to set one, e.g. \
              `git config user.name \"Their Name\"` and `git config user.email them@example.com` \
              in the repository (or with --global)",

@@ -3,12 +3,12 @@
 use std::fmt::Write as _;
 
 use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
-use cairn_workspace::Workspace;
+use cairn_workspace::{Operation, Workspace};
 use git2::{DiffOptions, IndexAddOption};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
-use super::{Git, GitResult, check_nested, open, pathspecs, run};
+use super::{Git, GitResult, check_nested, check_protected, open, pathspecs, run};
 
 /// The `git_stage` tool.
 pub struct GitStage;
@@ -72,6 +72,7 @@ fn stage_impl(ws: &Workspace, args: Args) -> GitResult {
         .cloned()
         .collect();
     check_nested(&r, ws, &nested)?;
+    check_protected(ws, &r, staged.iter().map(String::as_str), Operation::Read)?;
     let mut index = r.repo.index()?;
     index.add_all(specs.iter(), IndexAddOption::DISABLE_PATHSPEC_MATCH, None)?;
     index.update_all(specs.iter(), None)?;

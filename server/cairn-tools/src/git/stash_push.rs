@@ -1,12 +1,12 @@
 //! `git_stash_push`: set local changes aside in a stash.
 
 use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
-use cairn_workspace::Workspace;
-use git2::{ErrorCode, StashFlags};
+use cairn_workspace::{Operation, Workspace};
+use git2::{ErrorCode, StashFlags, StatusOptions};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
-use super::{Git, GitResult, identity, open, run, short};
+use super::{Git, GitResult, check_protected, identity, open, run, short};
 
 /// The `git_stash_push` tool.
 pub struct GitStashPush;
@@ -52,6 +52,21 @@ fn stash_push_impl(ws: &Workspace, args: Args) -> GitResult {
     } else {
         StashFlags::DEFAULT
     };
+    // The stash stores these files' contents (where git_show could read them back) and resets
+    // them in the working tree: a protected one needs the user's approval first.
+    let mut opts = StatusOptions::new();
+    opts.include_untracked(args.include_untracked)
+        .recurse_untracked_dirs(args.include_untracked)
+        .include_ignored(false);
+    let changed: Vec<String> = r
+        .repo
+        .statuses(Some(&mut opts))?
+        .iter()
+        .filter_map(|e| e.path().map(str::to_owned))
+        .collect();
+    for op in [Operation::Read, Operation::Write] {
+        check_protected(ws, &r, changed.iter().map(String::as_str), op)?;
+    }
     match r
         .repo
         .stash_save2(&sig, args.message.as_deref(), Some(flags))

@@ -1,13 +1,15 @@
 //! `git_switch`: check out a local branch, refusing to overwrite local changes.
 
 use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
-use cairn_workspace::Workspace;
+use cairn_workspace::{Operation, Workspace};
 use git2::BranchType;
 use git2::build::CheckoutBuilder;
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
-use super::{Fail, Git, GitResult, one_line, open, refuse_dash, run};
+use super::{
+    Fail, Git, GitResult, changed_between, check_protected, one_line, open, refuse_dash, run,
+};
 
 /// The `git_switch` tool.
 pub struct GitSwitch;
@@ -49,7 +51,7 @@ fn switch_impl(ws: &Workspace, args: Args) -> GitResult {
         .repo
         .find_branch(&args.branch, BranchType::Local)
         .map_err(|_| {
-            Fail(format!(
+            Fail::from(format!(
                 "no local branch named `{}`; list them with git_branches, or create it with git_branch_create",
                 args.branch
             ))
@@ -63,12 +65,16 @@ fn switch_impl(ws: &Workspace, args: Args) -> GitResult {
         .ok_or_else(|| Fail::from("the branch name is not valid UTF-8"))?
         .to_owned();
     let commit = branch.get().peel_to_commit()?;
+    // The files the checkout rewrites: a protected one needs the user's approval first.
+    let head = r.repo.head()?.peel_to_tree()?;
+    let changed = changed_between(&r.repo, Some(&head), &commit.tree()?)?;
+    check_protected(ws, &r, changed.iter().map(String::as_str), Operation::Write)?;
     let mut checkout = CheckoutBuilder::new();
     checkout.safe();
     r.repo
         .checkout_tree(commit.as_object(), Some(&mut checkout))
         .map_err(|e| {
-            Fail(format!(
+            Fail::from(format!(
                 "refused to switch to {}: {} (local changes would be overwritten; commit them with git_commit or stash them with git_stash_push first)",
                 args.branch,
                 e.message()
