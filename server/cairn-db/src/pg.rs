@@ -96,16 +96,21 @@ async fn guarded<T>(
     }
 }
 
-/// Starts a read-only transaction with the statement timeout, and takes its snapshot.
-async fn begin_read_only(client: &Client, timeout: Duration) -> Result<(), DbError> {
-    let secs = timeout.as_secs();
+/// Starts a transaction (`begin` is `BEGIN` or `BEGIN READ ONLY`) with the statement timeout.
+async fn begin(client: &Client, begin: &str, timeout: Duration) -> Result<(), DbError> {
     client
         .batch_execute(&format!(
-            "BEGIN READ ONLY; SET LOCAL statement_timeout = {}",
+            "{begin}; SET LOCAL statement_timeout = {}",
             timeout.as_millis()
         ))
         .await
-        .map_err(engine(secs))?;
+        .map_err(engine(timeout.as_secs()))
+}
+
+/// Starts a read-only transaction with the statement timeout, and takes its snapshot.
+async fn begin_read_only(client: &Client, timeout: Duration) -> Result<(), DbError> {
+    let secs = timeout.as_secs();
+    begin(client, "BEGIN READ ONLY", timeout).await?;
     // After the first query the transaction can no longer be made read-write.
     client
         .simple_query("SELECT 1")
@@ -171,13 +176,7 @@ pub(crate) async fn write(
     let client = connect(c, password).await?;
     let secs = c.timeout.as_secs();
     let work = async {
-        client
-            .batch_execute(&format!(
-                "BEGIN; SET LOCAL statement_timeout = {}",
-                c.timeout.as_millis()
-            ))
-            .await
-            .map_err(engine(secs))?;
+        begin(&client, "BEGIN", c.timeout).await?;
         let statement = client.prepare(sql).await.map_err(engine(secs))?;
         let changed = client
             .execute(&statement, &[])
@@ -312,13 +311,7 @@ pub(crate) async fn import(
         .map(|c| format!("\"{}\"", c.replace('"', "\"\"")))
         .collect();
     let work = async {
-        client
-            .batch_execute(&format!(
-                "BEGIN; SET LOCAL statement_timeout = {}",
-                c.timeout.as_millis()
-            ))
-            .await
-            .map_err(engine(secs))?;
+        begin(&client, "BEGIN", c.timeout).await?;
         if create {
             let defs: Vec<String> = quoted.iter().map(|c| format!("{c} text")).collect();
             client
