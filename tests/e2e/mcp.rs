@@ -1210,3 +1210,47 @@ fn tool_result(events: &[Value]) -> String {
 fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
+
+/// A tool result's picture reaches the editor: server-everything's `get-tiny-image` gives a
+/// PNG, which `cairn/runEvent` carries as `images` (the model reads the text, where the
+/// picture is named).
+#[test]
+fn a_result_picture_reaches_the_editor() {
+    if !peer_tests() {
+        return;
+    }
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::tool_call("everything__get-tiny-image", json!({})),
+            Reply::text("a tiny picture"),
+        ],
+    );
+    sb.user_config(
+        "[policy.categories]\n\"mcp:everything\" = \"allow\"\n[mcp.servers.everything]\ncommand = \"mcp-server-everything\"\nargs = [\"stdio\"]\n",
+    );
+    let mut ed = Editor::spawn(&sb, &[]);
+    ed.initialize(&sb, json!({}), false);
+    ed.wait_for_mcp_status(
+        |s| server_state(s, "everything")["state"] == "running",
+        "everything running",
+    );
+    let (run, _) = ed.chat(json!({"message": "show me a picture"}));
+    let events = ed.finish(&run);
+    let result = events
+        .iter()
+        .find(|e| e["kind"] == "toolResult")
+        .expect("a tool result");
+    assert_eq!(result["isError"], false, "{result}");
+    let images = result["images"].as_array().expect("images");
+    assert_eq!(images.len(), 1, "{result}");
+    assert_eq!(images[0]["mimeType"], "image/png");
+    let data = images[0]["data"].as_str().unwrap();
+    assert!(data.starts_with("iVBORw0KGgo"), "a PNG in base64: {data}");
+    let sent = sb.model.requests()[1].body["messages"].to_string();
+    assert!(sent.contains("[image image/png omitted]"), "{sent}");
+    assert!(
+        !sent.contains(data),
+        "the picture's bytes are not sent to the model"
+    );
+}

@@ -10,7 +10,7 @@ export interface ToolItem {
   callId: string;
   name: string;
   arguments: unknown;
-  result?: { isError: boolean; content: string };
+  result?: { isError: boolean; content: string; images?: { mimeType: string; data: string }[] };
   /** The question, while the view waits for the user's answer. */
   asking?: { approvalId: string; reason: string; options: Decision[]; protectedPaths?: string[] };
   /** What was decided (from the `approval` events). */
@@ -119,7 +119,7 @@ export class Chat {
       }
       case "toolResult": {
         const t = this.tool(e.callId, "");
-        t.result = { isError: e.isError, content: e.content };
+        t.result = { isError: e.isError, content: e.content, images: e.images };
         t.asking = undefined;
         break;
       }

@@ -79,7 +79,13 @@ export type RunEvent = EventBase &
         answer?: Decision;
         reason: string;
       }
-    | { kind: "toolResult"; callId: string; isError: boolean; content: string }
+    | {
+        kind: "toolResult";
+        callId: string;
+        isError: boolean;
+        content: string;
+        images?: { mimeType: string; data: string }[];
+      }
     | { kind: "edit"; callId: string; uri: string; applied: boolean; reason?: string }
     | {
         kind: "done";

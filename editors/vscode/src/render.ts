@@ -65,6 +65,21 @@ function toolStatus(t: ToolItem): { cls: string; label: string } {
   return t.result.isError ? { cls: "error", label: "failed" } : { cls: "ok", label: "done" };
 }
 
+/** The raster types a result's pictures may have; SVG is never shown (it can carry script). */
+const PICTURE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+
+/** A result's pictures, shown inline under the call (the page's CSP allows `data:` images). */
+export function pictures(images: { mimeType: string; data: string }[] | undefined, tool: string): string {
+  return (images ?? [])
+    .filter((i) => PICTURE_TYPES.has(i.mimeType) && BASE64.test(i.data))
+    .map(
+      (i) =>
+        `<img class="result-image" alt="A picture from ${escapeHtml(tool || "a tool")}" src="data:${i.mimeType};base64,${i.data}">`,
+    )
+    .join("");
+}
+
 function renderTool(t: ToolItem): string {
   const status = toolStatus(t);
   const args = JSON.stringify(t.arguments ?? {}, null, 2);
@@ -78,6 +93,7 @@ function renderTool(t: ToolItem): string {
     body += `<div class="label">${t.result.isError ? "Error" : "Result"}</div><pre class="result${t.result.isError ? " is-error" : ""}">${escapeHtml(t.result.content)}</pre>`;
   }
   let html = `<details class="tool ${status.cls}" data-call="${escapeHtml(t.callId)}"${open}><summary><span class="tool-icon">⚙</span> <span class="tool-name">${escapeHtml(t.name || "tool")}</span> <span class="tool-arg">${escapeHtml(argSummary(t.arguments))}</span> <span class="tool-status">${status.label}</span></summary>${body}</details>`;
+  html += pictures(t.result?.images, t.name);
   if (t.asking) {
     const paths = t.asking.protectedPaths?.length
       ? `<div class="protected">Protected: ${t.asking.protectedPaths.map((p) => `<code>${escapeHtml(p)}</code>`).join(", ")}</div>`

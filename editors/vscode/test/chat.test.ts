@@ -183,3 +183,30 @@ test("events and a question that come before cairn/chat's answer are shown once 
   // Once started, another run's question is not this view's.
   assert.equal(chat.ask({ approvalId: "b", runId: "r9", callId: "x", tool: "t", arguments: {}, argsHash: "", reason: "", options: ["deny"] }), false);
 });
+
+test("a result's raster pictures show inline under the call; SVG and bad data never do", () => {
+  const chat = new Chat();
+  chat.started("r1", "s1");
+  chat.apply({ runId: "r1", kind: "toolCall", callId: "c", name: "chart_bar", arguments: {} });
+  const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+  chat.apply({
+    runId: "r1",
+    kind: "toolResult",
+    callId: "c",
+    isError: false,
+    content: "wrote charts/sales.png",
+    images: [
+      { mimeType: "image/png", data: png },
+      { mimeType: "image/svg+xml", data: "PHN2Zz48c2NyaXB0PmFsZXJ0KDEpPC9zY3JpcHQ+PC9zdmc+" },
+      { mimeType: "image/png", data: '" onerror="alert(1)' },
+    ],
+  });
+  const html = renderChat(chat);
+  const imgs = html.match(/<img [^>]*>/g) ?? [];
+  assert.equal(imgs.length, 1, html);
+  assert.match(imgs[0], new RegExp(`src="data:image/png;base64,${png.replace(/[+/]/g, "\\$&")}"`));
+  assert.match(imgs[0], /alt="A picture from chart_bar"/);
+  // Outside the collapsed block, so it shows without opening it.
+  assert.ok(html.indexOf("<img") > html.indexOf("</details>"), html);
+  assert.doesNotMatch(html, /svg\+xml|onerror/);
+});

@@ -1,8 +1,8 @@
 //! Run events and stored transcripts as ACP `session/update` notifications.
 
 use agent_client_protocol::v1::schema::{
-    ContentChunk, SessionUpdate, ToolCall, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
-    ToolKind,
+    ContentBlock, ContentChunk, ImageContent, SessionUpdate, ToolCall, ToolCallContent,
+    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
 };
 use cairn_agent::RunEvent;
 use cairn_agent::events::ApprovalState;
@@ -42,6 +42,7 @@ pub(crate) fn of_event(event: &RunEvent) -> Option<SessionUpdate> {
             call_id,
             is_error,
             content,
+            images,
         } => Some(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
             call_id.clone(),
             ToolCallUpdateFields::new()
@@ -50,7 +51,17 @@ pub(crate) fn of_event(event: &RunEvent) -> Option<SessionUpdate> {
                 } else {
                     ToolCallStatus::Completed
                 })
-                .content(vec![content.clone().into()]),
+                .content(
+                    std::iter::once(content.clone().into())
+                        .chain(images.iter().map(|i| {
+                            ContentBlock::Image(ImageContent::new(
+                                i.data.clone(),
+                                i.mime_type.clone(),
+                            ))
+                            .into()
+                        }))
+                        .collect::<Vec<ToolCallContent>>(),
+                ),
         ))),
         RunEvent::Edit { .. } | RunEvent::Done { .. } | RunEvent::Error { .. } => None,
     }

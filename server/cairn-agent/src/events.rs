@@ -33,11 +33,14 @@ pub enum RunEvent {
         answer: Option<ApprovalAnswer>,
         reason: String,
     },
-    /// A tool call finished.
+    /// A tool call finished. `images` are the raster pictures its result carried (a chart, a
+    /// screenshot), for the editor to show; the model reads `content`.
     ToolResult {
         call_id: String,
         is_error: bool,
         content: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<Image>,
     },
     /// A tool edited (or tried to edit) a file.
     Edit {
@@ -56,6 +59,14 @@ pub enum RunEvent {
     },
     /// The run failed.
     Error { message: String },
+}
+
+/// A picture of a tool result: PNG, JPEG, GIF or WebP, base64.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Image {
+    pub mime_type: String,
+    pub data: String,
 }
 
 /// Approval progress.

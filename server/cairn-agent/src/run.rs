@@ -194,10 +194,12 @@ impl Agent {
                 call_id,
                 is_error,
                 content,
+                images,
             } => RunEvent::ToolResult {
                 call_id,
                 is_error,
                 content: r.redact(&content),
+                images,
             },
             RunEvent::Edit {
                 call_id,
@@ -353,6 +355,7 @@ impl Agent {
                     call_id: call.id.clone(),
                     is_error: true,
                     content: content.clone(),
+                    images: Vec::new(),
                 });
                 messages.push(Message::Tool {
                     call_id: call.id.clone(),
@@ -491,7 +494,11 @@ impl Agent {
         input: &RunInput<'_>,
         emit: &impl Fn(RunEvent),
     ) -> Message {
-        let (is_error, content) = self
+        let Outcome {
+            is_error,
+            content,
+            images,
+        } = self
             .tool_call_inner(call, catalog, search, input, emit)
             .await;
         let content = truncate(
@@ -502,6 +509,7 @@ impl Agent {
             call_id: call.id.clone(),
             is_error,
             content: content.clone(),
+            images,
         });
         Message::Tool {
             call_id: call.id.clone(),
@@ -518,7 +526,7 @@ impl Agent {
         search: Option<SearchContext<'_>>,
         input: &RunInput<'_>,
         emit: &impl Fn(RunEvent),
-    ) -> (bool, String) {
+    ) -> Outcome {
         let parsed: Result<serde_json::Value, _> = if call.arguments.trim().is_empty() {
             Ok(serde_json::json!({}))
         } else {
@@ -535,23 +543,27 @@ impl Agent {
         });
         let arguments = match parsed {
             Ok(serde_json::Value::Object(map)) => map,
-            Ok(_) => return (true, "the arguments must be a JSON object".into()),
+            Ok(_) => return Outcome::failed("the arguments must be a JSON object"),
             Err(e) => {
-                return (
-                    true,
-                    format!("the arguments are not valid JSON ({e}); send a JSON object"),
-                );
+                return Outcome::failed(format!(
+                    "the arguments are not valid JSON ({e}); send a JSON object"
+                ));
             }
         };
         if let Some(search) = &search {
             if call.name == TOOL_SEARCH {
-                return crate::select::tool_search(
+                let (is_error, content) = crate::select::tool_search(
                     search.selection,
                     search.allowed,
                     &arguments,
                     search.state,
                 )
                 .await;
+                return Outcome {
+                    is_error,
+                    content,
+                    images: Vec::new(),
+                };
             }
             // A tool the model has called stays on offer for the rest of the run.
             if let Ok(mut state) = search.state.lock() {
@@ -563,7 +575,7 @@ impl Agent {
                 .tools
                 .unavailable(&call.name)
                 .unwrap_or_else(|| format!("unknown tool `{}`", call.name));
-            return (true, why);
+            return Outcome::failed(why);
         };
         let value = serde_json::Value::Object(arguments.clone());
         let on_approval = |state: ApprovalState, answer: Option<ApprovalAnswer>, reason: &str| {
@@ -597,10 +609,10 @@ impl Agent {
             r = gate.authorize(info, &input.run_id, &call.id, &value, on_approval) => r,
         };
         if let Err(refusal) = authorized {
-            return (true, refusal);
+            return Outcome::failed(refusal);
         }
         if input.cancel.is_cancelled() {
-            return (true, "cancelled".into());
+            return Outcome::failed("cancelled");
         }
         let ctx = CallContext {
             session_id: input.session_id.clone(),
@@ -609,12 +621,12 @@ impl Agent {
             cancel: input.cancel.child_token(),
         };
         let result = tokio::select! {
-            _ = input.cancel.cancelled() => return (true, "cancelled".into()),
+            _ = input.cancel.cancelled() => return Outcome::failed("cancelled"),
             r = self.tools.call_tool(info, arguments.clone(), ctx.clone()) => r,
         };
         // A built-in tool stopped by protected paths: ask about exactly those, then once more.
         let approved = tokio::select! {
-            _ = input.cancel.cancelled() => return (true, "cancelled".into()),
+            _ = input.cancel.cancelled() => return Outcome::failed("cancelled"),
             a = gate.approve_protected(info, &input.run_id, &call.id, &value, &result, on_approval) => a,
         };
         let result = match approved {
@@ -622,7 +634,7 @@ impl Agent {
             Some(paths) => {
                 let _held = gate.hold(paths);
                 tokio::select! {
-                    _ = input.cancel.cancelled() => return (true, "cancelled".into()),
+                    _ = input.cancel.cancelled() => return Outcome::failed("cancelled"),
                     r = self.tools.call_tool(info, arguments, ctx) => r,
                 }
             }
@@ -635,7 +647,11 @@ impl Agent {
                 reason: edit.reason,
             });
         }
-        (result.is_error.unwrap_or(false), result_text(&result))
+        Outcome {
+            is_error: result.is_error.unwrap_or(false),
+            content: result_text(&result),
+            images: images_of(&result),
+        }
     }
 }
 
@@ -872,6 +888,59 @@ fn tool_spec(info: &ToolInfo) -> ToolSpec {
             .to_string(),
         input_schema: serde_json::Value::Object((*info.tool.input_schema).clone()),
     }
+}
+
+/// What one tool call came to.
+struct Outcome {
+    is_error: bool,
+    content: String,
+    /// Pictures the result carried, for the editor.
+    images: Vec<crate::events::Image>,
+}
+
+impl Outcome {
+    fn failed(why: impl Into<String>) -> Outcome {
+        Outcome {
+            is_error: true,
+            content: why.into(),
+            images: Vec::new(),
+        }
+    }
+}
+
+/// Most bytes of base64 image data one result passes to the editor; a larger picture is named
+/// in the text only.
+const MAX_IMAGE_BASE64: usize = 4 * 1024 * 1024;
+
+/// The raster pictures of a result, for the editor to show: PNG, JPEG, GIF or WebP, valid
+/// base64 of a bounded size (never SVG, which can carry script).
+pub fn images_of(result: &CallToolResult) -> Vec<crate::events::Image> {
+    let mut total = 0;
+    result
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Image(i) => Some(i),
+            _ => None,
+        })
+        .filter(|i| {
+            matches!(
+                i.mime_type.as_str(),
+                "image/png" | "image/jpeg" | "image/gif" | "image/webp"
+            ) && i
+                .data
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
+        })
+        .take_while(|i| {
+            total += i.data.len();
+            total <= MAX_IMAGE_BASE64
+        })
+        .map(|i| crate::events::Image {
+            mime_type: i.mime_type.clone(),
+            data: i.data.clone(),
+        })
+        .collect()
 }
 
 /// The text the model reads: text blocks joined; other blocks named.

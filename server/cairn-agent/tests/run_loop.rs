@@ -1297,3 +1297,33 @@ async fn a_refusal_ends_the_run_as_refused_and_runs_nothing_it_asked_for() {
         ));
     }
 }
+
+#[test]
+fn only_bounded_raster_pictures_reach_the_editor() {
+    use cairn_agent::run::images_of;
+    use rmcp::model::{CallToolResult, ContentBlock as Content};
+    let png = "iVBORw0KGgo=";
+    let result = CallToolResult::success(vec![
+        Content::text("a chart"),
+        Content::image(png, "image/png"),
+        Content::image("PHN2Zz48L3N2Zz4=", "image/svg+xml"),
+        Content::image("\" onerror=\"x", "image/png"),
+        Content::image("R0lGOD", "image/gif"),
+    ]);
+    let images = images_of(&result);
+    let kinds: Vec<(&str, &str)> = images
+        .iter()
+        .map(|i| (i.mime_type.as_str(), i.data.as_str()))
+        .collect();
+    assert_eq!(kinds, [("image/png", png), ("image/gif", "R0lGOD")]);
+    let big = "A".repeat(3 * 1024 * 1024);
+    let result = CallToolResult::success(vec![
+        Content::image(big.clone(), "image/png"),
+        Content::image(big, "image/png"),
+    ]);
+    assert_eq!(
+        images_of(&result).len(),
+        1,
+        "4 MiB of base64 per result at most"
+    );
+}

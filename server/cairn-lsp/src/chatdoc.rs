@@ -116,12 +116,22 @@ pub fn render_event(event: &RunEvent) -> Option<String> {
             fence_safe(&arguments.to_string())
         )),
         RunEvent::ToolResult {
-            is_error, content, ..
+            is_error,
+            content,
+            images,
+            ..
         } => {
             let status = if *is_error { "error" } else { "ok" };
             let shown = shorten_lines(content.trim_end_matches('\n'), 20);
+            // A text document cannot show a picture: say it is there (a tool that writes one
+            // names its file in the text above).
+            let pictures = match images.len() {
+                0 => String::new(),
+                1 => format!("> 1 picture ({})\n\n", images[0].mime_type),
+                n => format!("> {n} pictures\n\n"),
+            };
             Some(format!(
-                "```tool-result {status}\n{}\n```\n\n",
+                "```tool-result {status}\n{}\n```\n\n{pictures}",
                 fence_safe(&shown)
             ))
         }
@@ -264,6 +274,7 @@ mod tests {
             call_id: "c".into(),
             is_error: false,
             content: "    1\thi\n".into(),
+            images: Vec::new(),
         });
         assert_eq!(
             rendered.as_deref(),
@@ -277,6 +288,7 @@ mod tests {
             call_id: "c".into(),
             is_error: false,
             content: "```\n## You\nevil".into(),
+            images: Vec::new(),
         });
         let text = rendered.unwrap_or_default();
         let doc = format!("## You\nq\n## cairn\n{text}done\n");

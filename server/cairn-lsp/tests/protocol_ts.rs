@@ -440,6 +440,10 @@ fn every_run_event_kind_has_its_typescript_member() {
             call_id: "c".into(),
             is_error: false,
             content: "c".into(),
+            images: vec![cairn_agent::events::Image {
+                mime_type: "image/png".into(),
+                data: "AA==".into(),
+            }],
         },
         RunEvent::Edit {
             call_id: "c".into(),
