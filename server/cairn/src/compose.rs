@@ -702,9 +702,13 @@ fn db_tools(
             timeout: Duration::from_secs(db.timeout_secs.max(1)),
         })
         .collect();
-    let env = env.clone();
+    // The web guard's vault source: opened once and read again only when the store changes,
+    // so a connection does not pay for opening the vault (a passphrase's Argon2id) each time.
+    let vault = crate::secrets::VaultCredentials::new(env.clone());
     let passwords: cairn_db::PasswordSource = Arc::new(move |name, host| {
-        crate::secrets::LazyVault::new(&env).resolve("the database password", name, host)
+        cairn_web::Credentials::for_host(&vault, name, host)
+            .map(|secret| secret.expose().to_owned())
+            .map_err(|refusal| format!("the database password: {}", refusal.reason))
     });
     let (db, problems) = cairn_db::Db::new(&specs, passwords, workspace);
     for (name, problem) in problems {
