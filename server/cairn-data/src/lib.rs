@@ -1,0 +1,2 @@
+//! The data-analysis tools.
+pub use datafusion;
