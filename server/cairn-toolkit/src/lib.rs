@@ -22,6 +22,7 @@ mod paths;
 pub mod reply;
 mod schema;
 mod set;
+pub mod table;
 
 use std::future::Future;
 

@@ -80,6 +80,14 @@ impl Workspace {
         decode_text(abs, bytes).map(|text| (text, None))
     }
 
+    /// A regular file opened for a streaming read through the scope, with no size cap: for
+    /// callers that read a bounded amount at a time (the data tools over multi-gigabyte files).
+    /// Never the editor's unsaved text; the same type checks as [`Workspace::read_text`].
+    pub fn open_read(&self, path: &WorkspacePath) -> Result<std::fs::File, ScopeError> {
+        self.check(path, Operation::Read)?;
+        open::open_regular(path, u64::MAX).map(|(file, _)| file)
+    }
+
     /// Replace (or create) a file's content atomically: a temp file in the same directory,
     /// then a rename over the target. An existing file keeps its permission mode; a new file
     /// gets `0o666` less the umask. Missing parent directories are created beneath the root's

@@ -497,6 +497,7 @@ pub fn start_hub(
             cairn_sandbox::tools::code_tools(sandbox_service(sandbox), None),
         );
         hub.add_builtin("cairn-db", db_tools(config, env, None));
+        hub.add_builtin("cairn-data", cairn_data::data_tools(cairn_data::Data::new(None)));
     }
     if !roots.is_empty() && !unchanged {
         let mut workspace = Workspace::new(roots.to_vec()).map_err(|e| e.to_string())?;
@@ -527,6 +528,10 @@ pub fn start_hub(
         hub.add_builtin("cairn-files", cairn_tools::file_tools(workspace.clone()));
         hub.add_builtin("cairn-git", cairn_tools::git_tools(workspace.clone()));
         hub.add_builtin("cairn-db", db_tools(config, env, Some(workspace.clone())));
+        hub.add_builtin(
+            "cairn-data",
+            cairn_data::data_tools(cairn_data::Data::new(Some(workspace.clone()))),
+        );
         hub.add_builtin(
             "cairn-code",
             cairn_sandbox::tools::code_tools(sandbox_service(sandbox), Some(workspace)),

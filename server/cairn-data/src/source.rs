@@ -1,0 +1,444 @@
+//! Workspace files as tables: the format from the name (or the first bytes), the schema
+//! inferred from a bounded prefix, and the rows streamed in batches from a handle opened through
+//! the workspace scope, so a multi-gigabyte CSV is read in constant memory and a path outside the
+//! workspace, or one the user protects, is never opened. JSON arrays and Excel workbooks have no
+//! streaming form; they are read whole under a size cap.
+
+use std::fs::File;
+use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::sync::Arc;
+
+use cairn_workspace::{Workspace, WorkspacePath};
+use datafusion::arrow::array::{
+    ArrayRef, BooleanBuilder, Float64Builder, Int64Builder, RecordBatch, StringBuilder,
+    TimestampMillisecondBuilder,
+};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use datafusion::catalog::TableProvider;
+use datafusion::catalog::streaming::StreamingTable;
+use datafusion::datasource::MemTable;
+use datafusion::error::DataFusionError;
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::physical_plan::stream::RecordBatchReceiverStream;
+use datafusion::physical_plan::streaming::PartitionStream;
+
+use crate::DataError;
+
+/// Rows read to infer a CSV's or JSON Lines file's column types.
+const INFER_RECORDS: usize = 20_000;
+/// Rows per batch streamed to the engine.
+const BATCH_ROWS: usize = 8192;
+/// The largest JSON array or Excel workbook read whole.
+const MAX_WHOLE_FILE: u64 = 256 * 1024 * 1024;
+
+/// A file format the data tools read and write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Format {
+    /// Delimited text with a header row (`,` for CSV, `\t` for TSV, `;` or `|` when sniffed).
+    Delimited(u8),
+    /// One JSON array of objects.
+    Json,
+    /// One JSON object a line.
+    JsonLines,
+    Parquet,
+    Xlsx,
+}
+
+impl Format {
+    /// The format a file name says, if it says one.
+    pub(crate) fn from_name(name: &str) -> Option<Format> {
+        let lower = name.to_ascii_lowercase();
+        let ext = lower.rsplit_once('.').map(|(_, e)| e)?;
+        Some(match ext {
+            "csv" => Format::Delimited(b','),
+            "tsv" | "tab" => Format::Delimited(b'\t'),
+            "json" => Format::Json,
+            "jsonl" | "ndjson" => Format::JsonLines,
+            "parquet" | "pq" => Format::Parquet,
+            "xlsx" | "xlsm" => Format::Xlsx,
+            _ => return None,
+        })
+    }
+
+    /// The format the first bytes of a file show, when the name says none.
+    fn sniff(head: &[u8]) -> Format {
+        let text = String::from_utf8_lossy(head);
+        let trimmed = text.trim_start();
+        if head.starts_with(b"PAR1") {
+            Format::Parquet
+        } else if head.starts_with(b"PK\x03\x04") {
+            Format::Xlsx
+        } else if trimmed.starts_with('[') {
+            Format::Json
+        } else if trimmed.starts_with('{') {
+            Format::JsonLines
+        } else {
+            let first = trimmed.lines().next().unwrap_or("");
+            let delimiter = [b',', b'\t', b';', b'|']
+                .into_iter()
+                .max_by_key(|d| first.bytes().filter(|b| b == d).count())
+                .unwrap_or(b',');
+            Format::Delimited(delimiter)
+        }
+    }
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Format::Delimited(b'\t') => "TSV",
+            Format::Delimited(_) => "CSV",
+            Format::Json => "JSON",
+            Format::JsonLines => "JSON Lines",
+            Format::Parquet => "Parquet",
+            Format::Xlsx => "Excel",
+        }
+    }
+}
+
+/// A workspace file opened as a table.
+pub(crate) struct Opened {
+    pub provider: Arc<dyn TableProvider>,
+    pub format: Format,
+    /// Things the reader did that the model should know (a merged cell filled, an error cell).
+    pub notes: Vec<String>,
+}
+
+/// Opens `requested` (an Excel `sheet`, or the first) as a table. Blocking: call off the
+/// runtime's workers.
+pub(crate) fn open(
+    ws: &Arc<Workspace>,
+    requested: &str,
+    sheet: Option<&str>,
+) -> Result<Opened, DataError> {
+    let path = ws.resolve(requested)?;
+    let display = path.display_path();
+    let mut file = ws.open_read(&path)?;
+    let format = match Format::from_name(&display) {
+        Some(f) => f,
+        None => {
+            let mut head = [0u8; 4096];
+            let n = read_up_to(&mut file, &mut head).map_err(|e| io(&display, &e))?;
+            file.seek(SeekFrom::Start(0))
+                .map_err(|e| io(&display, &e))?;
+            Format::sniff(&head[..n])
+        }
+    };
+    let format_err = |reason: String| DataError::Format {
+        path: display.clone(),
+        reason,
+    };
+    let mut notes = Vec::new();
+    let streamed = |schema: Schema, kind: Kind| -> Result<Arc<dyn TableProvider>, DataError> {
+        let schema = Arc::new(schema);
+        let partition = FilePartition {
+            ws: ws.clone(),
+            path: path.clone(),
+            display: display.clone(),
+            schema: schema.clone(),
+            kind,
+        };
+        let table = StreamingTable::try_new(schema, vec![Arc::new(partition)])
+            .map_err(DataError::from)?;
+        Ok(Arc::new(table))
+    };
+    let provider = match format {
+        Format::Delimited(delimiter) => {
+            let (schema, _) = datafusion::arrow::csv::reader::Format::default()
+                .with_header(true)
+                .with_delimiter(delimiter)
+                .infer_schema(BufReader::new(file), Some(INFER_RECORDS))
+                .map_err(|e| format_err(csv_message(&e.to_string())))?;
+            if schema.fields().is_empty() {
+                return Err(format_err("the file is empty".to_owned()));
+            }
+            streamed(dedupe(schema), Kind::Delimited(delimiter))?
+        }
+        Format::JsonLines => {
+            let (schema, _) = datafusion::arrow::json::reader::infer_json_schema(
+                BufReader::new(file),
+                Some(INFER_RECORDS),
+            )
+            .map_err(|e| format_err(e.to_string()))?;
+            streamed(schema, Kind::JsonLines)?
+        }
+        Format::Parquet => {
+            let builder =
+                datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+                    file,
+                )
+                .map_err(|e| format_err(format!("not a readable Parquet file: {e}")))?;
+            streamed(builder.schema().as_ref().clone(), Kind::Parquet)?
+        }
+        Format::Json => {
+            let bytes = read_whole(file, &display)?;
+            let batch = json_array(&bytes).map_err(format_err)?;
+            Arc::new(MemTable::try_new(batch.schema(), vec![vec![batch]]).map_err(DataError::from)?)
+        }
+        Format::Xlsx => {
+            let bytes = read_whole(file, &display)?;
+            let batch = crate::xlsx::read(bytes, sheet, &mut notes).map_err(format_err)?;
+            Arc::new(MemTable::try_new(batch.schema(), vec![vec![batch]]).map_err(DataError::from)?)
+        }
+    };
+    if sheet.is_some() && format != Format::Xlsx {
+        notes.push(format!(
+            "`sheet` was ignored: {display} is {}, not a workbook",
+            format.name()
+        ));
+    }
+    Ok(Opened {
+        provider,
+        format,
+        notes,
+    })
+}
+
+fn io(display: &str, e: &std::io::Error) -> DataError {
+    DataError::Format {
+        path: display.to_owned(),
+        reason: format!("could not be read: {e}"),
+    }
+}
+
+fn read_up_to(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match file.read(&mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
+}
+
+fn read_whole(file: File, display: &str) -> Result<Vec<u8>, DataError> {
+    let mut bytes = Vec::new();
+    file.take(MAX_WHOLE_FILE + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| io(display, &e))?;
+    if bytes.len() as u64 > MAX_WHOLE_FILE {
+        return Err(DataError::Format {
+            path: display.to_owned(),
+            reason: format!(
+                "JSON arrays and workbooks are read whole and this one is over {} MiB; convert it to JSON Lines, CSV or Parquet, which stream",
+                MAX_WHOLE_FILE / (1024 * 1024)
+            ),
+        });
+    }
+    Ok(bytes)
+}
+
+/// Column names made unique (`a`, `a_2`), so a header that repeats one still makes a table.
+fn dedupe(schema: Schema) -> Schema {
+    let mut seen = std::collections::HashSet::new();
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let base = if f.name().trim().is_empty() {
+                format!("column_{}", i + 1)
+            } else {
+                f.name().clone()
+            };
+            let mut name = base.clone();
+            let mut k = 2;
+            while !seen.insert(name.clone()) {
+                name = format!("{base}_{k}");
+                k += 1;
+            }
+            f.as_ref().clone().with_name(name)
+        })
+        .collect();
+    Schema::new(fields)
+}
+
+/// One JSON array of objects as a batch.
+fn json_array(bytes: &[u8]) -> Result<RecordBatch, String> {
+    let value: serde_json::Value =
+        serde_json::from_slice(bytes).map_err(|e| format!("not valid JSON: {e}"))?;
+    let serde_json::Value::Array(rows) = value else {
+        return Err("a JSON file must hold one array of objects (or use JSON Lines)".to_owned());
+    };
+    if let Some(i) = rows.iter().position(|r| !r.is_object()) {
+        return Err(format!("item {i} of the array is not an object"));
+    }
+    let schema = datafusion::arrow::json::reader::infer_json_schema_from_iterator(
+        rows.iter().map(Ok::<_, datafusion::arrow::error::ArrowError>),
+    )
+    .map_err(|e| e.to_string())?;
+    let schema = Arc::new(schema);
+    let mut decoder = datafusion::arrow::json::ReaderBuilder::new(schema.clone())
+        .with_batch_size(rows.len().max(1))
+        .build_decoder()
+        .map_err(|e| e.to_string())?;
+    decoder.serialize(&rows).map_err(|e| e.to_string())?;
+    Ok(decoder
+        .flush()
+        .map_err(|e| e.to_string())?
+        .unwrap_or_else(|| RecordBatch::new_empty(schema)))
+}
+
+/// An arrow-csv message (it names the line) without the crate's wording around it.
+fn csv_message(message: &str) -> String {
+    message
+        .trim_start_matches("Csv error: ")
+        .trim_start_matches("Parser error: ")
+        .to_owned()
+}
+
+/// How a streamed file is decoded.
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    Delimited(u8),
+    JsonLines,
+    Parquet,
+}
+
+/// A file streamed as one partition; every execution opens it again through the scope.
+struct FilePartition {
+    ws: Arc<Workspace>,
+    path: WorkspacePath,
+    display: String,
+    schema: SchemaRef,
+    kind: Kind,
+}
+
+impl std::fmt::Debug for FilePartition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FilePartition")
+            .field("path", &self.display)
+            .field("kind", &self.kind)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PartitionStream for FilePartition {
+    fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    fn execute(&self, _ctx: Arc<TaskContext>) -> SendableRecordBatchStream {
+        let mut builder = RecordBatchReceiverStream::builder(self.schema.clone(), 2);
+        let tx = builder.tx();
+        let ws = self.ws.clone();
+        let path = self.path.clone();
+        let display = self.display.clone();
+        let schema = self.schema.clone();
+        let kind = self.kind;
+        builder.spawn_blocking(move || {
+            let fail = |reason: String| {
+                DataFusionError::External(Box::new(DataError::Format {
+                    path: display.clone(),
+                    reason,
+                }))
+            };
+            let file = ws
+                .open_read(&path)
+                .map_err(|e| DataFusionError::External(Box::new(DataError::Scope(e))))?;
+            let batches: Box<dyn Iterator<Item = Result<RecordBatch, String>>> = match kind {
+                Kind::Delimited(delimiter) => Box::new(
+                    datafusion::arrow::csv::ReaderBuilder::new(schema.clone())
+                        .with_header(true)
+                        .with_delimiter(delimiter)
+                        .with_batch_size(BATCH_ROWS)
+                        .build(BufReader::with_capacity(1 << 20, file))
+                        .map_err(|e| fail(e.to_string()))?
+                        .map(|b| b.map_err(|e| csv_message(&e.to_string()))),
+                ),
+                Kind::JsonLines => Box::new(
+                    datafusion::arrow::json::ReaderBuilder::new(schema.clone())
+                        .with_batch_size(BATCH_ROWS)
+                        .build(BufReader::with_capacity(1 << 20, file))
+                        .map_err(|e| fail(e.to_string()))?
+                        .map(|b| b.map_err(|e| e.to_string())),
+                ),
+                Kind::Parquet => Box::new(
+                    datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+                        .map_err(|e| fail(e.to_string()))?
+                        .with_batch_size(BATCH_ROWS)
+                        .build()
+                        .map_err(|e| fail(e.to_string()))?
+                        .map(|b| b.map_err(|e| e.to_string())),
+                ),
+            };
+            for batch in batches {
+                let batch = batch.map_err(&fail)?;
+                if tx.blocking_send(Ok(batch)).is_err() {
+                    // The query stopped reading (a LIMIT was met, or it was cancelled).
+                    break;
+                }
+            }
+            Ok(())
+        });
+        builder.build()
+    }
+}
+
+/// Builds one Arrow column from cells of one inferred type.
+pub(crate) enum ColumnBuilder {
+    Int(Int64Builder),
+    Float(Float64Builder),
+    Bool(BooleanBuilder),
+    Time(TimestampMillisecondBuilder),
+    Text(StringBuilder),
+}
+
+impl ColumnBuilder {
+    pub(crate) fn data_type(&self) -> DataType {
+        match self {
+            ColumnBuilder::Int(_) => DataType::Int64,
+            ColumnBuilder::Float(_) => DataType::Float64,
+            ColumnBuilder::Bool(_) => DataType::Boolean,
+            ColumnBuilder::Time(_) => DataType::Timestamp(TimeUnit::Millisecond, None),
+            ColumnBuilder::Text(_) => DataType::Utf8,
+        }
+    }
+
+    pub(crate) fn finish(self) -> ArrayRef {
+        match self {
+            ColumnBuilder::Int(mut b) => Arc::new(b.finish()),
+            ColumnBuilder::Float(mut b) => Arc::new(b.finish()),
+            ColumnBuilder::Bool(mut b) => Arc::new(b.finish()),
+            ColumnBuilder::Time(mut b) => Arc::new(b.finish()),
+            ColumnBuilder::Text(mut b) => Arc::new(b.finish()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_come_from_the_name_or_the_first_bytes() {
+        assert_eq!(Format::from_name("a/B.CSV"), Some(Format::Delimited(b',')));
+        assert_eq!(Format::from_name("x.tsv"), Some(Format::Delimited(b'\t')));
+        assert_eq!(Format::from_name("x.ndjson"), Some(Format::JsonLines));
+        assert_eq!(Format::from_name("x.txt"), None);
+        assert_eq!(Format::sniff(b"PAR1...."), Format::Parquet);
+        assert_eq!(Format::sniff(b"  [{\"a\":1}]"), Format::Json);
+        assert_eq!(Format::sniff(b"{\"a\":1}\n{\"a\":2}"), Format::JsonLines);
+        assert_eq!(Format::sniff(b"a;b;c\n1;2;3"), Format::Delimited(b';'));
+        assert_eq!(Format::sniff(b"a\tb\n1\t2"), Format::Delimited(b'\t'));
+    }
+
+    #[test]
+    fn repeated_or_blank_header_names_are_made_unique() {
+        let s = dedupe(Schema::new(vec![
+            Field::new("a", DataType::Utf8, true),
+            Field::new("a", DataType::Utf8, true),
+            Field::new(" ", DataType::Utf8, true),
+        ]));
+        let names: Vec<_> = s.fields().iter().map(|f| f.name().clone()).collect();
+        assert_eq!(names, ["a", "a_2", "column_3"]);
+    }
+
+    #[test]
+    fn a_json_array_must_hold_objects() {
+        assert!(json_array(b"[1,2]").unwrap_err().contains("item 0"));
+        assert!(json_array(b"{\"a\":1}").unwrap_err().contains("one array"));
+        let b = json_array(br#"[{"a":1,"b":"x"},{"a":2}]"#).unwrap();
+        assert_eq!(b.num_rows(), 2);
+        assert_eq!(b.num_columns(), 2);
+    }
+}

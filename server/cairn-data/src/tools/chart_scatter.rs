@@ -1,0 +1,36 @@
+//! `chart_scatter`: a scatter chart of a data file, written as SVG and PNG.
+
+use cairn_toolkit::{CallContext, Category, Effect, Paths, Tool};
+use rmcp::model::CallToolResult;
+
+use crate::Data;
+use crate::chart::Kind;
+use crate::tools::charts::{Spec, draw_spec};
+use crate::tools::failed;
+
+/// The `chart_scatter` tool.
+pub struct ChartScatter;
+
+impl Tool for ChartScatter {
+    type Host = Data;
+    type Args = Spec;
+    const NAME: &'static str = "chart_scatter";
+    const TITLE: &'static str = "Scatter chart";
+    const DESCRIPTION: &'static str = "Draw a scatter plot of two or more numeric columns of a data file (one colour per y series) and write it as SVG and PNG in the workspace; the picture is shown in the chat.";
+    const CATEGORY: Category = Category::Data;
+    const EFFECT: Effect = Effect::Write;
+    const AGENT_ONLY: bool = true;
+    const NEEDS_WORKSPACE: bool = true;
+
+    fn paths(args: &Spec) -> Paths {
+        let (svg, png) = args.outputs();
+        Paths::read(args.file()).and_write(svg).and_write(png)
+    }
+
+    async fn call(data: &Data, args: Spec, cx: CallContext) -> CallToolResult {
+        match draw_spec(data, &args, Kind::Scatter, &cx.cancel).await {
+            Ok(r) => r,
+            Err(e) => failed(&e),
+        }
+    }
+}
