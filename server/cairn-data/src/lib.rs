@@ -1,2 +1,3 @@
 //! The data-analysis tools.
 pub use datafusion;
+pub mod chart;
