@@ -217,7 +217,8 @@ const DESC_SIZE: f64 = 19.0;
 const LABEL_SIZE: f64 = 16.0;
 const MARGIN: i32 = 16;
 const Y_AREA: i32 = 72;
-const LEGEND_WIDTH: i32 = 180;
+/// The legend's column right of the plot: as wide as its longest name, within these bounds.
+const LEGEND_WIDTH: (i32, i32) = (90, 230);
 /// Longest category, legend or tick label in characters before it is cut with an ellipsis.
 const MAX_LABEL_CHARS: usize = 28;
 
@@ -566,7 +567,7 @@ fn format_tick(v: f64, step: f64) -> String {
         return "0".into();
     }
     let a = v.abs().max(step.abs());
-    if a >= 1e15 || a < 1e-6 {
+    if !(1e-6..1e15).contains(&a) {
         return trim_exp(format!("{v:.2e}"));
     }
     let (div, suffix) = if a >= 1e12 {
@@ -605,7 +606,7 @@ fn format_plain(v: f64) -> String {
         return "(missing)".into();
     }
     let a = v.abs();
-    if a != 0.0 && (a >= 1e15 || a < 1e-4) {
+    if a != 0.0 && !(1e-4..1e15).contains(&a) {
         trim_exp(format!("{v:.3e}"))
     } else {
         let mut s = format!("{v}");
@@ -871,7 +872,13 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, plan: &Plan) -> Resul
     let legend = plan.series.len() > 1;
     let (main, legend_area) = if legend {
         let (w, _) = body.dim_in_pixel();
-        let (a, b) = body.split_horizontally(w as i32 - LEGEND_WIDTH);
+        let style = font(LABEL_SIZE);
+        let mut widest = 0;
+        for label in legend_labels(plan) {
+            widest = widest.max(root.estimate_text_size(&label, &style).map_err(render)?.0 as i32);
+        }
+        let width = (widest + 44).clamp(LEGEND_WIDTH.0, LEGEND_WIDTH.1);
+        let (a, b) = body.split_horizontally(w as i32 - width);
         (a, Some(b))
     } else {
         (body, None)
@@ -1102,22 +1109,45 @@ fn draw_legend<DB: DrawingBackend>(
 ) -> Result<(), ChartError> {
     let style = font(LABEL_SIZE).pos(Pos::new(HPos::Left, VPos::Center));
     let top = MARGIN + 8;
-    for (s, (name, _)) in plan.series.iter().enumerate() {
-        let y = top + s as i32 * 22;
+    for (s, label) in legend_labels(plan).iter().enumerate() {
+        let y = top + s as i32 * 24;
         let color = PALETTE[s % PALETTE.len()];
-        area.draw(&Rectangle::new([(4, y - 6), (18, y + 6)], color.filled()))
+        // The swatch looks like the marks: a line with a dot for lines, a box otherwise.
+        if plan.kind == Kind::Line {
+            area.draw(&PathElement::new(
+                vec![(2, y), (22, y)],
+                color.stroke_width(2),
+            ))
             .map_err(render)?;
-        let mut label = shorten(name, 22);
-        if label.is_empty() {
-            let _ = write!(label, "series {}", s + 1);
+            area.draw(&Circle::new((12, y), 3, color.filled()))
+                .map_err(render)?;
+        } else {
+            area.draw(&Rectangle::new([(5, y - 7), (19, y + 7)], color.filled()))
+                .map_err(render)?;
         }
-        area.draw_text(&label, &style, (26, y)).map_err(render)?;
+        area.draw_text(label, &style, (30, y)).map_err(render)?;
     }
     Ok(())
 }
 
+/// Series names as the legend shows them: shortened, and numbered when blank.
+fn legend_labels(plan: &Plan) -> Vec<String> {
+    plan.series
+        .iter()
+        .enumerate()
+        .map(|(s, (name, _))| {
+            let mut label = shorten(name.trim(), 20);
+            if label.is_empty() {
+                let _ = write!(label, "series {}", s + 1);
+            }
+            label
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
 
     fn series(name: &str, values: &[f64]) -> Series {
@@ -1262,7 +1292,7 @@ mod tests {
         // Bars: many pixels of the first and second palette colours in the plot area.
         let count = |c: RGBColor| {
             (80..h - 60)
-                .flat_map(|y| (90..w - LEGEND_WIDTH as u32).map(move |x| (x, y)))
+                .flat_map(|y| (90..w - LEGEND_WIDTH.1 as u32).map(move |x| (x, y)))
                 .filter(|&(x, y)| pixel(&buf, x, y) == (c.0, c.1, c.2))
                 .count()
         };
@@ -1522,8 +1552,11 @@ mod tests {
         let shown = (0..MAX_BARS)
             .filter(|i| has_text(&svg, &format!("customer number {i}")))
             .count();
-        assert!(shown >= 10 && shown < MAX_BARS, "labels shown: {shown}");
-        assert!(png(&c).is_ok());
+        assert!((10..MAX_BARS).contains(&shown), "labels shown: {shown}");
+        let bytes = png(&c).unwrap();
+        if let Some(dir) = std::env::var_os("CAIRN_CHART_SAMPLES") {
+            std::fs::write(std::path::Path::new(&dir).join("many.png"), bytes).unwrap();
+        }
     }
 
     #[test]
