@@ -799,12 +799,14 @@ fn time_ticks((lo, hi): (f64, f64)) -> Vec<(f64, String)> {
     ticks
 }
 
-/// Cuts a label to `max` characters with an ellipsis.
+/// Cuts a label to `max` characters with an ellipsis; control characters (newlines, tabs)
+/// become spaces, as a label is drawn on one line.
 fn shorten(s: &str, max: usize) -> String {
+    let clean = s.chars().map(|c| if c.is_control() { ' ' } else { c });
     if s.chars().count() <= max {
-        s.to_string()
+        clean.collect()
     } else {
-        let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+        let mut out: String = clean.take(max.saturating_sub(1)).collect();
         out.push('…');
         out
     }
@@ -979,8 +981,8 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, plan: &Plan) -> Resul
             .map_err(render)?;
     }
 
-    // A baseline at zero when values go negative.
-    if plan.y_range.0 < 0.0 && plan.y_range.1 > 0.0 {
+    // A baseline at zero when values go negative (at the top edge when all are).
+    if plan.y_range.0 < 0.0 && plan.y_range.1 >= 0.0 {
         chart
             .draw_series(std::iter::once(PathElement::new(
                 vec![(plan.x_range.0, 0.0), (plan.x_range.1, 0.0)],
@@ -1269,6 +1271,21 @@ mod tests {
         // Three bars per series plus one legend swatch each.
         assert_eq!(rects_with_fill(&svg, PALETTE[0]), 4);
         assert_eq!(rects_with_fill(&svg, PALETTE[1]), 4);
+    }
+
+    #[test]
+    fn text_is_escaped_and_kept_on_one_line() {
+        let mut c = grouped_bars();
+        c.title = "<b>Tom & Jerry</b>\nsecond line".into();
+        c.x = cats(&["a\tb", "<", "&"]);
+        let svg = svg(&c).unwrap();
+        assert_xmlish(&svg);
+        assert!(has_text(
+            &svg,
+            "&lt;b&gt;Tom &amp; Jerry&lt;/b&gt; second line"
+        ));
+        assert!(has_text(&svg, "a b") && has_text(&svg, "&lt;") && has_text(&svg, "&amp;"));
+        assert!(png(&c).is_ok());
     }
 
     #[test]
@@ -1611,10 +1628,14 @@ mod tests {
                 vec![series("", &[1.0, 2.0, 3.0]), series("", &[1.0, 2.0, 3.0])],
             ),
         ];
-        for c in &cases {
+        let keep = std::env::var_os("CAIRN_CHART_SAMPLES").map(std::path::PathBuf::from);
+        for (i, c) in cases.iter().enumerate() {
             let s = svg(c).unwrap_or_else(|e| panic!("{c:?}: {e}"));
             assert_xmlish(&s);
-            png(c).unwrap_or_else(|e| panic!("{c:?}: {e}"));
+            let bytes = png(c).unwrap_or_else(|e| panic!("{c:?}: {e}"));
+            if let Some(dir) = &keep {
+                std::fs::write(dir.join(format!("edge-{i}.png")), bytes).unwrap();
+            }
         }
     }
 
