@@ -79,7 +79,9 @@ impl Axis {
 /// One named row of y values, as long as the x axis (NaN = missing).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Series {
+    /// Shown in the legend (when there are two or more series).
     pub name: String,
+    /// One value per x value (per bin in a histogram).
     pub values: Vec<f64>,
 }
 
@@ -87,10 +89,15 @@ pub struct Series {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Chart {
     pub kind: Kind,
+    /// Drawn above the plot; may be empty.
     pub title: String,
+    /// The x axis' description, under its tick labels; may be empty.
     pub x_label: String,
+    /// The y axis' description, along it; may be empty.
     pub y_label: String,
+    /// The x values (bin edges for a histogram).
     pub x: Axis,
+    /// One or more series of y values, at most [`MAX_SERIES`].
     pub series: Vec<Series>,
 }
 
@@ -216,7 +223,7 @@ const TITLE_SIZE: f64 = 28.0;
 const DESC_SIZE: f64 = 19.0;
 const LABEL_SIZE: f64 = 16.0;
 const MARGIN: i32 = 16;
-const Y_AREA: i32 = 72;
+const Y_AREA: i32 = 84;
 /// The legend's column right of the plot: as wide as its longest name, within these bounds.
 const LEGEND_WIDTH: (i32, i32) = (90, 230);
 /// Longest category, legend or tick label in characters before it is cut with an ellipsis.
