@@ -7,7 +7,7 @@
 //! own), and streamed: a file of gigabytes is read in batches in bounded memory. SQL may only
 //! read (the planner refuses DDL, DML, `COPY` and `SET`; file paths are not tables). Each call
 //! has a fresh session with a memory limit, a time limit and the run's cancellation, and shows at
-//! most [`Limits::rows`] rows with a note on what was left out. Writes (conversions, charts) go
+//! most [`Limits::table`] rows with a note on what was left out. Writes (conversions, charts) go
 //! through the scope and the user's write permissions, and are reported as edits.
 
 pub mod chart;
