@@ -197,10 +197,12 @@ fn cells_of(array: &Arc<dyn Array>) -> Vec<Cell> {
         _ => {}
     }
     let options = FormatOptions::default();
+    // Logical nulls: a NULL literal's column has no validity buffer, every value is null.
+    let nulls = array.logical_nulls();
     match ArrayFormatter::try_new(array.as_ref(), &options) {
         Ok(f) => (0..n)
             .map(|i| {
-                if array.is_null(i) {
+                if nulls.as_ref().is_some_and(|b| b.is_null(i)) {
                     Cell::Null
                 } else {
                     Cell::Text(f.value(i).to_string())
