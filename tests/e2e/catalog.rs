@@ -20,6 +20,7 @@ fn registry() -> Vec<ToolInfo> {
     all.extend(cairn_web::tools::WEB_TOOLS.iter().map(|e| e.info()));
     all.extend(cairn_web::api::API_TOOLS.iter().map(|e| e.info()));
     all.extend(cairn_db::DB_TOOLS.iter().map(|e| e.info()));
+    all.extend(cairn_data::DATA_TOOLS.iter().map(|e| e.info()));
     all
 }
 

@@ -220,6 +220,44 @@ fn neovim_agent_turn_with_a_tool_call_an_approval_and_an_edit() {
     assert!(requests[1].body.to_string().contains("fix teh typo"));
 }
 
+/// A chart a data tool drew: the chat buffer says a picture is there, and `gp` on its path opens
+/// the file with `open_picture`.
+#[test]
+fn neovim_a_chart_is_named_and_opens_on_gp() {
+    if !enabled() {
+        return;
+    }
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::tool_call(
+                "chart_bar",
+                json!({"file": "sales.csv", "x": "region", "y": ["units"], "aggregate": "sum", "output": "charts/units"}),
+            ),
+            Reply::text("EU sold the most."),
+        ],
+    );
+    sb.write("sales.csv", "region,units\nEU,5\nUS,3\nEU,4\n");
+    let result = run_nvim(&sb, env!("CARGO_BIN_EXE_cairn"), "picture.lua");
+    assert_eq!(result["finished"], true, "{result:#}");
+    let chat = lines(&result["chat"]);
+    let call = find_from(&chat, 0, "```tool-call chart_bar");
+    let done = find_from(&chat, call, "```tool-result ok");
+    assert!(
+        chat[done + 1].contains("written to charts/units.svg and charts/units.png"),
+        "{chat:#?}"
+    );
+    find_from(&chat, done, "> 1 picture: press gp on its path to open it");
+    let png = sb.ws().join("charts/units.png");
+    assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG"));
+    let opened = result["opened"][0].as_str().unwrap_or_default();
+    assert_eq!(
+        std::path::Path::new(opened).canonicalize().ok(),
+        png.canonicalize().ok(),
+        "{result:#}"
+    );
+}
+
 /// `cairn` not on PATH: the message names the install command and :CairnRestart, the typed
 /// message stays in the chat buffer, and :checkhealth cairn reports the error.
 #[test]

@@ -65,6 +65,14 @@ async function start(script: unknown[]): Promise<Session> {
   mkdirSync(ws);
   mkdirSync(home);
   writeFileSync(join(ws, "notes.txt"), "Hello from the demo.\nThe answer is 42.\n");
+  writeFileSync(
+    join(ws, "sales.csv"),
+    "month,region,revenue\n" +
+      ["2024-01", "2024-02", "2024-03", "2024-04", "2024-05", "2024-06"]
+        .flatMap((m, i) => [`${m},Online,${12 + 3 * i}`, `${m},Retail,${9 + (i % 3)}`, `${m},Partners,${3 + i}`])
+        .join("\n") +
+      "\n",
+  );
   const server = spawn(CAIRN!, ["lsp"], {
     cwd: ws,
     stdio: ["pipe", "pipe", "pipe"],
@@ -217,6 +225,51 @@ test("a chat with a tool call and an approval answered in the view", { skip, tim
     assert.ok(tools.some((t) => t.name === "edit_file" && t.policy === "ask"));
     const status = await s.client.mcpStatus();
     assert.ok(status.servers.some((x) => x.name === "cairn-files" && x.state === "running"), JSON.stringify(status));
+  } finally {
+    await s.close();
+  }
+});
+
+test("a chart a data tool draws is shown in the chat view", { skip, timeout: 60000 }, async () => {
+  const s = await start([
+    {
+      toolCalls: [
+        {
+          name: "chart_bar",
+          arguments: {
+            file: "sales.csv",
+            sql: "SELECT month, sum(CASE WHEN region = 'Online' THEN revenue END) AS \"Online\", sum(CASE WHEN region = 'Retail' THEN revenue END) AS \"Retail\", sum(CASE WHEN region = 'Partners' THEN revenue END) AS \"Partners\" FROM t GROUP BY month ORDER BY month",
+            title: "Revenue by month and channel",
+            output: "charts/revenue",
+          },
+        },
+      ],
+    },
+    { text: "Online revenue grows every month and leads throughout; Partners doubled since January. The chart is in `charts/revenue.png` (and `.svg`)." },
+  ]);
+  try {
+    const runId = await send(s, "Plot revenue by month and channel from sales.csv", "agent");
+    await s.until((e) => e.kind === "approval" && e.state === "asked", "the approval question");
+    const deadline = Date.now() + 10000;
+    while (s.approvals.pending().length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    const [q] = s.approvals.pending();
+    assert.equal(q.tool, "chart_bar");
+    assert.equal(s.approvals.answer(q.approvalId, "allowOnce"), true);
+    const done = await s.until((e) => e.runId === runId && (e.kind === "done" || e.kind === "error"), "the end of the run");
+    assert.equal(done.kind, "done", JSON.stringify(done));
+    const png = readFileSync(join(s.ws, "charts/revenue.png"));
+    assert.equal(png.subarray(1, 4).toString(), "PNG");
+    const html = renderChat(s.chat);
+    // The picture is inline under the call, the same bytes as the file written.
+    const img = html.match(/<img class="result-image" alt="A picture from chart_bar" src="data:image\/png;base64,([^"]+)">/);
+    assert.ok(img, "the chart is shown inline");
+    assert.deepEqual(Buffer.from(img[1], "base64"), png);
+    assert.match(html, /charts\/revenue\.svg and charts\/revenue\.png/);
+    if (process.env.CAIRN_RECORD_CHART) {
+      // scripts/screenshot.ts renders these (test/fixtures/chart-run.json) for the README.
+      const recorded = s.events.filter((e) => e.runId === runId);
+      writeFileSync(process.env.CAIRN_RECORD_CHART, JSON.stringify(recorded, null, 1).replaceAll(s.ws, "/home/you/demo") + "\n");
+    }
   } finally {
     await s.close();
   }

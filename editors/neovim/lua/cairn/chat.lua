@@ -42,6 +42,11 @@ function M.get_buf()
     silent = true,
     desc = "cairn: send the last ## You section",
   })
+  vim.api.nvim_buf_set_keymap(buf, "n", "gp", "<Cmd>lua require('cairn.chat').open_picture()<CR>", {
+    noremap = true,
+    silent = true,
+    desc = "cairn: open the picture whose path is on (or above) the cursor line",
+  })
   M.buf = buf
   M.session_id = nil
   return buf
@@ -185,6 +190,54 @@ local function end_run(note)
   append_block({ YOU })
 end
 
+local PICTURE = "[%w%._%-/~]+%.[%a][%a][%a][%a]?"
+local PICTURE_EXT = { png = true, svg = true, jpg = true, jpeg = true, gif = true, webp = true }
+
+--- The first picture path on `line`, if any.
+local function picture_in(line)
+  for path in line:gmatch(PICTURE) do
+    local ext = path:match("%.(%a+)$")
+    if ext and PICTURE_EXT[ext:lower()] then
+      return path
+    end
+  end
+  return nil
+end
+
+--- gp in the chat buffer: the picture path on the cursor line (or the nearest one above it),
+--- relative to the workspace root, is given to `open_picture` (xdg-open by default).
+function M.open_picture()
+  local row = vim.api.nvim_win_get_cursor(0)[1]
+  local all = vim.api.nvim_buf_get_lines(0, 0, row, false)
+  local path
+  for i = #all, 1, -1 do
+    path = picture_in(all[i])
+    if path then
+      break
+    end
+  end
+  if not path then
+    cairn().notify("no picture path (.png, .svg, .jpg, .gif, .webp) on or above this line")
+    return nil
+  end
+  local abs = path
+  if not vim.startswith(path, "/") then
+    abs = (cairn().root_dir() or vim.fn.getcwd()) .. "/" .. path
+  end
+  if vim.fn.filereadable(abs) ~= 1 then
+    cairn().notify(abs .. " does not exist (yet)", vim.log.levels.WARN)
+    return nil
+  end
+  local cmd = vim.deepcopy(cairn().opts.open_picture)
+  table.insert(cmd, abs)
+  local ok, job = pcall(vim.fn.jobstart, cmd, { detach = true })
+  if not ok or job <= 0 then
+    cairn().notify("could not run " .. tostring(cmd[1]) .. " to open " .. abs .. "; set `open_picture` in require(\"cairn\").setup{}", vim.log.levels.ERROR)
+    return nil
+  end
+  return abs
+end
+
 --- Handles one cairn/runEvent notification.
 function M.on_event(ev)
   if not valid() or ev == nil then
@@ -205,6 +258,11 @@ function M.on_event(ev)
     append_block(tool_call_block(ev.name, ev.arguments))
   elseif kind == "toolResult" then
     append_block(tool_result_block(ev.isError, ev.content))
+    local images = type(ev.images) == "table" and #ev.images or 0
+    if images > 0 then
+      -- A buffer cannot show a picture: say it is there, and how to open the file it names.
+      append_block({ string.format("> %d picture%s: press gp on its path to open it", images, images == 1 and "" or "s") })
+    end
   elseif kind == "approval" then
     if ev.state == "asked" then
       append_block({ "> cairn asks: allow " .. tostring(ev.reason) .. "?" })

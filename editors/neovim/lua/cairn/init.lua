@@ -22,6 +22,8 @@ M.defaults = {
   autostart = true,
   -- How the chat buffer opens: a command such as "botright vsplit", "split", "tabnew" or "enew".
   open = "botright vsplit",
+  -- The command a picture's path is given to when you press gp on it in the chat buffer.
+  open_picture = { "xdg-open" },
 }
 
 M.opts = vim.deepcopy(M.defaults)
@@ -51,7 +53,7 @@ function M.notify(msg, level)
   vim.notify("cairn: " .. msg, level or vim.log.levels.INFO)
 end
 
-local function root_dir()
+function M.root_dir()
   local cwd = vim.fn.getcwd()
   for _, marker in ipairs(M.opts.root_markers) do
     local dir = vim.fn.finddir(marker, cwd .. ";")
@@ -140,7 +142,7 @@ function M.start()
     M.notify(msg, vim.log.levels.ERROR)
     return nil
   end
-  local root = root_dir()
+  local root = M.root_dir()
   local init_options = { capabilities = { approvals = true } }
   if type(M.opts.config) == "table" and not vim.tbl_isempty(M.opts.config) then
     init_options.config = M.opts.config
