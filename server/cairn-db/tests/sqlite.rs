@@ -409,6 +409,33 @@ async fn sample_explain_and_export() {
     let e = call(
         &t,
         "db_export",
+        json!({"connection": "shop", "sql": "SELECT id, name, NULL AS gone FROM customers ORDER BY id", "path": "c.parquet", "format": "parquet"}),
+    )
+    .await;
+    assert_eq!(e.text, "wrote 2 rows to c.parquet");
+    // Read back with the Parquet reader: text columns, NULL kept.
+    let file = std::fs::File::open(dir.path().join("c.parquet")).unwrap();
+    let batch = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+        .unwrap()
+        .build()
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    let column = |i: usize| {
+        let a = batch
+            .column(i)
+            .as_any()
+            .downcast_ref::<arrow_array::StringArray>()
+            .unwrap();
+        a.iter().map(|v| v.map(str::to_owned)).collect::<Vec<_>>()
+    };
+    assert_eq!(column(0), [Some("1".to_owned()), Some("2".to_owned())]);
+    assert_eq!(column(1), [Some("Ada".to_owned()), Some("Grace | Hopper".to_owned())]);
+    assert_eq!(column(2), [None, None]);
+    let e = call(
+        &t,
+        "db_export",
         json!({"connection": "shop", "sql": "SELECT 1 AS one, NULL AS none", "path": "../escape.json", "format": "json"}),
     )
     .await;

@@ -1,4 +1,5 @@
-//! `db_export`: a query's rows written to a CSV, JSON or JSON Lines file in the workspace.
+//! `db_export`: a query's rows written to a CSV, JSON, JSON Lines or Parquet file in the
+//! workspace.
 
 use cairn_agent::tools::EditReport;
 use cairn_toolkit::reply::{error, text, with_edits};
@@ -25,6 +26,7 @@ pub enum Format {
     Csv,
     Json,
     Jsonl,
+    Parquet,
 }
 
 /// Arguments of `db_export`.
@@ -38,7 +40,7 @@ pub struct Args {
     /// The file to write, relative to the workspace root.
     path: String,
     /// `csv` (a header row, then one record a row; NULL is an empty field), `json` (one array
-    /// of objects) or `jsonl` (one object a line).
+    /// of objects), `jsonl` (one object a line) or `parquet` (text columns, NULL kept).
     format: Format,
     /// Replace the file if it exists (default false).
     overwrite: Option<bool>,
@@ -49,7 +51,7 @@ impl Tool for DbExport {
     type Args = Args;
     const NAME: &'static str = "db_export";
     const TITLE: &'static str = "Export query rows to a file";
-    const DESCRIPTION: &'static str = "Run one read-only SQL statement on a configured database and write its rows (up to 100,000) to a CSV, JSON or JSON Lines file in the workspace; values are written as the database shows them as text.";
+    const DESCRIPTION: &'static str = "Run one read-only SQL statement on a configured database and write its rows (up to 100,000) to a CSV, JSON, JSON Lines or Parquet file in the workspace; values are written as the database shows them as text.";
     const CATEGORY: Category = Category::Database;
     const EFFECT: Effect = Effect::Write;
     const AGENT_ONLY: bool = false;
@@ -74,7 +76,10 @@ impl Tool for DbExport {
             Ok(t) => t,
             Err(e) => return failed(&e),
         };
-        let body = render(&table, args.format);
+        let body = match render(&table, args.format) {
+            Ok(b) => b,
+            Err(e) => return error(format!("could not encode the rows: {e}")),
+        };
         let overwrite = args.overwrite.unwrap_or(false);
         let requested = args.path.clone();
         let written = off_thread(&ws, move |ws| {
@@ -89,7 +94,7 @@ impl Tool for DbExport {
                 Ok(_) | Err(ScopeError::NotFound { .. }) => {}
                 Err(e) => return Err(e),
             }
-            ws.write_text_atomic(&path, &body)?;
+            ws.write_bytes_atomic(&path, &body)?;
             Ok::<_, ScopeError>(Ok(path))
         })
         .await;
@@ -119,7 +124,46 @@ impl Tool for DbExport {
     }
 }
 
-fn render(t: &Table, format: Format) -> String {
+fn render(t: &Table, format: Format) -> Result<Vec<u8>, String> {
+    if let Format::Parquet = format {
+        return parquet(t);
+    }
+    Ok(render_text(t, format).into_bytes())
+}
+
+/// The rows as a Parquet file of nullable text columns (the values as the database shows them).
+fn parquet(t: &Table) -> Result<Vec<u8>, String> {
+    use std::sync::Arc;
+    let schema = Arc::new(arrow_schema::Schema::new(
+        t.columns
+            .iter()
+            .map(|c| arrow_schema::Field::new(c, arrow_schema::DataType::Utf8, true))
+            .collect::<Vec<_>>(),
+    ));
+    let columns: Vec<arrow_array::ArrayRef> = (0..t.columns.len())
+        .map(|i| {
+            let values: arrow_array::StringArray = t
+                .rows
+                .iter()
+                .map(|r| match r.get(i) {
+                    Some(Cell::Text(v)) => Some(v.clone()),
+                    Some(Cell::Bytes(n)) => Some(format!("<{n} bytes>")),
+                    Some(Cell::Null) | None => None,
+                })
+                .collect();
+            Arc::new(values) as arrow_array::ArrayRef
+        })
+        .collect();
+    let batch = arrow_array::RecordBatch::try_new(schema.clone(), columns).map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    let mut writer =
+        parquet::arrow::ArrowWriter::try_new(&mut out, schema, None).map_err(|e| e.to_string())?;
+    writer.write(&batch).map_err(|e| e.to_string())?;
+    writer.close().map_err(|e| e.to_string())?;
+    Ok(out)
+}
+
+fn render_text(t: &Table, format: Format) -> String {
     let value = |c: &Cell| match c {
         Cell::Null => Value::Null,
         Cell::Text(t) => Value::String(t.clone()),
@@ -157,6 +201,7 @@ fn render(t: &Table, format: Format) -> String {
             s
         }
         Format::Jsonl => t.rows.iter().map(|r| format!("{}\n", object(r))).collect(),
+        Format::Parquet => String::new(),
     }
 }
 
