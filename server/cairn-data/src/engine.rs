@@ -12,7 +12,7 @@ use datafusion::arrow::array::{Array, RecordBatch};
 use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
-use datafusion::prelude::{DataFrame, SessionConfig, SessionContext, SQLOptions};
+use datafusion::prelude::{DataFrame, SQLOptions, SessionConfig, SessionContext};
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
@@ -86,7 +86,7 @@ impl Rows {
             .collect();
         let mut rows = Vec::with_capacity(self.len());
         for batch in &self.batches {
-            let cells: Vec<Vec<Cell>> = batch.columns().iter().map(|a| cells_of(a)).collect();
+            let cells: Vec<Vec<Cell>> = batch.columns().iter().map(cells_of).collect();
             for r in 0..batch.num_rows() {
                 rows.push(cells.iter().map(|c| c[r].clone()).collect());
             }
@@ -106,10 +106,10 @@ impl Rows {
                 continue;
             };
             let as_f64 = datafusion::arrow::compute::cast(array, &DataType::Float64).ok();
-            match as_f64
-                .as_ref()
-                .and_then(|a| a.as_any().downcast_ref::<datafusion::arrow::array::Float64Array>())
-            {
+            match as_f64.as_ref().and_then(|a| {
+                a.as_any()
+                    .downcast_ref::<datafusion::arrow::array::Float64Array>()
+            }) {
                 Some(a) => out.extend(a.iter()),
                 None => out.extend(std::iter::repeat_n(None, batch.num_rows())),
             }
@@ -130,10 +130,10 @@ impl Rows {
             )
             .and_then(|a| datafusion::arrow::compute::cast(&a, &DataType::Int64))
             .ok();
-            match ms
-                .as_ref()
-                .and_then(|a| a.as_any().downcast_ref::<datafusion::arrow::array::Int64Array>())
-            {
+            match ms.as_ref().and_then(|a| {
+                a.as_any()
+                    .downcast_ref::<datafusion::arrow::array::Int64Array>()
+            }) {
                 Some(a) => out.extend(a.iter()),
                 None => out.extend(std::iter::repeat_n(None, batch.num_rows())),
             }
@@ -164,7 +164,11 @@ fn cells_of(array: &Arc<dyn Array>) -> Vec<Cell> {
         if v.is_finite() && v.abs() < 1e15 {
             let s = format!("{v:.6}");
             let s = s.trim_end_matches('0').trim_end_matches('.');
-            if s == "-0" { "0".to_owned() } else { s.to_owned() }
+            if s == "-0" {
+                "0".to_owned()
+            } else {
+                s.to_owned()
+            }
         } else {
             v.to_string()
         }
@@ -172,10 +176,10 @@ fn cells_of(array: &Arc<dyn Array>) -> Vec<Cell> {
     match array.data_type() {
         DataType::Float64 | DataType::Float32 | DataType::Float16 => {
             let cast = datafusion::arrow::compute::cast(array, &DataType::Float64).ok();
-            if let Some(a) = cast
-                .as_ref()
-                .and_then(|a| a.as_any().downcast_ref::<datafusion::arrow::array::Float64Array>())
-            {
+            if let Some(a) = cast.as_ref().and_then(|a| {
+                a.as_any()
+                    .downcast_ref::<datafusion::arrow::array::Float64Array>()
+            }) {
                 return a
                     .iter()
                     .map(|v| v.map_or(Cell::Null, |v| Cell::Text(float(v))))

@@ -44,7 +44,11 @@ pub(crate) enum Encoder {
 }
 
 impl Encoder {
-    pub(crate) fn new(format: Format, schema: &SchemaRef, cap: usize) -> Result<Encoder, DataError> {
+    pub(crate) fn new(
+        format: Format,
+        schema: &SchemaRef,
+        cap: usize,
+    ) -> Result<Encoder, DataError> {
         let sink = Capped {
             bytes: Vec::new(),
             cap,

@@ -136,8 +136,8 @@ pub(crate) fn open(
             schema: schema.clone(),
             kind,
         };
-        let table = StreamingTable::try_new(schema, vec![Arc::new(partition)])
-            .map_err(DataError::from)?;
+        let table =
+            StreamingTable::try_new(schema, vec![Arc::new(partition)]).map_err(DataError::from)?;
         Ok(Arc::new(table))
     };
     let provider = match format {
@@ -263,7 +263,8 @@ fn json_array(bytes: &[u8]) -> Result<RecordBatch, String> {
         return Err(format!("item {i} of the array is not an object"));
     }
     let schema = datafusion::arrow::json::reader::infer_json_schema_from_iterator(
-        rows.iter().map(Ok::<_, datafusion::arrow::error::ArrowError>),
+        rows.iter()
+            .map(Ok::<_, datafusion::arrow::error::ArrowError>),
     )
     .map_err(|e| e.to_string())?;
     let schema = Arc::new(schema);
@@ -407,6 +408,7 @@ impl ColumnBuilder {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]

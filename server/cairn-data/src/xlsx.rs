@@ -57,10 +57,7 @@ pub(crate) fn read(
     if let Ok(merged) = book.merge_cells_by_sheet_name(&name) {
         let mut filled = 0usize;
         for dims in &merged {
-            let value = range
-                .get_value(dims.start)
-                .cloned()
-                .unwrap_or(Data::Empty);
+            let value = range.get_value(dims.start).cloned().unwrap_or(Data::Empty);
             for r in dims.start.0..=dims.end.0 {
                 for c in dims.start.1..=dims.end.1 {
                     let (Some(rr), Some(cc)) = (r.checked_sub(top), c.checked_sub(left)) else {
@@ -69,11 +66,10 @@ pub(crate) fn read(
                     if let Some(cell) = grid
                         .get_mut(rr as usize)
                         .and_then(|row| row.get_mut(cc as usize))
+                        && (r, c) != dims.start
                     {
-                        if (r, c) != dims.start {
-                            *cell = value.clone();
-                            filled += 1;
-                        }
+                        *cell = value.clone();
+                        filled += 1;
                     }
                 }
             }

@@ -29,10 +29,12 @@ fn tools(dir: &Path) -> ToolSet<Data> {
 
 fn tools_with(dir: &Path, limits: Limits) -> ToolSet<Data> {
     // The user's rules as the binary applies them: `.env` and other secrets are protected.
-    let ws = Workspace::new(vec![dir.to_path_buf()]).unwrap().with_access(
-        |_| AccessRules::new("ada@example.com", None, None),
-        ExactApprovals::new(),
-    );
+    let ws = Workspace::new(vec![dir.to_path_buf()])
+        .unwrap()
+        .with_access(
+            |_| AccessRules::new("ada@example.com", None, None),
+            ExactApprovals::new(),
+        );
     let ws = Arc::new(ws);
     data_tools(Data::new(Some(ws)).with_limits(limits))
 }
@@ -101,7 +103,11 @@ fn shop() -> tempfile::TempDir {
         r#"[{"region":"EU","target":300},{"region":"US","target":250},{"region":"APAC","target":null}]"#,
     )
     .unwrap();
-    std::fs::write(dir.path().join("pairs.tsv"), "x\ty\tz\n1\t2\t5\n2\t4\t3\n3\t6\t9\n4\t8\t1\n").unwrap();
+    std::fs::write(
+        dir.path().join("pairs.tsv"),
+        "x\ty\tz\n1\t2\t5\n2\t4\t3\n3\t6\t9\n4\t8\t1\n",
+    )
+    .unwrap();
     dir
 }
 
@@ -111,20 +117,45 @@ async fn inspect_shows_types_row_count_and_first_rows() {
     let t = tools(dir.path());
     let r = call(&t, "data_inspect", json!({"file": "sales.csv", "rows": 3})).await;
     ok(&r);
-    assert!(r.text.starts_with("sales.csv (CSV): 120 rows, 6 columns"), "{}", r.text);
-    for line in ["- id: integer", "- day: date", "- region: text", "- price: float"] {
+    assert!(
+        r.text.starts_with("sales.csv (CSV): 120 rows, 6 columns"),
+        "{}",
+        r.text
+    );
+    for line in [
+        "- id: integer",
+        "- day: date",
+        "- region: text",
+        "- price: float",
+    ] {
         assert!(r.text.contains(line), "{line}: {}", r.text);
     }
-    assert!(r.text.contains("| 1 | 2024-01-01 | US | pear | 2 | 1.5 |"), "{}", r.text);
+    assert!(
+        r.text.contains("| 1 | 2024-01-01 | US | pear | 2 | 1.5 |"),
+        "{}",
+        r.text
+    );
     assert_eq!(r.structured.unwrap()["rows"].as_array().unwrap().len(), 3);
 
     let j = call(&t, "data_inspect", json!({"file": "targets.json"})).await;
     ok(&j);
-    assert!(j.text.starts_with("targets.json (JSON): 3 rows, 2 columns"), "{}", j.text);
+    assert!(
+        j.text.starts_with("targets.json (JSON): 3 rows, 2 columns"),
+        "{}",
+        j.text
+    );
     let l = call(&t, "data_inspect", json!({"file": "regions.jsonl"})).await;
-    assert!(l.text.starts_with("regions.jsonl (JSON Lines): 3 rows"), "{}", l.text);
+    assert!(
+        l.text.starts_with("regions.jsonl (JSON Lines): 3 rows"),
+        "{}",
+        l.text
+    );
     let tsv = call(&t, "data_inspect", json!({"file": "pairs.tsv"})).await;
-    assert!(tsv.text.starts_with("pairs.tsv (TSV): 4 rows, 3 columns"), "{}", tsv.text);
+    assert!(
+        tsv.text.starts_with("pairs.tsv (TSV): 4 rows, 3 columns"),
+        "{}",
+        tsv.text
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -135,15 +166,35 @@ async fn describe_gives_the_statistics_pandas_would() {
     ok(&r);
     // y = 2, 4, 6, 8: mean 5, sample std 2.581989, quartiles 3.5 / 5 / 6.5 (linear).
     assert!(
-        r.text.contains("| y | 4 | 0 | 4 | 5 | 2.581989 | 2 | 3.5 | 5 | 6.5 | 8 |"),
+        r.text
+            .contains("| y | 4 | 0 | 4 | 5 | 2.581989 | 2 | 3.5 | 5 | 6.5 | 8 |"),
         "{}",
         r.text
     );
-    let s = call(&t, "data_describe", json!({"file": "sales.csv", "columns": ["region"]})).await;
+    let s = call(
+        &t,
+        "data_describe",
+        json!({"file": "sales.csv", "columns": ["region"]}),
+    )
+    .await;
     ok(&s);
-    assert!(s.text.contains("| region | 120 | 0 | 3 | NULL | NULL | APAC |"), "{}", s.text);
-    let bad = call(&t, "data_describe", json!({"file": "sales.csv", "columns": ["nope"]})).await;
-    assert!(bad.is_error && bad.text.contains("no column \"nope\""), "{}", bad.text);
+    assert!(
+        s.text
+            .contains("| region | 120 | 0 | 3 | NULL | NULL | APAC |"),
+        "{}",
+        s.text
+    );
+    let bad = call(
+        &t,
+        "data_describe",
+        json!({"file": "sales.csv", "columns": ["nope"]}),
+    )
+    .await;
+    assert!(
+        bad.is_error && bad.text.contains("no column \"nope\""),
+        "{}",
+        bad.text
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -160,14 +211,32 @@ async fn sql_joins_files_of_different_formats() {
     )
     .await;
     ok(&r);
-    assert!(r.text.contains("| APAC | NULL | NULL | 220 |"), "{}", r.text);
+    assert!(
+        r.text.contains("| APAC | NULL | NULL | 220 |"),
+        "{}",
+        r.text
+    );
     assert!(r.text.contains("| EU | Ada | 300 | 220 |"), "{}", r.text);
     assert!(r.text.contains("(3 rows)"), "{}", r.text);
     // A syntax error reads as one, with the engine's position.
-    let e = call(&t, "data_sql", json!({"tables": {"s": "sales.csv"}, "sql": "SELEC 1"})).await;
+    let e = call(
+        &t,
+        "data_sql",
+        json!({"tables": {"s": "sales.csv"}, "sql": "SELEC 1"}),
+    )
+    .await;
     assert!(e.is_error, "{}", e.text);
-    let unknown = call(&t, "data_sql", json!({"tables": {"s": "sales.csv"}, "sql": "SELECT nope FROM s"})).await;
-    assert!(unknown.is_error && unknown.text.contains("nope"), "{}", unknown.text);
+    let unknown = call(
+        &t,
+        "data_sql",
+        json!({"tables": {"s": "sales.csv"}, "sql": "SELECT nope FROM s"}),
+    )
+    .await;
+    assert!(
+        unknown.is_error && unknown.text.contains("nope"),
+        "{}",
+        unknown.text
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -181,7 +250,11 @@ async fn filter_aggregate_top_counts_and_pivot() {
     )
     .await;
     ok(&f);
-    assert!(f.text.starts_with("4 rows of sales.csv match:"), "{}", f.text);
+    assert!(
+        f.text.starts_with("4 rows of sales.csv match:"),
+        "{}",
+        f.text
+    );
     assert!(f.text.contains("| id | units |"), "{}", f.text);
 
     let a = call(
@@ -201,11 +274,25 @@ async fn filter_aggregate_top_counts_and_pivot() {
     )
     .await;
     ok(&top);
-    assert!(top.text.contains("| 6 | 6.5 |\n| 13 | 6.5 |"), "{}", top.text);
+    assert!(
+        top.text.contains("| 6 | 6.5 |\n| 13 | 6.5 |"),
+        "{}",
+        top.text
+    );
 
-    let v = call(&t, "data_value_counts", json!({"file": "sales.csv", "column": "region", "top": 2})).await;
+    let v = call(
+        &t,
+        "data_value_counts",
+        json!({"file": "sales.csv", "column": "region", "top": 2}),
+    )
+    .await;
     ok(&v);
-    assert!(v.text.starts_with("3 distinct values of region; the 2 most frequent:"), "{}", v.text);
+    assert!(
+        v.text
+            .starts_with("3 distinct values of region; the 2 most frequent:"),
+        "{}",
+        v.text
+    );
     assert!(v.text.contains("| 40 | 33.33 |"), "{}", v.text);
 
     let p = call(
@@ -215,7 +302,11 @@ async fn filter_aggregate_top_counts_and_pivot() {
     )
     .await;
     ok(&p);
-    assert!(p.text.contains("| region | apple | pear | plum |"), "{}", p.text);
+    assert!(
+        p.text.contains("| region | apple | pear | plum |"),
+        "{}",
+        p.text
+    );
     assert!(p.text.contains("| EU | 40 | 0 | 0 |"), "{}", p.text);
 }
 
@@ -254,7 +345,12 @@ async fn joins_correlation_outliers_and_resampling() {
             .join("\n"),
     )
     .unwrap();
-    let o = call(&t, "data_outliers", json!({"file": "latency.csv", "column": "ms"})).await;
+    let o = call(
+        &t,
+        "data_outliers",
+        json!({"file": "latency.csv", "column": "ms"}),
+    )
+    .await;
     ok(&o);
     assert!(o.text.starts_with("1 outliers in ms"), "{}", o.text);
     assert!(o.text.contains("| 5000 |"), "{}", o.text);
@@ -274,12 +370,27 @@ async fn joins_correlation_outliers_and_resampling() {
 async fn samples_are_reproducible_and_validation_names_failures() {
     let dir = shop();
     let t = tools(dir.path());
-    let a = call(&t, "data_sample", json!({"file": "sales.csv", "n": 5, "seed": 1})).await;
+    let a = call(
+        &t,
+        "data_sample",
+        json!({"file": "sales.csv", "n": 5, "seed": 1}),
+    )
+    .await;
     ok(&a);
     assert!(a.text.starts_with("5 rows sampled from 120:"), "{}", a.text);
-    let b = call(&t, "data_sample", json!({"file": "sales.csv", "n": 5, "seed": 1})).await;
+    let b = call(
+        &t,
+        "data_sample",
+        json!({"file": "sales.csv", "n": 5, "seed": 1}),
+    )
+    .await;
     assert_eq!(a.text, b.text);
-    let c = call(&t, "data_sample", json!({"file": "sales.csv", "n": 5, "seed": 2})).await;
+    let c = call(
+        &t,
+        "data_sample",
+        json!({"file": "sales.csv", "n": 5, "seed": 2}),
+    )
+    .await;
     assert_ne!(a.text, c.text);
 
     let v = call(
@@ -297,42 +408,123 @@ async fn samples_are_reproducible_and_validation_names_failures() {
     )
     .await;
     ok(&v);
-    assert!(v.text.starts_with("targets.json: 5 of 7 rules FAIL."), "{}", v.text);
-    assert!(v.text.contains("| column owner exists | FAIL | 1 |"), "{}", v.text);
-    assert!(v.text.contains("| target has no NULLs | FAIL | 1 | region=APAC, target=NULL |"), "{}", v.text);
-    assert!(v.text.contains("| region is unique | pass | 0 |"), "{}", v.text);
-    assert!(v.text.contains("| target in [260, inf] | FAIL | 1 | region=US, target=250 |"), "{}", v.text);
-    assert!(v.text.contains("| target is even | FAIL | 1 |"), "{}", v.text);
+    assert!(
+        v.text.starts_with("targets.json: 5 of 7 rules FAIL."),
+        "{}",
+        v.text
+    );
+    assert!(
+        v.text.contains("| column owner exists | FAIL | 1 |"),
+        "{}",
+        v.text
+    );
+    assert!(
+        v.text
+            .contains("| target has no NULLs | FAIL | 1 | region=APAC, target=NULL |"),
+        "{}",
+        v.text
+    );
+    assert!(
+        v.text.contains("| region is unique | pass | 0 |"),
+        "{}",
+        v.text
+    );
+    assert!(
+        v.text
+            .contains("| target in [260, inf] | FAIL | 1 | region=US, target=250 |"),
+        "{}",
+        v.text
+    );
+    assert!(
+        v.text.contains("| target is even | FAIL | 1 |"),
+        "{}",
+        v.text
+    );
     assert_eq!(v.structured.unwrap()["failed_rules"], 5);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn diffs_by_key_and_whole_rows() {
     let dir = shop();
-    std::fs::write(dir.path().join("old.csv"), "id,name,qty\n1,a,10\n2,b,20\n3,c,30\n").unwrap();
-    std::fs::write(dir.path().join("new.csv"), "id,name,qty\n1,a,10\n2,B,25\n4,d,40\n").unwrap();
+    std::fs::write(
+        dir.path().join("old.csv"),
+        "id,name,qty\n1,a,10\n2,b,20\n3,c,30\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("new.csv"),
+        "id,name,qty\n1,a,10\n2,B,25\n4,d,40\n",
+    )
+    .unwrap();
     let t = tools(dir.path());
-    let d = call(&t, "data_diff", json!({"left": "old.csv", "right": "new.csv", "key": ["id"]})).await;
+    let d = call(
+        &t,
+        "data_diff",
+        json!({"left": "old.csv", "right": "new.csv", "key": ["id"]}),
+    )
+    .await;
     ok(&d);
-    assert!(d.text.contains("1 rows only in the left (removed), 1 only in the right (added), 1 changed"), "{}", d.text);
-    assert!(d.text.contains("Changes per column: name 1, qty 1"), "{}", d.text);
+    assert!(
+        d.text
+            .contains("1 rows only in the left (removed), 1 only in the right (added), 1 changed"),
+        "{}",
+        d.text
+    );
+    assert!(
+        d.text.contains("Changes per column: name 1, qty 1"),
+        "{}",
+        d.text
+    );
     assert!(d.text.contains("| 2 | b | B | 20 | 25 |"), "{}", d.text);
-    let w = call(&t, "data_diff", json!({"left": "old.csv", "right": "new.csv"})).await;
+    let w = call(
+        &t,
+        "data_diff",
+        json!({"left": "old.csv", "right": "new.csv"}),
+    )
+    .await;
     ok(&w);
-    assert!(w.text.contains("2 rows only in the left, 2 only in the right"), "{}", w.text);
+    assert!(
+        w.text
+            .contains("2 rows only in the left, 2 only in the right"),
+        "{}",
+        w.text
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conversions_round_trip_through_parquet_and_refuse_to_clobber() {
     let dir = shop();
     let t = tools(dir.path());
-    let p = call(&t, "data_convert", json!({"file": "sales.csv", "output": "out/sales.parquet"})).await;
+    let p = call(
+        &t,
+        "data_convert",
+        json!({"file": "sales.csv", "output": "out/sales.parquet"}),
+    )
+    .await;
     ok(&p);
     assert!(p.text.starts_with("wrote 120 rows"), "{}", p.text);
-    assert!(p.text.contains("Parquet) to out/sales.parquet"), "{}", p.text);
-    assert!(std::fs::read(dir.path().join("out/sales.parquet")).unwrap().starts_with(b"PAR1"));
-    let i = call(&t, "data_inspect", json!({"file": "out/sales.parquet", "rows": 1})).await;
-    assert!(i.text.starts_with("out/sales.parquet (Parquet): 120 rows, 6 columns"), "{}", i.text);
+    assert!(
+        p.text.contains("Parquet) to out/sales.parquet"),
+        "{}",
+        p.text
+    );
+    assert!(
+        std::fs::read(dir.path().join("out/sales.parquet"))
+            .unwrap()
+            .starts_with(b"PAR1")
+    );
+    let i = call(
+        &t,
+        "data_inspect",
+        json!({"file": "out/sales.parquet", "rows": 1}),
+    )
+    .await;
+    assert!(
+        i.text
+            .starts_with("out/sales.parquet (Parquet): 120 rows, 6 columns"),
+        "{}",
+        i.text
+    );
     assert!(i.text.contains("- day: date"), "{}", i.text);
 
     let j = call(
@@ -342,18 +534,38 @@ async fn conversions_round_trip_through_parquet_and_refuse_to_clobber() {
     )
     .await;
     ok(&j);
-    let json: Value = serde_json::from_slice(&std::fs::read(dir.path().join("eu.json")).unwrap()).unwrap();
+    let json: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("eu.json")).unwrap()).unwrap();
     assert_eq!(json, json!([{"id": 3, "units": 4}, {"id": 6, "units": 7}]));
 
-    let again = call(&t, "data_convert", json!({"file": "sales.csv", "output": "eu.json"})).await;
-    assert!(again.is_error && again.text.contains("already exists; pass overwrite: true"), "{}", again.text);
+    let again = call(
+        &t,
+        "data_convert",
+        json!({"file": "sales.csv", "output": "eu.json"}),
+    )
+    .await;
+    assert!(
+        again.is_error && again.text.contains("already exists; pass overwrite: true"),
+        "{}",
+        again.text
+    );
     assert_eq!(
-        serde_json::from_slice::<Value>(&std::fs::read(dir.path().join("eu.json")).unwrap()).unwrap(),
+        serde_json::from_slice::<Value>(&std::fs::read(dir.path().join("eu.json")).unwrap())
+            .unwrap(),
         json,
         "the refused conversion left the file as it was"
     );
-    let xl = call(&t, "data_convert", json!({"file": "sales.csv", "output": "x.xlsx"})).await;
-    assert!(xl.is_error && xl.text.contains("do not write them"), "{}", xl.text);
+    let xl = call(
+        &t,
+        "data_convert",
+        json!({"file": "sales.csv", "output": "x.xlsx"}),
+    )
+    .await;
+    assert!(
+        xl.is_error && xl.text.contains("do not write them"),
+        "{}",
+        xl.text
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -375,25 +587,67 @@ async fn workbooks_read_cached_formula_values_merged_cells_and_errors() {
         sheet.write(r, 1, a).unwrap();
         sheet.write(r, 2, b).unwrap();
         sheet
-            .write_formula(r, 3, rust_xlsxwriter::Formula::new(format!("=B{0}+C{0}", r + 1)).set_result((a + b).to_string()))
+            .write_formula(
+                r,
+                3,
+                rust_xlsxwriter::Formula::new(format!("=B{0}+C{0}", r + 1))
+                    .set_result((a + b).to_string()),
+            )
             .unwrap();
-        let ratio = if b == 0 { "#DIV/0!".to_owned() } else { (f64::from(a) / f64::from(b)).to_string() };
+        let ratio = if b == 0 {
+            "#DIV/0!".to_owned()
+        } else {
+            (f64::from(a) / f64::from(b)).to_string()
+        };
         sheet
-            .write_formula(r, 4, rust_xlsxwriter::Formula::new(format!("=B{0}/C{0}", r + 1)).set_result(ratio))
+            .write_formula(
+                r,
+                4,
+                rust_xlsxwriter::Formula::new(format!("=B{0}/C{0}", r + 1)).set_result(ratio),
+            )
             .unwrap();
     }
     book.save(dir.path().join("book.xlsx")).unwrap();
     let t = tools(dir.path());
     let first = call(&t, "data_inspect", json!({"file": "book.xlsx"})).await;
     ok(&first);
-    assert!(first.text.contains("read sheet \"Summary\", the first of [\"Summary\", \"Sales\"]"), "{}", first.text);
-    let r = call(&t, "data_inspect", json!({"file": "book.xlsx", "sheet": "Sales"})).await;
+    assert!(
+        first
+            .text
+            .contains("read sheet \"Summary\", the first of [\"Summary\", \"Sales\"]"),
+        "{}",
+        first.text
+    );
+    let r = call(
+        &t,
+        "data_inspect",
+        json!({"file": "book.xlsx", "sheet": "Sales"}),
+    )
+    .await;
     ok(&r);
-    assert!(r.text.starts_with("book.xlsx (Excel): 3 rows, 5 columns"), "{}", r.text);
-    assert!(r.text.contains("1 cells of merged areas were given their area's value"), "{}", r.text);
-    assert!(r.text.contains("1 error cells (such as #DIV/0!) were read as empty"), "{}", r.text);
+    assert!(
+        r.text.starts_with("book.xlsx (Excel): 3 rows, 5 columns"),
+        "{}",
+        r.text
+    );
+    assert!(
+        r.text
+            .contains("1 cells of merged areas were given their area's value"),
+        "{}",
+        r.text
+    );
+    assert!(
+        r.text
+            .contains("1 error cells (such as #DIV/0!) were read as empty"),
+        "{}",
+        r.text
+    );
     assert!(r.text.contains("| North | 10 | 5 | 15 | 2 |"), "{}", r.text);
-    assert!(r.text.contains("| North | 20 | 0 | 20 | NULL |"), "{}", r.text);
+    assert!(
+        r.text.contains("| North | 20 | 0 | 20 | NULL |"),
+        "{}",
+        r.text
+    );
     let s = call(
         &t,
         "data_sql",
@@ -401,9 +655,22 @@ async fn workbooks_read_cached_formula_values_merged_cells_and_errors() {
     )
     .await;
     ok(&s);
-    assert!(s.text.contains("| North | 35 |\n| South | 14 |"), "{}", s.text);
-    let missing = call(&t, "data_inspect", json!({"file": "book.xlsx", "sheet": "Nope"})).await;
-    assert!(missing.is_error && missing.text.contains("has no sheet \"Nope\""), "{}", missing.text);
+    assert!(
+        s.text.contains("| North | 35 |\n| South | 14 |"),
+        "{}",
+        s.text
+    );
+    let missing = call(
+        &t,
+        "data_inspect",
+        json!({"file": "book.xlsx", "sheet": "Nope"}),
+    )
+    .await;
+    assert!(
+        missing.is_error && missing.text.contains("has no sheet \"Nope\""),
+        "{}",
+        missing.text
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -413,9 +680,18 @@ async fn a_malformed_csv_names_its_line() {
     std::fs::write(dir.path().join("types.csv"), "a,b\n1,2\n3,x\n").unwrap();
     std::fs::write(dir.path().join("empty.csv"), "").unwrap();
     let t = tools(dir.path());
-    let r = call(&t, "data_aggregate", json!({"file": "bad.csv", "aggregates": ["sum(a)"]})).await;
+    let r = call(
+        &t,
+        "data_aggregate",
+        json!({"file": "bad.csv", "aggregates": ["sum(a)"]}),
+    )
+    .await;
     assert!(r.is_error, "{}", r.text);
-    assert!(r.text.contains("bad.csv") && r.text.contains("line 4"), "{}", r.text);
+    assert!(
+        r.text.contains("bad.csv") && r.text.contains("line 4"),
+        "{}",
+        r.text
+    );
     let e = call(&t, "data_inspect", json!({"file": "empty.csv"})).await;
     assert!(e.is_error && e.text.contains("empty"), "{}", e.text);
 }
@@ -426,7 +702,11 @@ async fn files_outside_the_workspace_or_protected_are_never_read() {
     std::fs::write(outside.path().join("secret.csv"), "k\nTOPSECRET\n").unwrap();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join(".env"), "K=TOPSECRET\n").unwrap();
-    std::os::unix::fs::symlink(outside.path().join("secret.csv"), dir.path().join("link.csv")).unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("secret.csv"),
+        dir.path().join("link.csv"),
+    )
+    .unwrap();
     let t = tools(dir.path());
     let abs = outside.path().join("secret.csv").display().to_string();
     for file in [abs.as_str(), "../secret.csv", "link.csv", ".env"] {
@@ -434,7 +714,12 @@ async fn files_outside_the_workspace_or_protected_are_never_read() {
         assert!(r.is_error, "{file}: {}", r.text);
         assert!(!r.text.contains("TOPSECRET"), "{file}: {}", r.text);
     }
-    let env = call(&t, "data_sql", json!({"tables": {"e": ".env"}, "sql": "SELECT * FROM e"})).await;
+    let env = call(
+        &t,
+        "data_sql",
+        json!({"tables": {"e": ".env"}, "sql": "SELECT * FROM e"}),
+    )
+    .await;
     assert!(env.is_error && env.text.contains(".env"), "{}", env.text);
     assert!(!env.text.contains("TOPSECRET"), "{}", env.text);
 }
@@ -457,7 +742,12 @@ async fn sql_cannot_reach_files_or_write() {
         "SELECT 1; SELECT 2".to_owned(),
     ];
     for sql in &attempts {
-        let r = call(&t, "data_sql", json!({"tables": {"s": "sales.csv"}, "sql": sql})).await;
+        let r = call(
+            &t,
+            "data_sql",
+            json!({"tables": {"s": "sales.csv"}, "sql": sql}),
+        )
+        .await;
         assert!(r.is_error, "{sql}: {}", r.text);
         assert!(!r.text.contains("TOPSECRET"), "{sql}: {}", r.text);
     }
@@ -468,7 +758,11 @@ async fn sql_cannot_reach_files_or_write() {
         json!({"tables": {"s": "sales.csv"}, "sql": attempts[0]}),
     )
     .await;
-    assert!(ddl.text.starts_with("refused: the data tools only read"), "{}", ddl.text);
+    assert!(
+        ddl.text.starts_with("refused: the data tools only read"),
+        "{}",
+        ddl.text
+    );
 }
 
 /// A CSV of `rows` rows: id, a group key of 1000 values, an amount.
@@ -494,12 +788,26 @@ async fn a_million_rows_stream_and_a_runaway_query_is_stopped() {
     .await;
     ok(&r);
     // g0: ids 0, 1000, ... (1000 rows, amount i % 100 = 0); g999: 1000 rows of amount 99.
-    assert!(r.text.contains("| g0 | 1000 | 0 |\n| g999 | 1000 | 99000 |"), "{}", r.text);
+    assert!(
+        r.text
+            .contains("| g0 | 1000 | 0 |\n| g999 | 1000 | 99000 |"),
+        "{}",
+        r.text
+    );
 
     // Whole-file selects are cut at the cap, said out loud.
-    let all = call(&t, "data_sql", json!({"tables": {"b": "big.csv"}, "sql": "SELECT * FROM b"})).await;
+    let all = call(
+        &t,
+        "data_sql",
+        json!({"tables": {"b": "big.csv"}, "sql": "SELECT * FROM b"}),
+    )
+    .await;
     ok(&all);
-    assert!(all.text.contains("rows shown; more were left out"), "{}", all.text);
+    assert!(
+        all.text.contains("rows shown; more were left out"),
+        "{}",
+        all.text
+    );
 
     // A join of a million rows with itself on a 1000-value key (a billion rows) runs past a
     // 2 s limit and is stopped.
@@ -516,7 +824,11 @@ async fn a_million_rows_stream_and_a_runaway_query_is_stopped() {
         json!({"tables": {"b": "big.csv"}, "sql": "SELECT count(*) FROM b x JOIN b y ON x.grp = y.grp WHERE x.amount + y.amount = -1"}),
     )
     .await;
-    assert!(slow.is_error && slow.text.starts_with("stopped after 2 s"), "{}", slow.text);
+    assert!(
+        slow.is_error && slow.text.starts_with("stopped after 2 s"),
+        "{}",
+        slow.text
+    );
 
     // Cancelling the run stops the query too.
     let cancel = CancellationToken::new();
@@ -532,7 +844,11 @@ async fn a_million_rows_stream_and_a_runaway_query_is_stopped() {
         cancel,
     )
     .await;
-    assert!(cancelled.is_error && cancelled.text == "cancelled", "{}", cancelled.text);
+    assert!(
+        cancelled.is_error && cancelled.text == "cancelled",
+        "{}",
+        cancelled.text
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -546,7 +862,12 @@ async fn charts_are_written_as_svg_and_png_and_shown() {
     )
     .await;
     ok(&bar);
-    assert!(bar.text.contains("written to charts/units.svg and charts/units.png"), "{}", bar.text);
+    assert!(
+        bar.text
+            .contains("written to charts/units.svg and charts/units.png"),
+        "{}",
+        bar.text
+    );
     let svg = std::fs::read_to_string(dir.path().join("charts/units.svg")).unwrap();
     assert!(svg.contains("<svg") && svg.contains("EU"), "{svg}");
     let png = std::fs::read(dir.path().join("charts/units.png")).unwrap();
@@ -562,15 +883,42 @@ async fn charts_are_written_as_svg_and_png_and_shown() {
     .await;
     ok(&line);
     assert!(dir.path().join("charts/monthly.png").exists());
-    let scatter = call(&t, "chart_scatter", json!({"file": "pairs.tsv", "x": "x", "y": ["y", "z"], "output": "charts/xy"})).await;
+    let scatter = call(
+        &t,
+        "chart_scatter",
+        json!({"file": "pairs.tsv", "x": "x", "y": ["y", "z"], "output": "charts/xy"}),
+    )
+    .await;
     ok(&scatter);
-    let hist = call(&t, "chart_histogram", json!({"file": "sales.csv", "column": "price", "bins": 7, "output": "charts/price"})).await;
+    let hist = call(
+        &t,
+        "chart_histogram",
+        json!({"file": "sales.csv", "column": "price", "bins": 7, "output": "charts/price"}),
+    )
+    .await;
     ok(&hist);
-    assert!(hist.text.contains("| 0.5000 | 1.3571 | 17 |"), "{}", hist.text);
+    assert!(
+        hist.text.contains("| 0.5000 | 1.3571 | 17 |"),
+        "{}",
+        hist.text
+    );
     assert_eq!(hist.images.len(), 1);
 
-    let clobber = call(&t, "chart_histogram", json!({"file": "sales.csv", "column": "price", "output": "charts/price"})).await;
-    assert!(clobber.is_error && clobber.text.contains("already exists"), "{}", clobber.text);
+    let clobber = call(
+        &t,
+        "chart_histogram",
+        json!({"file": "sales.csv", "column": "price", "output": "charts/price"}),
+    )
+    .await;
+    assert!(
+        clobber.is_error && clobber.text.contains("already exists"),
+        "{}",
+        clobber.text
+    );
     let neither = call(&t, "chart_bar", json!({"file": "sales.csv", "output": "c"})).await;
-    assert!(neither.is_error && neither.text.contains("give either `x` and `y`"), "{}", neither.text);
+    assert!(
+        neither.is_error && neither.text.contains("give either `x` and `y`"),
+        "{}",
+        neither.text
+    );
 }

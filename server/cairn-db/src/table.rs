@@ -1,8 +1,8 @@
 //! How a described database table reads: columns, indexes, foreign keys. Rows are shown by the
 //! tool kit's shared [`Table`].
 
-pub use cairn_toolkit::table::{Cell, Limits, Table};
 use cairn_toolkit::table::escape;
+pub use cairn_toolkit::table::{Cell, Limits, Table};
 
 /// One column of a described table.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,4 +57,3 @@ impl Description {
         out
     }
 }
-

@@ -431,7 +431,10 @@ async fn sample_explain_and_export() {
         a.iter().map(|v| v.map(str::to_owned)).collect::<Vec<_>>()
     };
     assert_eq!(column(0), [Some("1".to_owned()), Some("2".to_owned())]);
-    assert_eq!(column(1), [Some("Ada".to_owned()), Some("Grace | Hopper".to_owned())]);
+    assert_eq!(
+        column(1),
+        [Some("Ada".to_owned()), Some("Grace | Hopper".to_owned())]
+    );
     assert_eq!(column(2), [None, None]);
     let e = call(
         &t,

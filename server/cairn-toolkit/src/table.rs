@@ -55,12 +55,7 @@ impl Table {
     }
 
     /// [`Table::result`], with `hint` saying how to see less when rows were left out.
-    pub fn result_hinting(
-        &self,
-        heading: &str,
-        limits: &Limits,
-        hint: &str,
-    ) -> CallToolResult {
+    pub fn result_hinting(&self, heading: &str, limits: &Limits, hint: &str) -> CallToolResult {
         let (markdown, shown) = self.markdown(limits);
         let truncated = self.more || shown < self.rows.len();
         let mut text = format!("{heading}\n\n{markdown}");

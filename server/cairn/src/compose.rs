@@ -497,7 +497,10 @@ pub fn start_hub(
             cairn_sandbox::tools::code_tools(sandbox_service(sandbox), None),
         );
         hub.add_builtin("cairn-db", db_tools(config, env, None));
-        hub.add_builtin("cairn-data", cairn_data::data_tools(cairn_data::Data::new(None)));
+        hub.add_builtin(
+            "cairn-data",
+            cairn_data::data_tools(cairn_data::Data::new(None)),
+        );
     }
     if !roots.is_empty() && !unchanged {
         let mut workspace = Workspace::new(roots.to_vec()).map_err(|e| e.to_string())?;

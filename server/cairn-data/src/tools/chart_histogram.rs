@@ -67,7 +67,11 @@ impl Tool for ChartHistogram {
     }
 }
 
-async fn histogram(data: &Data, args: &Args, cx: &CallContext) -> Result<CallToolResult, DataError> {
+async fn histogram(
+    data: &Data,
+    args: &Args,
+    cx: &CallContext,
+) -> Result<CallToolResult, DataError> {
     let session = data
         .session(
             &[TableRef::new("t", &args.file, args.sheet.as_deref())],
@@ -77,7 +81,10 @@ async fn histogram(data: &Data, args: &Args, cx: &CallContext) -> Result<CallToo
     let v = format!("CAST({} AS DOUBLE)", ident(&args.column));
     let filter = where_clause(args.filter.as_deref());
     let range = session
-        .rows(&format!("SELECT min({v}), max({v}), count({v}) FROM t{filter}"), 1)
+        .rows(
+            &format!("SELECT min({v}), max({v}), count({v}) FROM t{filter}"),
+            1,
+        )
         .await?;
     let (Some(lo), Some(hi)) = (
         range.numbers(0).into_iter().next().flatten(),
@@ -89,7 +96,11 @@ async fn histogram(data: &Data, args: &Args, cx: &CallContext) -> Result<CallToo
         )));
     };
     let bins = args.bins.unwrap_or(20).clamp(1, MAX_BINS);
-    let (lo, hi) = if hi > lo { (lo, hi) } else { (lo - 0.5, lo + 0.5) };
+    let (lo, hi) = if hi > lo {
+        (lo, hi)
+    } else {
+        (lo - 0.5, lo + 0.5)
+    };
     let width = (hi - lo) / bins as f64;
     // The top edge belongs to the last bin.
     let sql = format!(
@@ -100,10 +111,11 @@ async fn histogram(data: &Data, args: &Args, cx: &CallContext) -> Result<CallToo
     let counted = session.rows(&sql, MAX_BINS + 1).await?;
     let mut counts = vec![0f64; bins];
     for (b, n) in counted.numbers(0).into_iter().zip(counted.numbers(1)) {
-        if let (Some(b), Some(n)) = (b, n) {
-            if b >= 0.0 && (b as usize) < bins {
-                counts[b as usize] += n;
-            }
+        if let (Some(b), Some(n)) = (b, n)
+            && b >= 0.0
+            && (b as usize) < bins
+        {
+            counts[b as usize] += n;
         }
     }
     let edges: Vec<f64> = (0..=bins).map(|i| lo + width * i as f64).collect();
@@ -144,8 +156,9 @@ async fn histogram(data: &Data, args: &Args, cx: &CallContext) -> Result<CallToo
         more: false,
     };
     let (markdown, _) = table.markdown(&data.limits.table);
-    result
-        .content
-        .insert(1, rmcp::model::ContentBlock::text(format!("Bins:\n\n{markdown}")));
+    result.content.insert(
+        1,
+        rmcp::model::ContentBlock::text(format!("Bins:\n\n{markdown}")),
+    );
     Ok(result)
 }

@@ -140,7 +140,12 @@ pub(crate) async fn draw_spec(
             "a chart needs an x column and at least one series".to_owned(),
         ));
     }
-    let names: Vec<String> = rows.schema.fields().iter().map(|f| f.name().clone()).collect();
+    let names: Vec<String> = rows
+        .schema
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
     let x_type = rows.schema.field(0).data_type().clone();
     let x = match (kind, &x_type) {
         (Kind::Bar, _) => Axis::Categories(
@@ -149,9 +154,12 @@ pub(crate) async fn draw_spec(
                 .map(|t| t.unwrap_or_else(|| "NULL".to_owned()))
                 .collect(),
         ),
-        (_, DataType::Date32 | DataType::Date64 | DataType::Timestamp(_, _)) => {
-            Axis::Times(rows.millis(0).into_iter().map(|v| v.unwrap_or(i64::MIN)).collect())
-        }
+        (_, DataType::Date32 | DataType::Date64 | DataType::Timestamp(_, _)) => Axis::Times(
+            rows.millis(0)
+                .into_iter()
+                .map(|v| v.unwrap_or(i64::MIN))
+                .collect(),
+        ),
         (_, t) if t.is_numeric() => Axis::Numbers(
             rows.numbers(0)
                 .into_iter()
@@ -182,7 +190,11 @@ pub(crate) async fn draw_spec(
         _ => String::new(),
     };
     let title = spec.title.clone().unwrap_or_else(|| {
-        let ys = series.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ");
+        let ys = series
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
         format!("{ys} by {x_label}")
     });
     let chart = Chart {
@@ -197,7 +209,15 @@ pub(crate) async fn draw_spec(
     if rows.more {
         note = format!(" (only the first {MAX_POINTS} rows: aggregate to draw all)");
     }
-    write(data, &session, &chart, &spec.output, spec.overwrite.unwrap_or(false), &note).await
+    write(
+        data,
+        &session,
+        &chart,
+        &spec.output,
+        spec.overwrite.unwrap_or(false),
+        &note,
+    )
+    .await
 }
 
 /// Renders `chart` to SVG and PNG and writes both; the PNG rides in the result as an image.
@@ -232,6 +252,8 @@ pub(crate) async fn write(
         message.push_str(&format!("\nNote: {n}."));
     }
     let mut result = with_edits(text(message), &[report(&svg_written), report(&png_written)]);
-    result.content.push(ContentBlock::image(png_b64, "image/png"));
+    result
+        .content
+        .push(ContentBlock::image(png_b64, "image/png"));
     Ok(result)
 }

@@ -70,7 +70,10 @@ impl Tool for DataAggregate {
             .chain(args.aggregates.iter().cloned())
             .collect::<Vec<_>>()
             .join(", ");
-        let mut sql = format!("SELECT {select} FROM t{}", where_clause(args.filter.as_deref()));
+        let mut sql = format!(
+            "SELECT {select} FROM t{}",
+            where_clause(args.filter.as_deref())
+        );
         if !groups.is_empty() {
             sql.push_str(&format!(" GROUP BY {}", groups.join(", ")));
         }

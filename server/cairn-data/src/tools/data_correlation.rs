@@ -126,7 +126,11 @@ async fn correlate(
         rows: names
             .iter()
             .zip(matrix)
-            .map(|(name, row)| std::iter::once(Cell::Text(name.clone())).chain(row).collect())
+            .map(|(name, row)| {
+                std::iter::once(Cell::Text(name.clone()))
+                    .chain(row)
+                    .collect()
+            })
             .collect(),
         more: false,
     };

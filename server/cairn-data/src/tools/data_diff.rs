@@ -73,8 +73,18 @@ async fn diff(data: &Data, args: &Args, cx: &CallContext) -> Result<CallToolResu
             &cx.cancel,
         )
         .await?;
-    let left: Vec<String> = session.columns("l").await?.into_iter().map(|c| c.0).collect();
-    let right: Vec<String> = session.columns("r").await?.into_iter().map(|c| c.0).collect();
+    let left: Vec<String> = session
+        .columns("l")
+        .await?
+        .into_iter()
+        .map(|c| c.0)
+        .collect();
+    let right: Vec<String> = session
+        .columns("r")
+        .await?
+        .into_iter()
+        .map(|c| c.0)
+        .collect();
     let key = args.key.clone().unwrap_or_default();
     for k in &key {
         if !left.contains(k) || !right.contains(k) {
@@ -102,7 +112,11 @@ async fn diff(data: &Data, args: &Args, cx: &CallContext) -> Result<CallToolResu
     }
     let max = args.limit.unwrap_or(20).min(data.limits.table.max_rows);
     if key.is_empty() {
-        let cols = compared.iter().map(|c| ident(c)).collect::<Vec<_>>().join(", ");
+        let cols = compared
+            .iter()
+            .map(|c| ident(c))
+            .collect::<Vec<_>>()
+            .join(", ");
         if cols.is_empty() {
             return Err(DataError::Query("the files share no columns".to_owned()));
         }
@@ -133,13 +147,25 @@ async fn diff(data: &Data, args: &Args, cx: &CallContext) -> Result<CallToolResu
         .map(|k| format!("l.{0} = r.{0}", ident(k)))
         .collect::<Vec<_>>()
         .join(" AND ");
-    let only_left = count(&session, &format!("SELECT count(*) FROM l LEFT ANTI JOIN r ON {on}")).await?;
-    let only_right = count(&session, &format!("SELECT count(*) FROM r LEFT ANTI JOIN l ON {on}")).await?;
+    let only_left = count(
+        &session,
+        &format!("SELECT count(*) FROM l LEFT ANTI JOIN r ON {on}"),
+    )
+    .await?;
+    let only_right = count(
+        &session,
+        &format!("SELECT count(*) FROM r LEFT ANTI JOIN l ON {on}"),
+    )
+    .await?;
     let differs = |c: &str| format!("(l.{0} IS DISTINCT FROM r.{0})", ident(c));
     let any_change = if compared.is_empty() {
         "FALSE".to_owned()
     } else {
-        compared.iter().map(|c| differs(c)).collect::<Vec<_>>().join(" OR ")
+        compared
+            .iter()
+            .map(|c| differs(c))
+            .collect::<Vec<_>>()
+            .join(" OR ")
     };
     let per_column = if compared.is_empty() {
         Vec::new()
@@ -153,7 +179,13 @@ async fn diff(data: &Data, args: &Args, cx: &CallContext) -> Result<CallToolResu
             .rows(&format!("SELECT {select} FROM l JOIN r ON {on}"), 1)
             .await?;
         (0..compared.len())
-            .map(|i| rows.numbers(i).into_iter().next().flatten().map_or(0, |v| v as u64))
+            .map(|i| {
+                rows.numbers(i)
+                    .into_iter()
+                    .next()
+                    .flatten()
+                    .map_or(0, |v| v as u64)
+            })
             .collect()
     };
     let changed = count(
@@ -184,8 +216,16 @@ async fn diff(data: &Data, args: &Args, cx: &CallContext) -> Result<CallToolResu
     }
     let mut select: Vec<String> = key.iter().map(|k| format!("l.{}", ident(k))).collect();
     for c in &changed_columns {
-        select.push(format!("l.{} AS {}", ident(c), ident(&format!("{c} (left)"))));
-        select.push(format!("r.{} AS {}", ident(c), ident(&format!("{c} (right)"))));
+        select.push(format!(
+            "l.{} AS {}",
+            ident(c),
+            ident(&format!("{c} (left)"))
+        ));
+        select.push(format!(
+            "r.{} AS {}",
+            ident(c),
+            ident(&format!("{c} (right)"))
+        ));
     }
     let rows = session
         .rows(

@@ -65,10 +65,7 @@ impl Tool for DataInspect {
             Ok(r) => r,
             Err(e) => return failed(&e),
         };
-        let format = session
-            .formats
-            .first()
-            .map_or("data", |(_, f)| f.name());
+        let format = session.formats.first().map_or("data", |(_, f)| f.name());
         let mut heading = format!(
             "{} ({format}): {count} rows, {} columns\n\nColumns:\n",
             args.file,
@@ -78,7 +75,13 @@ impl Tool for DataInspect {
             heading.push_str(&format!("- {name}: {}\n", type_name(ty)));
         }
         heading.push_str(&format!("\nFirst {} rows:", first.len()));
-        shown(&session, &first, &heading, &data.limits, "ask for fewer rows")
+        shown(
+            &session,
+            &first,
+            &heading,
+            &data.limits,
+            "ask for fewer rows",
+        )
     }
 }
 

@@ -102,10 +102,16 @@ impl Tool for DataPivot {
             .iter()
             .map(|v| {
                 let (cond, name) = match v {
-                    Some(v) => (format!("CAST({pivot} AS VARCHAR) = {}", literal(v)), v.clone()),
+                    Some(v) => (
+                        format!("CAST({pivot} AS VARCHAR) = {}", literal(v)),
+                        v.clone(),
+                    ),
                     None => (format!("{pivot} IS NULL"), "NULL".to_owned()),
                 };
-                format!("{func}(CASE WHEN {cond} THEN {values} END) AS {}", ident(&name))
+                format!(
+                    "{func}(CASE WHEN {cond} THEN {values} END) AS {}",
+                    ident(&name)
+                )
             })
             .collect::<Vec<_>>();
         if cells.is_empty() {

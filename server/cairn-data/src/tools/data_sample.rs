@@ -64,7 +64,9 @@ impl Tool for DataSample {
         };
         let schema = std::sync::Arc::new(df.schema().as_arrow().clone());
         let mut reservoir = Reservoir::new(n, args.seed.unwrap_or(42));
-        let result = session.each_batch(df, |b| reservoir.offer(b).map(|()| Flow::More)).await;
+        let result = session
+            .each_batch(df, |b| reservoir.offer(b).map(|()| Flow::More))
+            .await;
         if let Err(e) = result {
             return failed(&e);
         }
@@ -124,16 +126,17 @@ impl Reservoir {
                 picks.push((row, None));
             } else {
                 let j = self.next() % self.seen;
-                if let Ok(j) = usize::try_from(j) {
-                    if j < self.n {
-                        picks.push((row, Some(j)));
-                    }
+                if let Ok(j) = usize::try_from(j)
+                    && j < self.n
+                {
+                    picks.push((row, Some(j)));
                 }
             }
         }
         for (row, slot) in picks {
             let index = UInt32Array::from(vec![u32::try_from(row).unwrap_or(u32::MAX)]);
-            let one = take_record_batch(batch, &index).map_err(|e| DataError::Query(e.to_string()))?;
+            let one =
+                take_record_batch(batch, &index).map_err(|e| DataError::Query(e.to_string()))?;
             let position = self.seen - (batch.num_rows() - row) as u64;
             match slot {
                 None => self.kept.push((position, one)),
@@ -147,7 +150,10 @@ impl Reservoir {
         Ok(())
     }
 
-    fn finish(mut self, schema: &datafusion::arrow::datatypes::SchemaRef) -> Result<RecordBatch, DataError> {
+    fn finish(
+        mut self,
+        schema: &datafusion::arrow::datatypes::SchemaRef,
+    ) -> Result<RecordBatch, DataError> {
         self.kept.sort_by_key(|(p, _)| *p);
         let batches: Vec<RecordBatch> = self.kept.into_iter().map(|(_, b)| b).collect();
         concat_batches(schema, &batches).map_err(|e| DataError::Query(e.to_string()))
@@ -156,6 +162,7 @@ impl Reservoir {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
     use datafusion::arrow::array::Int64Array;
     use datafusion::arrow::datatypes::{DataType, Field, Schema};
@@ -168,8 +175,9 @@ mod tests {
             let mut r = Reservoir::new(10, seed);
             for k in 0..100 {
                 let values: Vec<i64> = (k * 1000..(k + 1) * 1000).collect();
-                let b = RecordBatch::try_new(schema.clone(), vec![Arc::new(Int64Array::from(values))])
-                    .unwrap();
+                let b =
+                    RecordBatch::try_new(schema.clone(), vec![Arc::new(Int64Array::from(values))])
+                        .unwrap();
                 r.offer(&b).unwrap();
             }
             let b = r.finish(&schema).unwrap();

@@ -153,7 +153,11 @@ async fn validate(data: &Data, args: &Args, cx: &CallContext) -> Result<CallTool
         }
     }
     for (c, values) in args.allowed.iter().flatten() {
-        let list = values.iter().map(|v| literal(v)).collect::<Vec<_>>().join(", ");
+        let list = values
+            .iter()
+            .map(|v| literal(v))
+            .collect::<Vec<_>>()
+            .join(", ");
         rules.push(Rule {
             name: format!("{c} in {values:?}"),
             failing: format!("CAST({} AS VARCHAR) NOT IN ({list})", ident(c)),
@@ -162,7 +166,11 @@ async fn validate(data: &Data, args: &Args, cx: &CallContext) -> Result<CallTool
     for (c, pattern) in args.patterns.iter().flatten() {
         rules.push(Rule {
             name: format!("{c} LIKE {pattern:?}"),
-            failing: format!("CAST({} AS VARCHAR) NOT LIKE {}", ident(c), literal(pattern)),
+            failing: format!(
+                "CAST({} AS VARCHAR) NOT LIKE {}",
+                ident(c),
+                literal(pattern)
+            ),
         });
     }
     for (name, check) in args.checks.iter().flatten() {
@@ -196,7 +204,13 @@ async fn validate(data: &Data, args: &Args, cx: &CallContext) -> Result<CallTool
         let examples = values
             .iter()
             .zip(&counts)
-            .map(|(v, n)| format!("{} ×{}", v.as_deref().unwrap_or("NULL"), n.as_deref().unwrap_or("?")))
+            .map(|(v, n)| {
+                format!(
+                    "{} ×{}",
+                    v.as_deref().unwrap_or("NULL"),
+                    n.as_deref().unwrap_or("?")
+                )
+            })
             .collect::<Vec<_>>()
             .join("; ");
         verdict(&mut table, format!("{c} is unique"), total, examples);
@@ -236,7 +250,10 @@ async fn count_and_examples(session: &Session, failing: &str) -> Result<(u64, St
         return Ok((0, String::new()));
     }
     let rows = session
-        .rows(&format!("SELECT * FROM t WHERE {failing} LIMIT {EXAMPLES}"), EXAMPLES)
+        .rows(
+            &format!("SELECT * FROM t WHERE {failing} LIMIT {EXAMPLES}"),
+            EXAMPLES,
+        )
         .await?
         .table();
     let examples = rows

@@ -59,7 +59,12 @@ impl Tool for DataValueCounts {
             Ok(r) => r,
             Err(e) => return failed(&e),
         };
-        let distinct = rows.texts(3).into_iter().next().flatten().unwrap_or_default();
+        let distinct = rows
+            .texts(3)
+            .into_iter()
+            .next()
+            .flatten()
+            .unwrap_or_default();
         let mut table = rows.table();
         table.columns.truncate(3);
         for r in &mut table.rows {

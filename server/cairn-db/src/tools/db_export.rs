@@ -154,7 +154,8 @@ fn parquet(t: &Table) -> Result<Vec<u8>, String> {
             Arc::new(values) as arrow_array::ArrayRef
         })
         .collect();
-    let batch = arrow_array::RecordBatch::try_new(schema.clone(), columns).map_err(|e| e.to_string())?;
+    let batch =
+        arrow_array::RecordBatch::try_new(schema.clone(), columns).map_err(|e| e.to_string())?;
     let mut out = Vec::new();
     let mut writer =
         parquet::arrow::ArrowWriter::try_new(&mut out, schema, None).map_err(|e| e.to_string())?;
