@@ -5,6 +5,7 @@
 
 mod acp;
 mod bench;
+mod bench_data;
 mod bench_sandbox;
 mod bench_search;
 mod bench_select;
@@ -172,6 +173,10 @@ enum BenchCommand {
     /// complete@k, nDCG@10, tokens of the selected definitions and time per query, for dense,
     /// lexical (BM25) and hybrid ranking; needs the embedding model (`scripts/embedding-model`).
     Select(bench_select::SelectArgs),
+    /// A group-by, a join and a filter over a generated CSV (about 100 MB at 1M rows) through
+    /// the data tools, next to pandas (`CAIRN_PYTHON`, default `python3`) and DuckDB's CLI
+    /// (PyPI `duckdb-cli` of that interpreter, or `duckdb` on PATH): times, ratios and peak RSS.
+    Data(bench_data::DataArgs),
 }
 
 #[derive(Subcommand)]
@@ -396,6 +401,9 @@ fn main() -> ExitCode {
             Command::Bench {
                 command: BenchCommand::Select(args),
             } => bench_select::select(args).await,
+            Command::Bench {
+                command: BenchCommand::Data(args),
+            } => bench_data::data(args).await,
             Command::Tools {
                 command:
                     ToolsCommand::Call {
