@@ -780,7 +780,7 @@ pub async fn data(args: DataArgs) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::FAILURE);
     }
-    println!("answers agree: every side matches the generator's totals");
+    println!("answers agree: every side measured matches the generator's totals");
     Ok(ExitCode::SUCCESS)
 }
 
