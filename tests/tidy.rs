@@ -16,8 +16,9 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-/// Directories never searched: build output, VCS data, and third-party trees.
-const SKIPPED_DIRS: &[&str] = &["target", ".git", "node_modules"];
+/// Directories never searched: build output, VCS data, and third-party trees (`.peers` holds the
+/// test peers `.ci/run` installs, a Python venv whose packages ship their own Markdown).
+const SKIPPED_DIRS: &[&str] = &["target", ".git", "node_modules", ".peers"];
 
 const PROTOCOL: &str = "server/cairn-lsp/src/protocol.rs";
 const EXTENSIONS_DOC: &str = "docs/lsp-extensions.md";
