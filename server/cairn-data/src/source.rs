@@ -14,8 +14,12 @@ use datafusion::arrow::array::{
     TimestampMillisecondBuilder,
 };
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
-use datafusion::catalog::TableProvider;
-use datafusion::catalog::streaming::StreamingTable;
+use datafusion::catalog::{Session, TableProvider};
+use datafusion::datasource::TableType;
+use datafusion::logical_expr::Expr;
+use datafusion::physical_expr::LexOrdering;
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_plan::streaming::StreamingTableExec;
 use datafusion::datasource::MemTable;
 use datafusion::error::DataFusionError;
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
@@ -128,17 +132,13 @@ pub(crate) fn open(
     };
     let mut notes = Vec::new();
     let streamed = |schema: Schema, kind: Kind| -> Result<Arc<dyn TableProvider>, DataError> {
-        let schema = Arc::new(schema);
-        let partition = FilePartition {
+        Ok(Arc::new(FileTable {
             ws: ws.clone(),
             path: path.clone(),
             display: display.clone(),
-            schema: schema.clone(),
+            schema: Arc::new(schema),
             kind,
-        };
-        let table =
-            StreamingTable::try_new(schema, vec![Arc::new(partition)]).map_err(DataError::from)?;
-        Ok(Arc::new(table))
+        }))
     };
     let provider = match format {
         Format::Delimited(delimiter) => {
@@ -295,12 +295,77 @@ enum Kind {
     Parquet,
 }
 
+/// A streamed file as a table: each scan reads only the columns the query uses.
+struct FileTable {
+    ws: Arc<Workspace>,
+    path: WorkspacePath,
+    display: String,
+    schema: SchemaRef,
+    kind: Kind,
+}
+
+impl std::fmt::Debug for FileTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FileTable")
+            .field("path", &self.display)
+            .field("kind", &self.kind)
+            .finish_non_exhaustive()
+    }
+}
+
+#[async_trait::async_trait]
+impl TableProvider for FileTable {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    async fn scan(
+        &self,
+        _state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        _filters: &[Expr],
+        limit: Option<usize>,
+    ) -> datafusion::error::Result<Arc<dyn ExecutionPlan>> {
+        let columns: Vec<usize> = match projection {
+            Some(p) => p.clone(),
+            None => (0..self.schema.fields().len()).collect(),
+        };
+        let projected = Arc::new(self.schema.project(&columns)?);
+        let partition = FilePartition {
+            ws: self.ws.clone(),
+            path: self.path.clone(),
+            display: self.display.clone(),
+            file_schema: self.schema.clone(),
+            schema: projected.clone(),
+            columns,
+            kind: self.kind,
+        };
+        let exec = StreamingTableExec::try_new(
+            projected,
+            vec![Arc::new(partition)],
+            None,
+            Vec::<LexOrdering>::new(),
+            false,
+            limit,
+        )?;
+        Ok(Arc::new(exec))
+    }
+}
+
 /// A file streamed as one partition; every execution opens it again through the scope.
 struct FilePartition {
     ws: Arc<Workspace>,
     path: WorkspacePath,
     display: String,
+    /// Every column of the file.
+    file_schema: SchemaRef,
+    /// The columns read (`columns` of `file_schema`).
     schema: SchemaRef,
+    columns: Vec<usize>,
     kind: Kind,
 }
 
@@ -324,7 +389,16 @@ impl PartitionStream for FilePartition {
         let ws = self.ws.clone();
         let path = self.path.clone();
         let display = self.display.clone();
+        let file_schema = self.file_schema.clone();
         let schema = self.schema.clone();
+        // A query that needs no column (count(*)) still needs the rows: read the first column
+        // and keep only the count.
+        let count_only = self.columns.is_empty();
+        let columns = if count_only {
+            vec![0]
+        } else {
+            self.columns.clone()
+        };
         let kind = self.kind;
         builder.spawn_blocking(move || {
             let fail = |reason: String| {
@@ -338,32 +412,52 @@ impl PartitionStream for FilePartition {
                 .map_err(|e| DataFusionError::External(Box::new(DataError::Scope(e))))?;
             let batches: Box<dyn Iterator<Item = Result<RecordBatch, String>>> = match kind {
                 Kind::Delimited(delimiter) => Box::new(
-                    datafusion::arrow::csv::ReaderBuilder::new(schema.clone())
+                    datafusion::arrow::csv::ReaderBuilder::new(file_schema.clone())
                         .with_header(true)
                         .with_delimiter(delimiter)
                         .with_batch_size(BATCH_ROWS)
+                        .with_projection(columns.clone())
                         .build(BufReader::with_capacity(1 << 20, file))
                         .map_err(|e| fail(e.to_string()))?
                         .map(|b| b.map_err(|e| csv_message(&e.to_string()))),
                 ),
                 Kind::JsonLines => Box::new(
-                    datafusion::arrow::json::ReaderBuilder::new(schema.clone())
-                        .with_batch_size(BATCH_ROWS)
-                        .build(BufReader::with_capacity(1 << 20, file))
-                        .map_err(|e| fail(e.to_string()))?
-                        .map(|b| b.map_err(|e| e.to_string())),
+                    // Fields outside the schema are skipped, not built.
+                    datafusion::arrow::json::ReaderBuilder::new(Arc::new(
+                        file_schema
+                            .project(&columns)
+                            .map_err(|e| fail(e.to_string()))?,
+                    ))
+                    .with_batch_size(BATCH_ROWS)
+                    .build(BufReader::with_capacity(1 << 20, file))
+                    .map_err(|e| fail(e.to_string()))?
+                    .map(|b| b.map_err(|e| e.to_string())),
                 ),
-                Kind::Parquet => Box::new(
-                    datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
-                        .map_err(|e| fail(e.to_string()))?
-                        .with_batch_size(BATCH_ROWS)
-                        .build()
-                        .map_err(|e| fail(e.to_string()))?
-                        .map(|b| b.map_err(|e| e.to_string())),
-                ),
+                Kind::Parquet => {
+                    let builder = datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+                        .map_err(|e| fail(e.to_string()))?;
+                    let mask = datafusion::parquet::arrow::ProjectionMask::roots(
+                        builder.parquet_schema(),
+                        columns.clone(),
+                    );
+                    Box::new(
+                        builder
+                            .with_projection(mask)
+                            .with_batch_size(BATCH_ROWS)
+                            .build()
+                            .map_err(|e| fail(e.to_string()))?
+                            .map(|b| b.map_err(|e| e.to_string())),
+                    )
+                }
             };
             for batch in batches {
-                let batch = batch.map_err(&fail)?;
+                let mut batch = batch.map_err(&fail)?;
+                if count_only {
+                    let options = datafusion::arrow::array::RecordBatchOptions::new()
+                        .with_row_count(Some(batch.num_rows()));
+                    batch = RecordBatch::try_new_with_options(schema.clone(), vec![], &options)
+                        .map_err(|e| fail(e.to_string()))?;
+                }
                 if tx.blocking_send(Ok(batch)).is_err() {
                     // The query stopped reading (a LIMIT was met, or it was cancelled).
                     break;
