@@ -284,9 +284,9 @@ impl Data {
         let mut formats = Vec::new();
         let mut notes = Vec::new();
         for t in tables {
-            let (ws2, t2) = (ws.clone(), t.clone());
+            let (ws2, t2, parallel) = (ws.clone(), t.clone(), self.limits.partitions);
             let opened = tokio::task::spawn_blocking(move || {
-                source::open(&ws2, &t2.file, t2.sheet.as_deref())
+                source::open(&ws2, &t2.file, t2.sheet.as_deref(), parallel)
             })
             .await
             .map_err(|e| DataError::Query(format!("internal error: {e}")))??;

@@ -15,16 +15,16 @@ use datafusion::arrow::array::{
 };
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use datafusion::catalog::{Session, TableProvider};
+use datafusion::datasource::MemTable;
 use datafusion::datasource::TableType;
+use datafusion::error::DataFusionError;
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::logical_expr::Expr;
 use datafusion::physical_expr::LexOrdering;
 use datafusion::physical_plan::ExecutionPlan;
-use datafusion::physical_plan::streaming::StreamingTableExec;
-use datafusion::datasource::MemTable;
-use datafusion::error::DataFusionError;
-use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::physical_plan::stream::RecordBatchReceiverStream;
 use datafusion::physical_plan::streaming::PartitionStream;
+use datafusion::physical_plan::streaming::StreamingTableExec;
 
 use crate::DataError;
 
@@ -32,6 +32,10 @@ use crate::DataError;
 const INFER_RECORDS: usize = 20_000;
 /// Rows per batch streamed to the engine.
 const BATCH_ROWS: usize = 8192;
+/// Delimited files at least this large are read as several byte ranges in parallel.
+const SPLIT_ABOVE: u64 = 8 * 1024 * 1024;
+/// How much of a delimited file is looked at for quoted line breaks before splitting it.
+const SPLIT_SAMPLE: usize = 1024 * 1024;
 /// The largest JSON array or Excel workbook read whole.
 const MAX_WHOLE_FILE: u64 = 256 * 1024 * 1024;
 
@@ -112,6 +116,7 @@ pub(crate) fn open(
     ws: &Arc<Workspace>,
     requested: &str,
     sheet: Option<&str>,
+    parallelism: usize,
 ) -> Result<Opened, DataError> {
     let path = ws.resolve(requested)?;
     let display = path.display_path();
@@ -131,17 +136,35 @@ pub(crate) fn open(
         reason,
     };
     let mut notes = Vec::new();
-    let streamed = |schema: Schema, kind: Kind| -> Result<Arc<dyn TableProvider>, DataError> {
+    let streamed = |schema: Schema,
+                    kind: Kind,
+                    splits: usize,
+                    size: u64|
+     -> Result<Arc<dyn TableProvider>, DataError> {
         Ok(Arc::new(FileTable {
             ws: ws.clone(),
             path: path.clone(),
             display: display.clone(),
             schema: Arc::new(schema),
             kind,
+            splits: splits.max(1),
+            size,
         }))
     };
     let provider = match format {
         Format::Delimited(delimiter) => {
+            let size = file.metadata().map_err(|e| io(&display, &e))?.len();
+            let mut sample = vec![0u8; SPLIT_SAMPLE];
+            let n = read_up_to(&mut file, &mut sample).map_err(|e| io(&display, &e))?;
+            file.seek(SeekFrom::Start(0))
+                .map_err(|e| io(&display, &e))?;
+            // Split a large file into byte ranges read in parallel, unless a quoted value holds
+            // a line break (a range could then start inside a record).
+            let splits = if size >= SPLIT_ABOVE && !quoted_line_breaks(&sample[..n]) {
+                parallelism
+            } else {
+                1
+            };
             let (schema, _) = datafusion::arrow::csv::reader::Format::default()
                 .with_header(true)
                 .with_delimiter(delimiter)
@@ -150,7 +173,7 @@ pub(crate) fn open(
             if schema.fields().is_empty() {
                 return Err(format_err("the file is empty".to_owned()));
             }
-            streamed(dedupe(schema), Kind::Delimited(delimiter))?
+            streamed(dedupe(schema), Kind::Delimited(delimiter), splits, size)?
         }
         Format::JsonLines => {
             let (schema, _) = datafusion::arrow::json::reader::infer_json_schema(
@@ -158,7 +181,7 @@ pub(crate) fn open(
                 Some(INFER_RECORDS),
             )
             .map_err(|e| format_err(e.to_string()))?;
-            streamed(schema, Kind::JsonLines)?
+            streamed(schema, Kind::JsonLines, 1, 0)?
         }
         Format::Parquet => {
             let builder =
@@ -166,7 +189,7 @@ pub(crate) fn open(
                     file,
                 )
                 .map_err(|e| format_err(format!("not a readable Parquet file: {e}")))?;
-            streamed(builder.schema().as_ref().clone(), Kind::Parquet)?
+            streamed(builder.schema().as_ref().clone(), Kind::Parquet, 1, 0)?
         }
         Format::Json => {
             let bytes = read_whole(file, &display)?;
@@ -302,6 +325,9 @@ struct FileTable {
     display: String,
     schema: SchemaRef,
     kind: Kind,
+    /// How many byte ranges a delimited file is read as (1: the whole file).
+    splits: usize,
+    size: u64,
 }
 
 impl std::fmt::Debug for FileTable {
@@ -335,18 +361,26 @@ impl TableProvider for FileTable {
             None => (0..self.schema.fields().len()).collect(),
         };
         let projected = Arc::new(self.schema.project(&columns)?);
-        let partition = FilePartition {
-            ws: self.ws.clone(),
-            path: self.path.clone(),
-            display: self.display.clone(),
-            file_schema: self.schema.clone(),
-            schema: projected.clone(),
-            columns,
-            kind: self.kind,
-        };
+        let splits = self.splits as u64;
+        let partitions = (0..splits)
+            .map(|k| {
+                let range =
+                    (splits > 1).then(|| (self.size * k / splits, self.size * (k + 1) / splits));
+                Arc::new(FilePartition {
+                    ws: self.ws.clone(),
+                    path: self.path.clone(),
+                    display: self.display.clone(),
+                    file_schema: self.schema.clone(),
+                    schema: projected.clone(),
+                    columns: columns.clone(),
+                    kind: self.kind,
+                    range,
+                }) as Arc<dyn PartitionStream>
+            })
+            .collect();
         let exec = StreamingTableExec::try_new(
             projected,
-            vec![Arc::new(partition)],
+            partitions,
             None,
             Vec::<LexOrdering>::new(),
             false,
@@ -367,6 +401,9 @@ struct FilePartition {
     schema: SchemaRef,
     columns: Vec<usize>,
     kind: Kind,
+    /// For a split delimited file, the bytes `[start, end)` whose lines this partition reads
+    /// (a line belongs to the range it starts in).
+    range: Option<(u64, u64)>,
 }
 
 impl std::fmt::Debug for FilePartition {
@@ -400,6 +437,7 @@ impl PartitionStream for FilePartition {
             self.columns.clone()
         };
         let kind = self.kind;
+        let range = self.range;
         builder.spawn_blocking(move || {
             let fail = |reason: String| {
                 DataFusionError::External(Box::new(DataError::Format {
@@ -411,16 +449,26 @@ impl PartitionStream for FilePartition {
                 .open_read(&path)
                 .map_err(|e| DataFusionError::External(Box::new(DataError::Scope(e))))?;
             let batches: Box<dyn Iterator<Item = Result<RecordBatch, String>>> = match kind {
-                Kind::Delimited(delimiter) => Box::new(
-                    datafusion::arrow::csv::ReaderBuilder::new(file_schema.clone())
-                        .with_header(true)
-                        .with_delimiter(delimiter)
-                        .with_batch_size(BATCH_ROWS)
-                        .with_projection(columns.clone())
-                        .build(BufReader::with_capacity(1 << 20, file))
-                        .map_err(|e| fail(e.to_string()))?
-                        .map(|b| b.map_err(|e| csv_message(&e.to_string()))),
-                ),
+                Kind::Delimited(delimiter) => {
+                    let (start, end) = range.unwrap_or((0, u64::MAX));
+                    let input = Lines::new(file, start, end).map_err(|e| fail(e.to_string()))?;
+                    // Line numbers in arrow's messages count from the range's first line.
+                    let from = if start > 0 {
+                        format!(" (counting lines from byte {start} of the file)")
+                    } else {
+                        String::new()
+                    };
+                    Box::new(
+                        datafusion::arrow::csv::ReaderBuilder::new(file_schema.clone())
+                            .with_header(start == 0)
+                            .with_delimiter(delimiter)
+                            .with_batch_size(BATCH_ROWS)
+                            .with_projection(columns.clone())
+                            .build(input)
+                            .map_err(|e| fail(e.to_string()))?
+                            .map(move |b| b.map_err(|e| format!("{}{from}", csv_message(&e.to_string())))),
+                    )
+                }
                 Kind::JsonLines => Box::new(
                     // Fields outside the schema are skipped, not built.
                     datafusion::arrow::json::ReaderBuilder::new(Arc::new(
@@ -469,6 +517,82 @@ impl PartitionStream for FilePartition {
     }
 }
 
+/// Whether a quoted value in `sample` holds a line break.
+fn quoted_line_breaks(sample: &[u8]) -> bool {
+    let mut quoted = false;
+    for &b in sample {
+        match b {
+            // `""` inside a quoted value toggles twice, so it stays quoted.
+            b'"' => quoted = !quoted,
+            b'\n' | b'\r' if quoted => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// The lines of a file that start in `[start, end)`: from the first line start at or after
+/// `start` to the end of the line that holds byte `end - 1`.
+struct Lines {
+    inner: BufReader<File>,
+    pos: u64,
+    end: u64,
+    at_line_start: bool,
+    done: bool,
+}
+
+impl Lines {
+    fn new(mut file: File, start: u64, end: u64) -> std::io::Result<Lines> {
+        let mut pos = 0;
+        if start > 0 {
+            // The line holding byte start - 1 belongs to the range before.
+            file.seek(SeekFrom::Start(start - 1))?;
+            pos = start - 1;
+        }
+        let mut inner = BufReader::with_capacity(1 << 20, file);
+        if start > 0 {
+            let mut skipped = Vec::new();
+            pos += std::io::BufRead::read_until(&mut inner, b'\n', &mut skipped)? as u64;
+        }
+        Ok(Lines {
+            inner,
+            pos,
+            end,
+            at_line_start: true,
+            done: false,
+        })
+    }
+}
+
+impl Read for Lines {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        use std::io::BufRead;
+        if self.done || buf.is_empty() || (self.pos >= self.end && self.at_line_start) {
+            self.done = true;
+            return Ok(0);
+        }
+        let avail = self.inner.fill_buf()?;
+        if avail.is_empty() {
+            self.done = true;
+            return Ok(0);
+        }
+        let mut n = avail.len().min(buf.len());
+        if self.pos >= self.end {
+            // Past the range: finish the current line only.
+            if let Some(i) = avail[..n].iter().position(|b| *b == b'\n') {
+                n = i + 1;
+            }
+        } else {
+            n = n.min(usize::try_from(self.end - self.pos).unwrap_or(usize::MAX));
+        }
+        buf[..n].copy_from_slice(&avail[..n]);
+        self.inner.consume(n);
+        self.pos += n as u64;
+        self.at_line_start = buf[n - 1] == b'\n';
+        Ok(n)
+    }
+}
+
 /// Builds one Arrow column from cells of one inferred type.
 pub(crate) enum ColumnBuilder {
     Int(Int64Builder),
@@ -504,6 +628,34 @@ impl ColumnBuilder {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn byte_ranges_split_a_file_at_line_starts_without_loss_or_overlap() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.csv");
+        let text: String = (0..500)
+            .map(|i| format!("{i},{}\n", "x".repeat(i % 17)))
+            .collect();
+        std::fs::write(&path, &text).unwrap();
+        let size = text.len() as u64;
+        for parts in [1u64, 2, 3, 7, 64] {
+            let mut joined = String::new();
+            for k in 0..parts {
+                let file = File::open(&path).unwrap();
+                let mut lines = Lines::new(file, size * k / parts, size * (k + 1) / parts).unwrap();
+                let mut got = String::new();
+                lines.read_to_string(&mut got).unwrap();
+                assert!(
+                    got.is_empty() || got.ends_with('\n'),
+                    "{parts}/{k}: {got:?}"
+                );
+                joined.push_str(&got);
+            }
+            assert_eq!(joined, text, "{parts} parts");
+        }
+        assert!(quoted_line_breaks(b"a,\"x\ny\"\n"));
+        assert!(!quoted_line_breaks(b"a,\"x,\"\"y\"\"\"\n1,2\n"));
+    }
 
     #[test]
     fn formats_come_from_the_name_or_the_first_bytes() {
