@@ -904,6 +904,9 @@ async fn charts_are_written_as_svg_and_png_and_shown() {
     );
     assert_eq!(hist.images.len(), 1);
 
+    // Another chart over the same files (20 bins, not 7) is refused, and both stay as they were.
+    let svg_before = std::fs::read(dir.path().join("charts/price.svg")).unwrap();
+    let png_before = std::fs::read(dir.path().join("charts/price.png")).unwrap();
     let clobber = call(
         &t,
         "chart_histogram",
@@ -914,6 +917,14 @@ async fn charts_are_written_as_svg_and_png_and_shown() {
         clobber.is_error && clobber.text.contains("already exists"),
         "{}",
         clobber.text
+    );
+    assert_eq!(
+        std::fs::read(dir.path().join("charts/price.svg")).unwrap(),
+        svg_before
+    );
+    assert_eq!(
+        std::fs::read(dir.path().join("charts/price.png")).unwrap(),
+        png_before
     );
     let neither = call(&t, "chart_bar", json!({"file": "sales.csv", "output": "c"})).await;
     assert!(
