@@ -9,11 +9,8 @@ use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::sync::Arc;
 
 use cairn_workspace::{Workspace, WorkspacePath};
-use datafusion::arrow::array::{
-    ArrayRef, BooleanBuilder, Float64Builder, Int64Builder, RecordBatch, StringBuilder,
-    TimestampMillisecondBuilder,
-};
-use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
 use datafusion::catalog::{Session, TableProvider};
 use datafusion::datasource::MemTable;
 use datafusion::datasource::TableType;
@@ -593,41 +590,11 @@ impl Read for Lines {
     }
 }
 
-/// Builds one Arrow column from cells of one inferred type.
-pub(crate) enum ColumnBuilder {
-    Int(Int64Builder),
-    Float(Float64Builder),
-    Bool(BooleanBuilder),
-    Time(TimestampMillisecondBuilder),
-    Text(StringBuilder),
-}
-
-impl ColumnBuilder {
-    pub(crate) fn data_type(&self) -> DataType {
-        match self {
-            ColumnBuilder::Int(_) => DataType::Int64,
-            ColumnBuilder::Float(_) => DataType::Float64,
-            ColumnBuilder::Bool(_) => DataType::Boolean,
-            ColumnBuilder::Time(_) => DataType::Timestamp(TimeUnit::Millisecond, None),
-            ColumnBuilder::Text(_) => DataType::Utf8,
-        }
-    }
-
-    pub(crate) fn finish(self) -> ArrayRef {
-        match self {
-            ColumnBuilder::Int(mut b) => Arc::new(b.finish()),
-            ColumnBuilder::Float(mut b) => Arc::new(b.finish()),
-            ColumnBuilder::Bool(mut b) => Arc::new(b.finish()),
-            ColumnBuilder::Time(mut b) => Arc::new(b.finish()),
-            ColumnBuilder::Text(mut b) => Arc::new(b.finish()),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use datafusion::arrow::datatypes::DataType;
 
     #[test]
     fn byte_ranges_split_a_file_at_line_starts_without_loss_or_overlap() {

@@ -9,12 +9,10 @@ use std::sync::Arc;
 
 use calamine::{Data, Reader, Xlsx};
 use datafusion::arrow::array::{
-    BooleanBuilder, Float64Builder, Int64Builder, RecordBatch, StringBuilder,
+    ArrayRef, BooleanBuilder, Float64Builder, Int64Builder, RecordBatch, StringBuilder,
     TimestampMillisecondBuilder,
 };
-use datafusion::arrow::datatypes::{Field, Schema};
-
-use crate::source::ColumnBuilder;
+use datafusion::arrow::datatypes::{DataType, Field, Schema, TimeUnit};
 
 /// Days between Excel's epoch (1899-12-30) and the Unix epoch.
 const EXCEL_UNIX_DAYS: f64 = 25_569.0;
@@ -183,5 +181,36 @@ fn append_null(builder: &mut ColumnBuilder) {
         ColumnBuilder::Bool(b) => b.append_null(),
         ColumnBuilder::Time(b) => b.append_null(),
         ColumnBuilder::Text(b) => b.append_null(),
+    }
+}
+
+/// Builds one Arrow column from cells of one inferred type.
+enum ColumnBuilder {
+    Int(Int64Builder),
+    Float(Float64Builder),
+    Bool(BooleanBuilder),
+    Time(TimestampMillisecondBuilder),
+    Text(StringBuilder),
+}
+
+impl ColumnBuilder {
+    fn data_type(&self) -> DataType {
+        match self {
+            ColumnBuilder::Int(_) => DataType::Int64,
+            ColumnBuilder::Float(_) => DataType::Float64,
+            ColumnBuilder::Bool(_) => DataType::Boolean,
+            ColumnBuilder::Time(_) => DataType::Timestamp(TimeUnit::Millisecond, None),
+            ColumnBuilder::Text(_) => DataType::Utf8,
+        }
+    }
+
+    fn finish(self) -> ArrayRef {
+        match self {
+            ColumnBuilder::Int(mut b) => Arc::new(b.finish()),
+            ColumnBuilder::Float(mut b) => Arc::new(b.finish()),
+            ColumnBuilder::Bool(mut b) => Arc::new(b.finish()),
+            ColumnBuilder::Time(mut b) => Arc::new(b.finish()),
+            ColumnBuilder::Text(mut b) => Arc::new(b.finish()),
+        }
     }
 }
