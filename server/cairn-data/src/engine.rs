@@ -305,6 +305,20 @@ impl Data {
     }
 }
 
+impl Data {
+    /// A session over one file (a workbook's `sheet`), registered as table `t`: what most
+    /// tools query.
+    pub(crate) async fn one(
+        &self,
+        file: &str,
+        sheet: Option<&str>,
+        cancel: &CancellationToken,
+    ) -> Result<Session, DataError> {
+        self.session(&[TableRef::new("t", file, sheet)], cancel)
+            .await
+    }
+}
+
 impl Session {
     /// The plan of `sql` (read-only), not yet run.
     pub(crate) async fn plan(&self, sql: &str) -> Result<DataFrame, DataError> {
@@ -419,11 +433,6 @@ impl Session {
             .map(|f| (f.name().clone(), f.data_type().clone()))
             .collect())
     }
-}
-
-/// Whether values of this type are numbers.
-pub(crate) fn is_numeric(t: &DataType) -> bool {
-    t.is_numeric()
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
 use crate::chart::{Axis, Chart, Kind, Series};
-use crate::engine::{TableRef, ident};
+use crate::engine::ident;
 use crate::tools::charts::{outputs, write};
 use crate::tools::{failed, where_clause};
 use crate::{Data, DataError};
@@ -73,10 +73,7 @@ async fn histogram(
     cx: &CallContext,
 ) -> Result<CallToolResult, DataError> {
     let session = data
-        .session(
-            &[TableRef::new("t", &args.file, args.sheet.as_deref())],
-            &cx.cancel,
-        )
+        .one(&args.file, args.sheet.as_deref(), &cx.cancel)
         .await?;
     let v = format!("CAST({} AS DOUBLE)", ident(&args.column));
     let filter = where_clause(args.filter.as_deref());

@@ -12,7 +12,7 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde::Deserialize;
 
 use crate::chart::{self, Axis, Chart, Kind, Series};
-use crate::engine::{Session, TableRef, ident};
+use crate::engine::{Session, ident};
 use crate::output::{report, write_file};
 use crate::tools::where_clause;
 use crate::{Data, DataError};
@@ -88,12 +88,7 @@ pub(crate) async fn draw_spec(
     kind: Kind,
     cancel: &tokio_util::sync::CancellationToken,
 ) -> Result<CallToolResult, DataError> {
-    let session = data
-        .session(
-            &[TableRef::new("t", &spec.file, spec.sheet.as_deref())],
-            cancel,
-        )
-        .await?;
+    let session = data.one(&spec.file, spec.sheet.as_deref(), cancel).await?;
     let (sql, x_name, y_names) = match (&spec.sql, &spec.x, &spec.y) {
         (Some(sql), None, None) => (sql.clone(), None, None),
         (None, Some(x), Some(y)) if !y.is_empty() => {

@@ -6,7 +6,7 @@ use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
-use crate::engine::{Flow, TableRef};
+use crate::engine::Flow;
 use crate::output::{Encoder, report, write_file};
 use crate::source::Format;
 use crate::tools::failed;
@@ -84,10 +84,7 @@ async fn convert(data: &Data, args: &Args, cx: &CallContext) -> Result<CallToolR
     };
     let ws = data.ws()?.clone();
     let session = data
-        .session(
-            &[TableRef::new("t", &args.file, args.sheet.as_deref())],
-            &cx.cancel,
-        )
+        .one(&args.file, args.sheet.as_deref(), &cx.cancel)
         .await?;
     let sql = args.sql.as_deref().unwrap_or("SELECT * FROM t");
     let df = session.plan(sql).await?;

@@ -5,7 +5,7 @@ use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
-use crate::engine::{TableRef, ident, is_numeric};
+use crate::engine::ident;
 use crate::tools::{failed, where_clause};
 use crate::{Data, DataError};
 
@@ -58,17 +58,14 @@ async fn correlate(
     cx: &CallContext,
 ) -> Result<CallToolResult, DataError> {
     let session = data
-        .session(
-            &[TableRef::new("t", &args.file, args.sheet.as_deref())],
-            &cx.cancel,
-        )
+        .one(&args.file, args.sheet.as_deref(), &cx.cancel)
         .await?;
     let all = session.columns("t").await?;
     let names: Vec<String> = match &args.columns {
         Some(c) => c.clone(),
         None => all
             .iter()
-            .filter(|(_, t)| is_numeric(t))
+            .filter(|(_, t)| t.is_numeric())
             .map(|(n, _)| n.clone())
             .take(MAX_COLUMNS)
             .collect(),

@@ -6,7 +6,7 @@ use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
-use crate::engine::{TableRef, ident, is_numeric};
+use crate::engine::ident;
 use crate::tools::failed;
 use crate::{Data, DataError};
 
@@ -55,10 +55,7 @@ impl Tool for DataDescribe {
 
 async fn describe(data: &Data, args: &Args, cx: &CallContext) -> Result<CallToolResult, DataError> {
     let session = data
-        .session(
-            &[TableRef::new("t", &args.file, args.sheet.as_deref())],
-            &cx.cancel,
-        )
+        .one(&args.file, args.sheet.as_deref(), &cx.cancel)
         .await?;
     let all = session.columns("t").await?;
     let columns: Vec<_> = match &args.columns {
@@ -104,7 +101,7 @@ async fn describe(data: &Data, args: &Args, cx: &CallContext) -> Result<CallTool
         select.push(format!("count({c})"));
         select.push(format!("count(*) - count({c})"));
         select.push(format!("count(DISTINCT {c})"));
-        if is_numeric(ty) {
+        if ty.is_numeric() {
             select.push(format!("avg(CAST({c} AS DOUBLE))"));
             select.push(format!("stddev(CAST({c} AS DOUBLE))"));
             select.push(format!("min({c})"));

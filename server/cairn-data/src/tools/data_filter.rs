@@ -5,7 +5,7 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
 use crate::Data;
-use crate::engine::{TableRef, ident};
+use crate::engine::ident;
 use crate::tools::{failed, shown, where_clause};
 
 /// The `data_filter` tool.
@@ -44,8 +44,10 @@ impl Tool for DataFilter {
     }
 
     async fn call(data: &Data, args: Args, cx: CallContext) -> CallToolResult {
-        let t = TableRef::new("t", &args.file, args.sheet.as_deref());
-        let session = match data.session(&[t], &cx.cancel).await {
+        let session = match data
+            .one(&args.file, args.sheet.as_deref(), &cx.cancel)
+            .await
+        {
             Ok(s) => s,
             Err(e) => return failed(&e),
         };

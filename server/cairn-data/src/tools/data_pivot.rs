@@ -5,7 +5,7 @@ use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
-use crate::engine::{TableRef, ident, literal};
+use crate::engine::{ident, literal};
 use crate::tools::{failed, shown, where_clause};
 use crate::{Data, DataError};
 
@@ -62,8 +62,10 @@ impl Tool for DataPivot {
     }
 
     async fn call(data: &Data, args: Args, cx: CallContext) -> CallToolResult {
-        let t = TableRef::new("t", &args.file, args.sheet.as_deref());
-        let session = match data.session(&[t], &cx.cancel).await {
+        let session = match data
+            .one(&args.file, args.sheet.as_deref(), &cx.cancel)
+            .await
+        {
             Ok(s) => s,
             Err(e) => return failed(&e),
         };

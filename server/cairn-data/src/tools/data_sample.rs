@@ -7,7 +7,7 @@ use datafusion::arrow::compute::{concat_batches, take_record_batch};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
-use crate::engine::{Flow, Rows, TableRef};
+use crate::engine::{Flow, Rows};
 use crate::tools::{failed, shown, where_clause};
 use crate::{Data, DataError};
 
@@ -46,8 +46,10 @@ impl Tool for DataSample {
     }
 
     async fn call(data: &Data, args: Args, cx: CallContext) -> CallToolResult {
-        let t = TableRef::new("t", &args.file, args.sheet.as_deref());
-        let session = match data.session(&[t], &cx.cancel).await {
+        let session = match data
+            .one(&args.file, args.sheet.as_deref(), &cx.cancel)
+            .await
+        {
             Ok(s) => s,
             Err(e) => return failed(&e),
         };

@@ -4,7 +4,7 @@ use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
-use crate::engine::{TableRef, ident};
+use crate::engine::ident;
 use crate::tools::data_filter::projection;
 use crate::tools::{failed, shown, where_clause};
 use crate::{Data, DataError};
@@ -61,8 +61,10 @@ impl Tool for DataTop {
                 "name at least one column to sort by".to_owned(),
             ));
         }
-        let t = TableRef::new("t", &args.file, args.sheet.as_deref());
-        let session = match data.session(&[t], &cx.cancel).await {
+        let session = match data
+            .one(&args.file, args.sheet.as_deref(), &cx.cancel)
+            .await
+        {
             Ok(s) => s,
             Err(e) => return failed(&e),
         };

@@ -10,7 +10,7 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::engine::{Session, TableRef, ident, literal};
+use crate::engine::{Session, ident, literal};
 use crate::tools::failed;
 use crate::{Data, DataError};
 
@@ -82,10 +82,7 @@ struct Rule {
 
 async fn validate(data: &Data, args: &Args, cx: &CallContext) -> Result<CallToolResult, DataError> {
     let session = data
-        .session(
-            &[TableRef::new("t", &args.file, args.sheet.as_deref())],
-            &cx.cancel,
-        )
+        .one(&args.file, args.sheet.as_deref(), &cx.cancel)
         .await?;
     let columns: Vec<String> = session
         .columns("t")
