@@ -21,6 +21,8 @@ fn registry() -> Vec<ToolInfo> {
     all.extend(cairn_web::api::API_TOOLS.iter().map(|e| e.info()));
     all.extend(cairn_db::DB_TOOLS.iter().map(|e| e.info()));
     all.extend(cairn_data::DATA_TOOLS.iter().map(|e| e.info()));
+    all.extend(cairn_devops::DEVOPS_TOOLS.iter().map(|e| e.info()));
+    all.extend(cairn_system::SYSTEM_TOOLS.iter().map(|e| e.info()));
     all
 }
 

@@ -501,6 +501,7 @@ pub fn start_hub(
             "cairn-data",
             cairn_data::data_tools(cairn_data::Data::new(None)),
         );
+        add_devops_and_system(&hub, env, sandbox, web, &path_approvals, None);
     }
     if !roots.is_empty() && !unchanged {
         let mut workspace = Workspace::new(roots.to_vec()).map_err(|e| e.to_string())?;
@@ -535,6 +536,14 @@ pub fn start_hub(
             "cairn-data",
             cairn_data::data_tools(cairn_data::Data::new(Some(workspace.clone()))),
         );
+        add_devops_and_system(
+            &hub,
+            env,
+            sandbox,
+            web,
+            &path_approvals,
+            Some(workspace.clone()),
+        );
         hub.add_builtin(
             "cairn-code",
             cairn_sandbox::tools::code_tools(sandbox_service(sandbox), Some(workspace)),
@@ -549,6 +558,36 @@ pub fn start_hub(
         access_key,
         path_approvals,
     })
+}
+
+/// The DevOps and system tools, each its own in-process server. Their network parts (a TLS
+/// certificate of a host, a health check, DNS) go through the process's web guard, and are
+/// refused when the web tools are off or the guard cannot be built.
+fn add_devops_and_system(
+    hub: &Hub,
+    env: &Env,
+    sandbox: &SandboxConfig,
+    web: &cairn_config::WebConfig,
+    approvals: &Arc<ExactApprovals>,
+    workspace: Option<Arc<Workspace>>,
+) {
+    let guard = web.enabled.then(|| web_guard(web).ok()).flatten();
+    hub.add_builtin(
+        "cairn-devops",
+        cairn_devops::devops_tools(cairn_devops::DevOps::new(
+            sandbox_service(sandbox),
+            guard.clone(),
+            workspace.clone(),
+            approvals.clone(),
+        )),
+    );
+    hub.add_builtin(
+        "cairn-system",
+        cairn_system::system_tools(
+            cairn_system::System::new(workspace, guard)
+                .with_redactor(crate::redaction::agent_redactor(env)),
+        ),
+    );
 }
 
 /// `[web.search]` as `web_search` takes it; `None` when no provider is set.

@@ -1,0 +1,1 @@
+//! The Docker engine through bollard: containers, images, networks, volumes and Compose projects.
