@@ -28,6 +28,8 @@ pub struct DevOps {
     guard: Option<Arc<WebGuard>>,
     workspace: Option<Arc<Workspace>>,
     approvals: Arc<ExactApprovals>,
+    /// Who the web guard's per-user rate limit counts these tools' requests against.
+    user: String,
 }
 
 impl std::fmt::Debug for DevOps {
@@ -56,7 +58,14 @@ impl DevOps {
             guard,
             workspace,
             approvals,
+            user: "local".into(),
         }
+    }
+
+    /// The user the web guard counts requests against (the access identity).
+    pub fn with_user(mut self, user: impl Into<String>) -> DevOps {
+        self.user = user.into();
+        self
     }
 }
 
@@ -65,6 +74,10 @@ pub const DEVOPS_TOOLS: &[Entry<DevOps>] = &[
     // the Docker engine (docker/)
     // checks of files (checks/)
     // release chores (release/)
+    Entry::of::<release::next_version::NextVersion>(),
+    Entry::of::<release::changelog::Changelog>(),
+    Entry::of::<release::tls_certificate::TlsCertificate>(),
+    Entry::of::<release::http_health_check::HttpHealthCheck>(),
 ];
 
 /// The DevOps tools over `host`.

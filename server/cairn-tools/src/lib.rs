@@ -48,7 +48,9 @@ use cairn_agent::tools::{PathApprovals, ProtectedPath};
 use cairn_toolkit::{Entry, ToolSet};
 use cairn_workspace::{ExactApprovals, Operation, Workspace};
 
-pub use crate::git::{GIT_TOOLS, Git, git_tools};
+pub use crate::git::{
+    GIT_TOOLS, Git, cap as cap_output, date as git_date, git_tools, open_repository,
+};
 
 /// What the file tools share: the workspace they act on.
 #[derive(Debug, Clone)]

@@ -90,6 +90,11 @@ pub enum WebError {
     #[error("request to {url} failed: {source}")]
     Http { url: String, source: reqwest::Error },
 
+    /// A TLS handshake the guard made itself (to read a host's certificates) failed, or cannot
+    /// be made as configured.
+    #[error("TLS handshake with {host} failed: {reason}")]
+    Tls { host: String, reason: String },
+
     /// The guard's configuration cannot work.
     #[error("web guard configuration: {0}")]
     Config(String),

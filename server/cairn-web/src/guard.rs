@@ -235,6 +235,13 @@ impl WebGuard {
         }
     }
 
+    /// The user's rate limit, then everything a connection to `url` must pass (see `vet`);
+    /// for connections the guard makes itself without HTTP (a TLS handshake).
+    pub(crate) async fn vet_for(&self, user: &str, url: &Url) -> Result<Vec<SocketAddr>, WebError> {
+        self.limits.check_user(user)?;
+        self.vet(url).await
+    }
+
     /// Everything a hop must pass before a connection is opened; returns the addresses to pin.
     async fn vet(&self, url: &Url) -> Result<Vec<SocketAddr>, WebError> {
         self.check_parsed(url)?;

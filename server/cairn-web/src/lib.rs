@@ -44,6 +44,7 @@ mod error;
 mod guard;
 mod limits;
 mod resolve;
+mod tls;
 pub mod tools;
 
 pub use blocklist::{Blocklist, BlocklistMatch};
@@ -53,6 +54,7 @@ pub use credentials::{CredentialRefusal, CredentialUse, Credentials, NoCredentia
 pub use error::WebError;
 pub use guard::{WebGuard, WebRequest, WebResponse};
 pub use resolve::{BoxFuture, Resolver, SystemResolver};
+pub use tls::PeerCertificates;
 
 /// Re-exported so callers build requests without depending on reqwest themselves.
 pub use reqwest::Method;

@@ -501,7 +501,7 @@ pub fn start_hub(
             "cairn-data",
             cairn_data::data_tools(cairn_data::Data::new(None)),
         );
-        add_devops_and_system(&hub, env, sandbox, web, &path_approvals, None);
+        add_devops_and_system(&hub, env, &user, sandbox, web, &path_approvals, None);
     }
     if !roots.is_empty() && !unchanged {
         let mut workspace = Workspace::new(roots.to_vec()).map_err(|e| e.to_string())?;
@@ -539,6 +539,7 @@ pub fn start_hub(
         add_devops_and_system(
             &hub,
             env,
+            &user,
             sandbox,
             web,
             &path_approvals,
@@ -566,6 +567,7 @@ pub fn start_hub(
 fn add_devops_and_system(
     hub: &Hub,
     env: &Env,
+    user: &str,
     sandbox: &SandboxConfig,
     web: &cairn_config::WebConfig,
     approvals: &Arc<ExactApprovals>,
@@ -574,12 +576,15 @@ fn add_devops_and_system(
     let guard = web.enabled.then(|| web_guard(web).ok()).flatten();
     hub.add_builtin(
         "cairn-devops",
-        cairn_devops::devops_tools(cairn_devops::DevOps::new(
-            sandbox_service(sandbox),
-            guard.clone(),
-            workspace.clone(),
-            approvals.clone(),
-        )),
+        cairn_devops::devops_tools(
+            cairn_devops::DevOps::new(
+                sandbox_service(sandbox),
+                guard.clone(),
+                workspace.clone(),
+                approvals.clone(),
+            )
+            .with_user(user),
+        ),
     );
     hub.add_builtin(
         "cairn-system",

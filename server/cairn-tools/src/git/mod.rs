@@ -233,7 +233,7 @@ pub(crate) fn finish(result: GitResult) -> CallToolResult {
 }
 
 /// `text` cut at [`MAX_OUTPUT_BYTES`] on a line (or character) boundary, with a note.
-pub(crate) fn cap(mut text: String) -> String {
+pub fn cap(mut text: String) -> String {
     if text.len() <= MAX_OUTPUT_BYTES {
         return text;
     }
@@ -249,6 +249,15 @@ pub(crate) fn cap(mut text: String) -> String {
         "[output capped at {MAX_OUTPUT_BYTES} bytes; narrow the request (paths, max_count, a line range) to see the rest]"
     ));
     text
+}
+
+/// The repository at or above `repo_path` (default: the workspace root), opened and confined
+/// exactly as the git tools open theirs (see the module docs); the error is worded for the model.
+/// For tools elsewhere (release chores) that read history through the same checks.
+pub fn open_repository(ws: &Workspace, repo_path: Option<&str>) -> Result<Repository, String> {
+    open(ws, repo_path)
+        .map(|r| r.repo)
+        .map_err(|Fail(message, _)| message)
 }
 
 /// An opened repository whose working directory is inside the workspace.
@@ -427,7 +436,7 @@ pub(crate) fn short(id: Oid) -> String {
 }
 
 /// `YYYY-MM-DD` of a git time (UTC offset applied).
-pub(crate) fn date(time: git2::Time) -> String {
+pub fn date(time: git2::Time) -> String {
     let secs = time.seconds() + i64::from(time.offset_minutes()) * 60;
     let days = secs.div_euclid(86_400);
     // Civil-from-days (Howard Hinnant).
