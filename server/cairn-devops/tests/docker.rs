@@ -337,8 +337,15 @@ async fn lists_inspect_logs_stats_and_compose_show_the_tests_containers() {
         )
         .await;
     assert!(old.contains("hello") && old.contains("out| 20"), "{old}");
+    let recent = s
+        .ok("docker_logs", json!({"container": web, "since": "10m"}))
+        .await;
+    assert!(recent.contains("out| hello"), "{recent}");
     let future = s
-        .ok("docker_logs", json!({"container": web, "since": "0s"}))
+        .ok(
+            "docker_logs",
+            json!({"container": web, "since": "2037-01-01T00:00:00Z"}),
+        )
         .await;
     assert!(future.contains("(no output)"), "{future}");
     let bad_since = s

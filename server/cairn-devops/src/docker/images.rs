@@ -63,7 +63,7 @@ async fn list(host: &DevOps, args: &Args, cx: &CallContext) -> Result<CallToolRe
     if let Some(name) = args.name.as_deref().filter(|n| !n.is_empty()) {
         images.retain(|i| i.repo_tags.iter().any(|t| t.contains(name)));
     }
-    images.sort_by(|a, b| b.size.cmp(&a.size));
+    images.sort_by_key(|i| std::cmp::Reverse(i.size));
     let now = now_unix();
     let limits = Limits::default();
     let rows = images
