@@ -701,3 +701,42 @@ async fn build_sends_no_protected_file_and_has_no_network_unless_granted() {
         .await;
     assert!(out.contains("removed image"), "{out}");
 }
+
+/// No engine needed: an engine that does not answer is a clear error, for a list and a change.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unreachable_engine_says_so_and_how_to_check() {
+    let (_dir, root) = tempdir();
+    let ws = Workspace::new(vec![root.clone()]).unwrap();
+    let sandbox = Sandbox::new(SandboxConfig {
+        docker_host: Some(format!("unix://{}/no-docker.sock", root.display())),
+        ..SandboxConfig::default()
+    });
+    let tools = devops_tools(DevOps::new(
+        sandbox,
+        None,
+        Some(Arc::new(ws)),
+        ExactApprovals::new(),
+    ));
+    for (name, args) in [
+        ("docker_containers", json!({})),
+        ("docker_stop", json!({"container": "web"})),
+        ("docker_logs", json!({"container": "web"})),
+    ] {
+        let Value::Object(args) = args else {
+            unreachable!()
+        };
+        let cx = CallContext {
+            session_id: "s".into(),
+            run_id: "r".into(),
+            call_id: "c".into(),
+            cancel: CancellationToken::new(),
+        };
+        let r = tokio::time::timeout(Duration::from_secs(60), tools.call(name, args, cx))
+            .await
+            .expect("the tool hung");
+        let t = text(&r);
+        assert_eq!(r.is_error, Some(true), "{name}: {t}");
+        assert!(t.contains("no container engine answers"), "{name}: {t}");
+        assert!(t.contains("cairn doctor"), "{name}: {t}");
+    }
+}

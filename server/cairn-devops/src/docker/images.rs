@@ -87,11 +87,12 @@ async fn list(host: &DevOps, args: &Args, cx: &CallContext) -> Result<CallToolRe
                 t(human_bytes(i.size.unsigned_abs())),
                 t(ago(i.created, now)),
                 t(if tags.is_empty() { "yes" } else { "" }.into()),
-                if i.containers >= 0 {
-                    t(i.containers.to_string())
+                // Engines that do not count them say -1.
+                t(if i.containers >= 0 {
+                    i.containers.to_string()
                 } else {
-                    Cell::Null
-                },
+                    "-".into()
+                }),
                 t(if is_cairns(Some(&i.labels)) {
                     "yes"
                 } else {

@@ -186,6 +186,8 @@ pub(crate) fn container(c: &ContainerInspectResponse) -> String {
         .as_ref()
         .and_then(|h| h.restart_policy.as_ref())
         .and_then(|p| p.name)
+        .map(|p| p.to_string())
+        .filter(|p| !p.is_empty() && p != "no")
     {
         let _ = writeln!(out, "restart policy: {policy}");
     }
