@@ -566,6 +566,15 @@ async fn removing_what_cairn_did_not_create_needs_the_exact_approval() {
         )
         .await;
     assert!(missing.contains("no image named"), "{missing}");
+    // A name that would reach another endpoint of the engine's API is refused as a name.
+    let odd = s
+        .err(
+            "docker_remove",
+            json!({"name": format!("../images/{}", image()), "force": true}),
+        )
+        .await;
+    assert!(odd.contains("not a valid container name"), "{odd}");
+    assert!(s.docker.inspect_image(&image()).await.is_ok());
     // Someone else's image: the strict question, and it stays.
     let r = s
         .call("docker_remove", json!({"name": image(), "kind": "image"}))

@@ -13,8 +13,8 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
 use super::{
-    CALL_TIMEOUT, cap_text, docker, engine_error, find_container, human_bytes, is_cairns,
-    is_not_found, short_id, timed,
+    CALL_TIMEOUT, cap_text, check_name, docker, engine_error, find_container, human_bytes,
+    is_cairns, is_not_found, short_id, timed,
 };
 use crate::DevOps;
 
@@ -76,6 +76,14 @@ impl Tool for DockerInspect {
 async fn inspect(host: &DevOps, args: &Args, cx: &CallContext) -> Result<String, String> {
     let docker = docker(host).await?;
     let name = args.name.trim();
+    let kind = match args.kind {
+        Some(Kind::Image) => "image",
+        Some(Kind::Network) => "network",
+        Some(Kind::Volume) => "volume",
+        // Without a kind it may be an image reference too; the stricter checks come per kind.
+        Some(Kind::Container) | None => "image",
+    };
+    let name = check_name(kind, name)?;
     match args.kind {
         Some(Kind::Container) => Ok(container(&find_container(&docker, cx, name).await?)),
         Some(Kind::Image) => image(&docker, cx, name)
@@ -96,6 +104,9 @@ async fn inspect(host: &DevOps, args: &Args, cx: &CallContext) -> Result<String,
             };
             if let Some(t) = image(&docker, cx, name).await? {
                 return Ok(t);
+            }
+            if check_name("network", name).is_err() {
+                return Err(format!("{missed}; no image has that name either"));
             }
             if let Some(t) = network(&docker, cx, name).await? {
                 return Ok(t);

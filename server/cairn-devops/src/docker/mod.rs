@@ -108,16 +108,54 @@ pub(crate) fn short_id(id: &str) -> String {
     id.trim_start_matches("sha256:").chars().take(12).collect()
 }
 
+/// `name` checked as an engine object's name or reference before it goes into a request's
+/// path: names are `[A-Za-z0-9][A-Za-z0-9_.-]*`, image references add `:`, `/` and `@`. A `..`,
+/// `?` or `%` could otherwise reach another endpoint of the engine's API.
+pub(crate) fn check_name<'a>(kind: &str, name: &'a str) -> Result<&'a str, String> {
+    let name = name.trim();
+    let name = if kind == "image" {
+        name
+    } else {
+        name.strip_prefix('/').unwrap_or(name)
+    };
+    let extra: &[char] = if kind == "image" {
+        &[':', '/', '@']
+    } else {
+        &[]
+    };
+    let valid = name.len() <= 256
+        && name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphanumeric())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c) || extra.contains(&c))
+        && !name.split('/').any(|part| part == ".." || part == ".");
+    if valid {
+        Ok(name)
+    } else {
+        Err(format!(
+            "`{name}` is not a valid {kind} name or id (letters, digits, `_`, `.`, `-`{})",
+            if kind == "image" {
+                ", and `:`, `/`, `@` in references"
+            } else {
+                ""
+            }
+        ))
+    }
+}
+
 /// One container, by id, id prefix or name; or "no container named X" with close names.
 pub(crate) async fn find_container(
     docker: &Docker,
     cx: &CallContext,
     name: &str,
 ) -> Result<ContainerInspectResponse, String> {
-    let name = name.trim();
-    if name.is_empty() {
+    if name.trim().is_empty() {
         return Err("name a container (its name or id); `docker_containers` lists them".into());
     }
+    let name = check_name("container", name)?;
     let inspected = tokio::select! {
         () = cx.cancel.cancelled() => return Err("cancelled".into()),
         r = tokio::time::timeout(CALL_TIMEOUT, docker.inspect_container(name, None)) => r,
@@ -457,6 +495,31 @@ mod tests {
         assert!(close_names("zzzzzzzz", &known).is_empty());
         let msg = not_found("container", "nope", &known, "docker_containers");
         assert!(msg.starts_with("no container named nope"), "{msg}");
+    }
+
+    #[test]
+    fn names_that_could_reach_another_endpoint_are_refused() {
+        assert_eq!(check_name("container", " web-1 ").unwrap(), "web-1");
+        assert_eq!(check_name("container", "/web_1.a").unwrap(), "web_1.a");
+        assert_eq!(
+            check_name("image", "registry.local:5000/team/app:1.2").unwrap(),
+            "registry.local:5000/team/app:1.2"
+        );
+        assert!(check_name("image", "app@sha256:0123abcd").is_ok());
+        for bad in [
+            "../images/x",
+            "x?force=true",
+            "a/b",
+            "x%2F..",
+            "",
+            "-x",
+            "a b",
+        ] {
+            let e = check_name("container", bad).unwrap_err();
+            assert!(e.contains("not a valid container name"), "{bad}: {e}");
+        }
+        assert!(check_name("image", "app/../../containers/x").is_err());
+        assert!(check_name("image", "app:1?force=1").is_err());
     }
 
     #[test]

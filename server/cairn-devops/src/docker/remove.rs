@@ -8,8 +8,8 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
 use super::{
-    CALL_TIMEOUT, approved, docker, engine_error, find_container, is_cairns, is_not_found,
-    not_found, short_id, strict_question, timed,
+    CALL_TIMEOUT, approved, check_name, docker, engine_error, find_container, is_cairns,
+    is_not_found, not_found, short_id, strict_question, timed,
 };
 use crate::DevOps;
 
@@ -112,7 +112,7 @@ async fn container(host: &DevOps, args: &Args, cx: &CallContext) -> Result<CallT
 
 async fn image(host: &DevOps, args: &Args, cx: &CallContext) -> Result<CallToolResult, String> {
     let docker = docker(host).await?;
-    let name = args.name.trim();
+    let name = check_name("image", &args.name)?;
     let inspected = tokio::select! {
         () = cx.cancel.cancelled() => return Err("cancelled".into()),
         r = tokio::time::timeout(CALL_TIMEOUT, docker.inspect_image(name)) => r,
