@@ -641,6 +641,16 @@ async fn build_sends_no_protected_file_and_has_no_network_unless_granted() {
     .unwrap();
     std::fs::write(root.join("app.txt"), "the app\n").unwrap();
     std::fs::write(root.join(".env"), "SECRET=hunter2\n").unwrap();
+    // .dockerignore filters the context; a file over the workspace's 8 MiB read cap still goes.
+    std::fs::write(
+        root.join(".dockerignore"),
+        "# not these\nignored.txt\nlogs/\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("ignored.txt"), "no\n").unwrap();
+    std::fs::create_dir(root.join("logs")).unwrap();
+    std::fs::write(root.join("logs/a.log"), "no\n").unwrap();
+    std::fs::write(root.join("big.bin"), vec![7u8; 9 * 1024 * 1024]).unwrap();
     std::fs::create_dir(root.join("sub")).unwrap();
     std::fs::write(root.join("sub/Dockerfile.net"), format!(
         "FROM {}\nRUN python3 -c \"import urllib.request; urllib.request.urlopen('http://example.com', timeout=5)\"\n",
@@ -682,6 +692,11 @@ async fn build_sends_no_protected_file_and_has_no_network_unless_granted() {
     assert!(listing.contains("app.txt"), "{listing}");
     assert!(listing.contains("Dockerfile"), "{listing}");
     assert!(!listing.contains(".env"), "{listing}");
+    assert!(listing.contains("big.bin"), "{listing}");
+    assert!(
+        !listing.contains("ignored.txt") && !listing.contains("logs"),
+        "{listing}"
+    );
 
     // A RUN that needs the network fails, and says why.
     let net_tag = format!("{}-net:1", s.prefix);

@@ -5,7 +5,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::io::Read as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,8 +13,9 @@ use bollard::query_parameters::BuildImageOptions;
 use cairn_toolkit::reply::{error, text};
 use cairn_toolkit::table::cut;
 use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
-use cairn_workspace::{EntryKind, ScopeError, WalkOptions, Workspace};
+use cairn_workspace::{EntryKind, ScopeError, WalkOptions, Workspace, WorkspacePath};
 use futures::StreamExt;
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
@@ -135,13 +136,22 @@ pub(crate) fn context_tar(
         // Docker sends what .gitignore names too (only .dockerignore filters a context).
         include_ignored: true,
     };
-    let walker = ws.walk(&start, &options).map_err(|e| e.to_string())?;
+    let ignore = dockerignore(ws, &start, &base);
+    let keep = |rel: &Path| {
+        // Docker sends the Dockerfile and .dockerignore even when they are ignored.
+        rel == Path::new(dockerfile)
+            || rel == Path::new(".dockerignore")
+            || !ignore.matched_path_or_any_parents(rel, false).is_ignore()
+    };
+    // The sorted walk keeps files over the workspace's size cap, which a context needs.
+    let walked = ws
+        .walk_sorted_where(&start, &options, &|| false, &keep)
+        .map_err(|e| e.to_string())?;
     let mut tar = Vec::new();
     let mut files = 0;
     let mut left_out = Vec::new();
     let mut has_dockerfile = false;
-    for entry in walker {
-        let Ok(path) = entry else { continue };
+    for path in walked.files {
         let rel = path
             .as_path()
             .strip_prefix(&base)
@@ -204,6 +214,34 @@ pub(crate) fn context_tar(
         files,
         left_out,
     })
+}
+
+/// The context's `.dockerignore` as ignore rules; none when it is missing or may not be read.
+/// Docker's patterns are relative to the context root, so each is anchored there.
+fn dockerignore(ws: &Workspace, start: &WorkspacePath, base: &Path) -> Gitignore {
+    let mut builder = GitignoreBuilder::new(base);
+    let text = start
+        .as_path()
+        .join(".dockerignore")
+        .to_str()
+        .and_then(|p| ws.resolve(p).ok())
+        .and_then(|p| ws.read_text(&p).ok())
+        .map(|(text, _)| text)
+        .unwrap_or_default();
+    for line in text.lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (negated, pattern) = match line.strip_prefix('!') {
+            Some(p) => (true, p),
+            None => (false, line),
+        };
+        let pattern = pattern.trim_start_matches("./").trim_start_matches('/');
+        let anchored = format!("{}/{pattern}", if negated { "!" } else { "" });
+        let _ = builder.add_line(None, &anchored);
+    }
+    builder.build().unwrap_or_else(|_| Gitignore::empty())
 }
 
 /// Appends one regular file to a tar archive (ustar; GNU long names past 100 bytes).
