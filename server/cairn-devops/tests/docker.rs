@@ -27,6 +27,9 @@ use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+/// One test at a time: a prune removes every stopped container cairn made, another test's too.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 fn enabled() -> bool {
     cairn_test_support::gate(
         "CAIRN_DOCKER_TESTS",
@@ -47,9 +50,12 @@ struct Setup {
     /// Containers and images to remove at the end, whatever happens.
     guard: Guard,
     prefix: String,
+    /// Held until the guard above has cleaned up (fields drop in order).
+    _serial: tokio::sync::MutexGuard<'static, ()>,
 }
 
 async fn setup(dir: &Path) -> Setup {
+    let serial = SERIAL.lock().await;
     let ws = Workspace::new(vec![dir.to_path_buf()])
         .unwrap()
         .with_access(
@@ -82,6 +88,7 @@ async fn setup(dir: &Path) -> Setup {
         },
         docker,
         prefix,
+        _serial: serial,
     }
 }
 

@@ -7,6 +7,7 @@ use std::collections::{HashMap, VecDeque};
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use bollard::query_parameters::BuildImageOptions;
@@ -18,6 +19,7 @@ use futures::StreamExt;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
+use tokio_util::sync::CancellationToken;
 
 use super::{BUILT_LABEL, docker, engine_error, short_id};
 use crate::DevOps;
@@ -122,6 +124,7 @@ pub(crate) fn context_tar(
     ws: &Workspace,
     context: &str,
     dockerfile: &str,
+    cancel: &CancellationToken,
 ) -> Result<Context, String> {
     let start = ws.resolve(context).map_err(|e| e.to_string())?;
     match ws.kind_of(&start) {
@@ -137,16 +140,32 @@ pub(crate) fn context_tar(
         include_ignored: true,
     };
     let ignore = dockerignore(ws, &start, &base);
+    let kept = AtomicUsize::new(0);
     let keep = |rel: &Path| {
         // Docker sends the Dockerfile and .dockerignore even when they are ignored.
-        rel == Path::new(dockerfile)
+        let keep = rel == Path::new(dockerfile)
             || rel == Path::new(".dockerignore")
-            || !ignore.matched_path_or_any_parents(rel, false).is_ignore()
+            || !ignore.matched_path_or_any_parents(rel, false).is_ignore();
+        if keep {
+            kept.fetch_add(1, Ordering::Relaxed);
+        }
+        keep
     };
+    // The walk ends early once the context is too large to send, or the run is cancelled.
+    let stop = || kept.load(Ordering::Relaxed) > MAX_CONTEXT_FILES || cancel.is_cancelled();
     // The sorted walk keeps files over the workspace's size cap, which a context needs.
     let walked = ws
-        .walk_sorted_where(&start, &options, &|| false, &keep)
+        .walk_sorted_where(&start, &options, &stop, &keep)
         .map_err(|e| e.to_string())?;
+    if cancel.is_cancelled() {
+        return Err("cancelled".into());
+    }
+    if walked.files.len() > MAX_CONTEXT_FILES {
+        return Err(format!(
+            "refused: the context {context} has over {MAX_CONTEXT_FILES} files; build from a \
+             smaller folder, or leave folders out with a .dockerignore"
+        ));
+    }
     let mut tar = Vec::new();
     let mut files = 0;
     let mut left_out = Vec::new();
@@ -172,18 +191,12 @@ pub(crate) fn context_tar(
         let meta = file.metadata().map_err(|e| format!("{rel}: {e}"))?;
         if tar.len() as u64 + meta.len() > MAX_CONTEXT_BYTES {
             return Err(format!(
-                "refused: the context {context} is over {} MiB; build from a smaller folder (one \
-                 holding only what the image needs)",
+                "refused: the context {context} is over {} MiB; build from a smaller folder or \
+                 leave what the image does not need out with a .dockerignore",
                 MAX_CONTEXT_BYTES / (1024 * 1024)
             ));
         }
         files += 1;
-        if files > MAX_CONTEXT_FILES {
-            return Err(format!(
-                "refused: the context {context} has over {MAX_CONTEXT_FILES} files; build from a \
-                 smaller folder"
-            ));
-        }
         // Read at most the size seen, so a file growing meanwhile cannot break the header.
         let mut data = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
         file.by_ref()
@@ -301,7 +314,8 @@ async fn build(host: &DevOps, args: &Args, cx: &CallContext) -> Result<String, S
     let context = args.context.clone();
     let tar_ws: Arc<Workspace> = ws;
     let df = dockerfile.clone();
-    let ctx = tokio::task::spawn_blocking(move || context_tar(&tar_ws, &context, &df))
+    let cancel = cx.cancel.clone();
+    let ctx = tokio::task::spawn_blocking(move || context_tar(&tar_ws, &context, &df, &cancel))
         .await
         .map_err(|e| format!("building the context failed: {e}"))??;
     let docker = docker(host).await?;
