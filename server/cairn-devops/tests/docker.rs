@@ -177,6 +177,15 @@ impl Setup {
     }
 
     async fn call(&self, name: &str, args: Value) -> CallToolResult {
+        self.call_with(name, args, CancellationToken::new()).await
+    }
+
+    async fn call_with(
+        &self,
+        name: &str,
+        args: Value,
+        cancel: CancellationToken,
+    ) -> CallToolResult {
         let Value::Object(args) = args else {
             panic!("arguments must be an object")
         };
@@ -184,7 +193,7 @@ impl Setup {
             session_id: "s".into(),
             run_id: "r".into(),
             call_id: "c".into(),
-            cancel: CancellationToken::new(),
+            cancel,
         };
         tokio::time::timeout(Duration::from_secs(300), self.tools.call(name, args, cx))
             .await
@@ -770,4 +779,36 @@ async fn an_unreachable_engine_says_so_and_how_to_check() {
         assert!(t.contains("no container engine answers"), "{name}: {t}");
         assert!(t.contains("cairn doctor"), "{name}: {t}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cancelled_build_stops_and_makes_no_image() {
+    if !enabled() {
+        return;
+    }
+    let (_dir, root) = tempdir();
+    std::fs::write(
+        root.join("Dockerfile"),
+        format!("FROM {}\nRUN sleep 120\n", image()),
+    )
+    .unwrap();
+    let mut s = setup(&root).await;
+    let tag = format!("{}-slow:1", s.prefix);
+    s.guard.images.push(tag.clone());
+    let cancel = CancellationToken::new();
+    let later = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        later.cancel();
+    });
+    let r = s
+        .call_with(
+            "docker_build",
+            json!({"tag": tag, "no_cache": true}),
+            cancel,
+        )
+        .await;
+    assert_eq!(r.is_error, Some(true), "{}", text(&r));
+    assert!(text(&r).contains("cancelled"), "{}", text(&r));
+    assert!(s.docker.inspect_image(&tag).await.is_err());
 }
