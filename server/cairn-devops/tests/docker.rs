@@ -812,3 +812,29 @@ async fn a_cancelled_build_stops_and_makes_no_image() {
     assert!(text(&r).contains("cancelled"), "{}", text(&r));
     assert!(s.docker.inspect_image(&tag).await.is_err());
 }
+
+/// What the catalog shows the model: every Docker tool with a description, a closed schema and
+/// a description on every field (no engine needed).
+#[test]
+fn every_docker_tool_has_a_described_closed_schema() {
+    let docker: Vec<_> = cairn_devops::DEVOPS_TOOLS
+        .iter()
+        .map(|e| e.info())
+        .filter(|i| i.tool.name.starts_with("docker_") || i.tool.name.starts_with("compose_"))
+        .collect();
+    assert_eq!(docker.len(), 15);
+    for info in docker {
+        let name = info.tool.name.to_string();
+        assert_eq!(info.category, "devops", "{name}");
+        let schema = Value::Object((*info.tool.input_schema).clone());
+        assert_eq!(schema["additionalProperties"], false, "{name}");
+        for (field, property) in schema["properties"].as_object().unwrap() {
+            assert!(
+                property["description"]
+                    .as_str()
+                    .is_some_and(|d| !d.is_empty()),
+                "{name}.{field} has no description: {property}"
+            );
+        }
+    }
+}
