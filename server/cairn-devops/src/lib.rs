@@ -72,6 +72,21 @@ impl DevOps {
 /// The DevOps tools, in the order listed.
 pub const DEVOPS_TOOLS: &[Entry<DevOps>] = &[
     // the Docker engine (docker/)
+    Entry::of::<docker::containers::DockerContainers>(),
+    Entry::of::<docker::inspect::DockerInspect>(),
+    Entry::of::<docker::logs::DockerLogs>(),
+    Entry::of::<docker::stats::DockerStats>(),
+    Entry::of::<docker::images::DockerImages>(),
+    Entry::of::<docker::networks::DockerNetworks>(),
+    Entry::of::<docker::volumes::DockerVolumes>(),
+    Entry::of::<docker::compose_status::ComposeStatus>(),
+    Entry::of::<docker::compose_logs::ComposeLogs>(),
+    Entry::of::<docker::start::DockerStart>(),
+    Entry::of::<docker::stop::DockerStop>(),
+    Entry::of::<docker::restart::DockerRestart>(),
+    Entry::of::<docker::remove::DockerRemove>(),
+    Entry::of::<docker::prune::DockerPrune>(),
+    Entry::of::<docker::build::DockerBuild>(),
     // checks of files (checks/)
     // release chores (release/)
     Entry::of::<release::next_version::NextVersion>(),

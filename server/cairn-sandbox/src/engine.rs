@@ -258,7 +258,8 @@ impl Engine {
         &self.host
     }
 
-    pub(crate) fn docker(&self) -> &Docker {
+    /// The bollard client, for the DevOps tools that manage the engine's objects.
+    pub fn docker(&self) -> &Docker {
         &self.docker
     }
 

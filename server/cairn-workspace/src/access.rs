@@ -43,7 +43,9 @@ impl ExactApprovals {
         }
     }
 
-    fn holds(&self, path: &Path, op: Operation) -> bool {
+    /// Whether an approval of `path` for `op` is held (a tool that keys approvals on objects
+    /// other than files checks it itself).
+    pub fn holds(&self, path: &Path, op: Operation) -> bool {
         self.held
             .lock()
             .map(|held| held.contains(&(path.to_path_buf(), op)))
