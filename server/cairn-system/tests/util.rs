@@ -376,6 +376,9 @@ async fn time_diff_counts_calendar_days_across_dst_and_business_days() {
     )
     .await;
     assert!(bad.contains("unknown unit `fortnights`"), "{bad}");
+    let huge = "4294967295h ".repeat(700);
+    let bad = refused(&t, "time_diff", json!({"from": "2024-01-01", "add": huge})).await;
+    assert!(bad.contains("out of the representable time range"), "{bad}");
     let bad = refused(&t, "time_diff", json!({"from": "2024-01-01"})).await;
     assert!(bad.contains("exactly one"), "{bad}");
 }
@@ -456,6 +459,10 @@ async fn malformed_cron_expressions_name_the_field_and_why() {
         ("*/0 * * * *", "a step of 0 never advances"),
         ("* * 5-1 * *", "the range runs backwards"),
         ("* * L * *", "L, W and #"),
+        (
+            "*/4294967295 * * * 99",
+            "field 5 (day-of-week) `99`: 99 is out of range 0–7",
+        ),
         ("* * *", "expected 5 fields"),
         ("@fortnightly", "unknown macro"),
     ];
@@ -1207,4 +1214,55 @@ async fn json_query_filters_like_jq() {
     // A filter that multiplies output without end is stopped by the step budget.
     let bad = refused(&t, "json_query", json!({"text": "[1,2,3,4,5,6,7,8,9,10]", "filter": "[.[] , .[] , .[]] | [.[], .[], .[]] | [.[], .[], .[]] | [.[], .[], .[]] | [.[], .[], .[]] | [.[], .[], .[]] | [.[], .[], .[]] | [.[], .[], .[]] | [.[], .[], .[]] | [.[], .[], .[]] | [.[], .[], .[]] | length"})).await;
     assert!(bad.contains("steps"), "{bad}");
+}
+
+// the catalog's rules, for the utility tools (the e2e catalog test checks them through the binary)
+
+const UTIL_TOOLS: [&str; 15] = [
+    "archive_create",
+    "archive_list",
+    "archive_extract",
+    "checksum",
+    "time_now",
+    "time_convert",
+    "time_diff",
+    "cron_explain",
+    "encode_decode",
+    "uuid_generate",
+    "format_convert",
+    "schema_validate",
+    "json_query",
+    "calculate",
+    "unit_convert",
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_utility_tool_is_listed_with_a_valid_described_schema_and_refuses_unknown_fields() {
+    let (_dir, t) = ws();
+    let infos: Vec<_> = cairn_system::SYSTEM_TOOLS
+        .iter()
+        .map(|e| e.info())
+        .collect();
+    for name in UTIL_TOOLS {
+        let info = infos
+            .iter()
+            .find(|i| i.tool.name == name)
+            .unwrap_or_else(|| panic!("{name} is not in SYSTEM_TOOLS"));
+        assert_eq!(info.category, "system", "{name}");
+        let writes = matches!(name, "archive_create" | "archive_extract");
+        assert_eq!(info.agent_only, writes, "{name}");
+        let schema = Value::Object((*info.tool.input_schema).clone());
+        if let Err(e) = jsonschema::draft202012::meta::validate(&schema) {
+            panic!("{name}: invalid schema: {e}");
+        }
+        assert_eq!(schema["additionalProperties"], false, "{name}");
+        for (field, p) in schema["properties"].as_object().unwrap() {
+            assert!(
+                p["description"].as_str().is_some_and(|d| !d.is_empty()),
+                "{name}.{field} has no description"
+            );
+        }
+        let out = refused(&t, name, json!({"zz_not_a_field": 1})).await;
+        assert!(out.starts_with("invalid argument"), "{name}: {out}");
+    }
 }

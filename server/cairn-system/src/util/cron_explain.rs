@@ -200,7 +200,11 @@ fn field(spec: &Spec, text: &str, pos: usize) -> Result<Field, String> {
             if let Some(slot) = allowed.get_mut(v as usize) {
                 *slot = true;
             }
-            v += step_by;
+            // A huge step ends the loop instead of overflowing.
+            match v.checked_add(step_by) {
+                Some(next) => v = next,
+                None => break,
+            }
         }
         items.push(match (all, step) {
             (true, None) => Item::All,

@@ -97,10 +97,16 @@ pub(crate) fn parse_span(s: &str) -> Result<Span, String> {
                     .ok_or_else(too_large)?
             }
             "d" | "day" | "days" => span.days = span.days.checked_add(n).ok_or_else(too_large)?,
-            "h" | "hr" | "hour" | "hours" => span.millis += n64 * 3_600_000,
-            "m" | "min" | "mins" | "minute" | "minutes" => span.millis += n64 * 60_000,
-            "s" | "sec" | "secs" | "second" | "seconds" => span.millis += n64 * 1000,
-            "ms" => span.millis += n64,
+            "h" | "hr" | "hour" | "hours" => {
+                span.millis = span.millis.saturating_add(n64 * 3_600_000)
+            }
+            "m" | "min" | "mins" | "minute" | "minutes" => {
+                span.millis = span.millis.saturating_add(n64 * 60_000)
+            }
+            "s" | "sec" | "secs" | "second" | "seconds" => {
+                span.millis = span.millis.saturating_add(n64 * 1000)
+            }
+            "ms" => span.millis = span.millis.saturating_add(n64),
             "" => {
                 return Err(format!(
                     "in `{s}`: {num} has no unit (y, mo, w, d, h, m, s, ms)"
@@ -143,11 +149,12 @@ pub(crate) fn add_span(
         let p = localize(local, zone)?;
         (p.utc, p.note)
     };
-    let exact = Duration::milliseconds(if span.negative {
+    let exact = Duration::try_milliseconds(if span.negative {
         -span.millis
     } else {
         span.millis
-    });
+    })
+    .ok_or_else(out_of_range)?;
     utc = utc.checked_add_signed(exact).ok_or_else(out_of_range)?;
     Ok((utc, note))
 }
