@@ -701,10 +701,11 @@ async fn a_hostile_tar_is_listed_with_flags_and_refused_whole() {
         ("/tmp/abs.txt", tar::EntryType::Regular, b"abs", ""),
         ("link", tar::EntryType::Symlink, b"", "../../outside-dir"),
         ("fifo", tar::EntryType::Fifo, b"", ""),
+        ("hard", tar::EntryType::Link, b"", "../sentinel.txt"),
     ]);
     std::fs::write(root.join("evil.tar.gz"), gz(&evil)).unwrap();
     let out = ok(&t, "archive_list", json!({"archive": "evil.tar.gz"})).await;
-    assert!(out.contains("5 entries"), "{out}");
+    assert!(out.contains("6 entries"), "{out}");
     assert!(out.contains("| ok.txt | file | 4 |"), "{out}");
     assert!(
         out.contains("../sentinel.txt") && out.contains("DANGER: a `..` component"),
@@ -716,7 +717,8 @@ async fn a_hostile_tar_is_listed_with_flags_and_refused_whole() {
         "{out}"
     );
     assert!(out.contains("DANGER: a fifo"), "{out}");
-    assert!(out.contains("4 dangerous entries"), "{out}");
+    assert!(out.contains("hardlink → ../sentinel.txt"), "{out}");
+    assert!(out.contains("5 dangerous entries"), "{out}");
 
     let out = refused(
         &t,
@@ -725,7 +727,8 @@ async fn a_hostile_tar_is_listed_with_flags_and_refused_whole() {
     )
     .await;
     assert!(
-        out.contains("refused, nothing was written: 4 dangerous"),
+        out.contains("refused, nothing was written: 5 dangerous")
+            && out.contains("`hard`: a link to `../sentinel.txt`"),
         "{out}"
     );
     assert!(out.contains("`../sentinel.txt`: a `..` component"), "{out}");
@@ -747,6 +750,7 @@ async fn a_clean_tar_extracts_skipping_internal_links_and_never_overwrites_silen
         ("pkg/a.txt", tar::EntryType::Regular, b"alpha", ""),
         ("pkg/sub/b.txt", tar::EntryType::Regular, b"beta", ""),
         ("pkg/latest", tar::EntryType::Symlink, b"", "a.txt"),
+        ("pkg/again", tar::EntryType::Link, b"", "pkg/a.txt"),
     ]);
     std::fs::write(root.join("good.tar"), &good).unwrap();
     let out = ok(
@@ -757,7 +761,7 @@ async fn a_clean_tar_extracts_skipping_internal_links_and_never_overwrites_silen
     .await;
     assert!(out.contains("extracted 2 files (9 bytes)"), "{out}");
     assert!(
-        out.contains("skipped 1 link") && out.contains("pkg/latest"),
+        out.contains("skipped 2 links") && out.contains("pkg/latest") && out.contains("pkg/again"),
         "{out}"
     );
     assert_eq!(

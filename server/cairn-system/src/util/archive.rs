@@ -161,6 +161,16 @@ pub(crate) fn link_stays_inside(link_path: &str, target: &str) -> bool {
     true
 }
 
+/// For a link entry at `path` (already safe), whether it stays inside the extraction root: a
+/// symlink's target is relative to the link's directory, a tar hard link's to the archive root.
+pub(crate) fn link_inside(kind: &EntryType, path: &str) -> Option<bool> {
+    match kind {
+        EntryType::Symlink(t) => Some(link_stays_inside(path, t)),
+        EntryType::Hardlink(t) => Some(safe_path(t).is_ok_and(|p| !p.is_empty())),
+        _ => None,
+    }
+}
+
 /// How far a walk got; shared with the counting readers.
 #[derive(Debug, Default)]
 pub(crate) struct Progress {

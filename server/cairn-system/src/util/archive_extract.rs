@@ -14,7 +14,7 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
 use crate::System;
-use crate::util::archive::{EntryType, Kind, LIMITS, Limits, link_stays_inside, safe_path, walk};
+use crate::util::archive::{EntryType, Kind, LIMITS, Limits, link_inside, safe_path, walk};
 use crate::util::with_workspace;
 
 /// Problems one refusal lists.
@@ -92,7 +92,7 @@ fn check(
         match &e.kind {
             EntryType::Special(k) => problem(&mut c, format!("`{}`: a {k}", e.name)),
             EntryType::Symlink(t) | EntryType::Hardlink(t) => {
-                if link_stays_inside(&rel, t) {
+                if link_inside(&e.kind, &rel) == Some(true) {
                     c.skipped.push(format!("{} ({})", e.name, e.kind.label()));
                 } else {
                     problem(

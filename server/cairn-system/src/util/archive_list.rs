@@ -9,7 +9,7 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
 use crate::System;
-use crate::util::archive::{EntryType, Kind, LIMITS, link_stays_inside, safe_path, walk};
+use crate::util::archive::{EntryType, Kind, LIMITS, link_inside, safe_path, walk};
 use crate::util::with_workspace;
 
 /// The `archive_list` tool.
@@ -38,7 +38,7 @@ pub(crate) fn danger(
         Err(why) => return Some(why),
     };
     match kind {
-        EntryType::Symlink(t) | EntryType::Hardlink(t) if !link_stays_inside(&path, t) => {
+        _ if link_inside(kind, &path) == Some(false) => {
             return Some("a link out of the extraction root".to_owned());
         }
         EntryType::Special(k) => return Some(format!("a {k}")),
