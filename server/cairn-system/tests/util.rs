@@ -1266,7 +1266,55 @@ async fn every_utility_tool_is_listed_with_a_valid_described_schema_and_refuses_
                 "{name}.{field} has no description"
             );
         }
-        let out = refused(&t, name, json!({"zz_not_a_field": 1})).await;
-        assert!(out.starts_with("invalid argument"), "{name}: {out}");
+        for (args, field) in bad_arguments(&schema) {
+            let out = refused(&t, name, Value::Object(args.clone())).await;
+            assert!(
+                out.starts_with("invalid argument") && out.contains(&field),
+                "{name} {args:?}: {out}"
+            );
+        }
     }
+}
+
+/// The e2e catalog test's wrong arguments, one way each: an unknown field, a required field
+/// missing, a field of the wrong type; with the field the refusal must name.
+fn bad_arguments(schema: &Value) -> Vec<(serde_json::Map<String, Value>, String)> {
+    let properties = schema["properties"].as_object().unwrap();
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let valid_of = |p: &Value| match p["type"].as_str() {
+        Some("string") => p["enum"].get(0).cloned().unwrap_or(json!("x")),
+        Some("integer") | Some("number") => json!(p["minimum"].as_i64().unwrap_or(1).max(1)),
+        Some("boolean") => json!(false),
+        Some("array") => json!([]),
+        _ => json!({}),
+    };
+    let wrong_of = |p: &Value| match p["type"].as_str() {
+        Some("string") => json!(12345),
+        _ => json!("not-this-type"),
+    };
+    let base: serde_json::Map<String, Value> = required
+        .iter()
+        .map(|r| ((*r).to_owned(), valid_of(&properties[*r])))
+        .collect();
+    let mut cases = Vec::new();
+    let mut unknown = base.clone();
+    unknown.insert("zz_not_a_field".into(), json!(1));
+    cases.push((unknown, "zz_not_a_field".to_owned()));
+    if let Some(first) = required.first() {
+        let mut missing = base.clone();
+        missing.remove(*first);
+        cases.push((missing, (*first).to_owned()));
+    }
+    if let Some((field, property)) = properties
+        .iter()
+        .find(|(_, p)| p["type"].is_string() && p["type"] != "object")
+    {
+        let mut wrong = base.clone();
+        wrong.insert(field.clone(), wrong_of(property));
+        cases.push((wrong, field.clone()));
+    }
+    cases
 }

@@ -23,14 +23,10 @@ pub struct Checksum;
 #[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum Algorithm {
-    /// SHA-256 (the default).
     #[default]
     Sha256,
-    /// SHA-512.
     Sha512,
-    /// SHA-1 (broken for security; for matching published sums only).
     Sha1,
-    /// MD5 (broken for security; for matching published sums only).
     Md5,
 }
 
@@ -44,7 +40,8 @@ pub struct Args {
     /// Text to hash instead of files (its UTF-8 bytes, exactly as given).
     #[serde(default)]
     text: Option<String>,
-    /// sha256 (default), sha512, sha1 or md5.
+    /// sha256 (default), sha512, sha1 or md5 (sha1 and md5 are broken for security: use them
+    /// only to match published sums).
     #[serde(default)]
     algorithm: Algorithm,
     /// A hex digest to compare with (case and surrounding spaces ignored); each result says

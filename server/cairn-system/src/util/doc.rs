@@ -18,11 +18,8 @@ pub(crate) const MAX_OUTPUT: usize = 256 * 1024;
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum Format {
-    /// JSON.
     Json,
-    /// YAML (one document).
     Yaml,
-    /// TOML.
     Toml,
 }
 

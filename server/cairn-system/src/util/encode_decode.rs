@@ -19,15 +19,10 @@ pub struct EncodeDecode;
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Encoding {
-    /// Base64, standard alphabet with `=` padding (decoding also accepts it unpadded).
     Base64,
-    /// Base64, URL-safe alphabet (`-_`), no padding (decoding accepts padding).
     Base64Url,
-    /// Lowercase hexadecimal (decoding ignores spaces and case).
     Hex,
-    /// URL percent-encoding of a query component (everything but `A-Za-z0-9-._~`).
     Url,
-    /// HTML entities: `& < > " '` on encoding; named, decimal and hex entities on decoding.
     Html,
 }
 
@@ -35,9 +30,7 @@ pub enum Encoding {
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum Direction {
-    /// Text to its encoded form.
     Encode,
-    /// Encoded form back to text (or hex, when the bytes are not UTF-8).
     Decode,
 }
 
@@ -47,9 +40,11 @@ pub enum Direction {
 pub struct Args {
     /// The input text (at most 1 MiB).
     input: String,
-    /// base64, base64_url, hex, url or html.
+    /// base64 (standard alphabet, padded; decoding accepts unpadded), base64_url (URL-safe `-_`,
+    /// unpadded), hex (decoding ignores spaces, `:` and case), url (percent-encoding of a query
+    /// component; decoding reads `+` as a space) or html (entities).
     encoding: Encoding,
-    /// encode or decode.
+    /// encode (text to its encoded form) or decode (back to text, or hex when not UTF-8).
     direction: Direction,
 }
 

@@ -18,10 +18,8 @@ pub struct UuidGenerate;
 #[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum Version {
-    /// Random (the default).
     #[default]
     V4,
-    /// Unix-time-ordered: sorts by creation time (good database keys).
     V7,
 }
 
