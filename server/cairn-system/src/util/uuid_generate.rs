@@ -39,6 +39,18 @@ pub struct Args {
     inspect: Option<String>,
 }
 
+/// A v7 UUID for now: the Unix time in milliseconds, then random bits. Built here rather than
+/// with uuid's `v7` feature, which would change the uuid build the rest of the tree shares.
+fn v7() -> Uuid {
+    let millis = u64::try_from(chrono::Utc::now().timestamp_millis()).unwrap_or(0);
+    // A v4's bytes 6..16 are random but for the version and variant bits, which the builder
+    // overwrites at the same places.
+    let random = Uuid::new_v4();
+    let mut bytes = [0u8; 10];
+    bytes.copy_from_slice(random.as_bytes().get(6..16).unwrap_or(&[0; 10]));
+    uuid::Builder::from_unix_timestamp_millis(millis, &bytes).into_uuid()
+}
+
 /// What `u` is, line by line.
 pub(crate) fn describe(u: &Uuid) -> String {
     let version = u.get_version_num();
@@ -111,13 +123,17 @@ impl Tool for UuidGenerate {
                 "count must be 1 to {MAX_COUNT} (was {count}): call again for more"
             ));
         }
-        let ids: Vec<String> = (0..count)
+        let mut ids: Vec<Uuid> = (0..count)
             .map(|_| match args.version {
                 Version::V4 => Uuid::new_v4(),
-                Version::V7 => Uuid::now_v7(),
+                Version::V7 => v7(),
             })
-            .map(|u| u.hyphenated().to_string())
             .collect();
+        if args.version == Version::V7 {
+            // Several made in the same millisecond still come out in order.
+            ids.sort();
+        }
+        let ids: Vec<String> = ids.iter().map(|u| u.hyphenated().to_string()).collect();
         text(ids.join("\n"))
     }
 }
