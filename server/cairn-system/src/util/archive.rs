@@ -52,7 +52,7 @@ impl Kind {
         }
     }
 
-    /// Whether a name of this kind needs `.tar`, `.zip`... (the error for an unknown one).
+    /// The error for a name that says no kind.
     pub(crate) fn unknown(name: &str) -> String {
         format!(
             "cannot tell the archive kind of `{name}`: it must end in .tar, .tar.gz/.tgz, .tar.zst, .zip, .gz or .zst"

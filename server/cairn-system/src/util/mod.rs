@@ -41,7 +41,7 @@ pub(crate) async fn with_workspace(
 ) -> CallToolResult {
     let Some(ws) = host.workspace.as_ref().map(Arc::clone) else {
         return error(format!(
-            "{tool} reads workspace files, and no workspace is open: pass the text instead"
+            "{tool} works on workspace files, and no workspace is open"
         ));
     };
     match tokio::task::spawn_blocking(move || f(&ws)).await {
