@@ -852,6 +852,43 @@ async fn decompression_bombs_are_refused_fast_with_nothing_written() {
         "{out}"
     );
     assert_eq!(tree(&root), ["zeros.gz", "zeros.tar.gz"]);
+
+    // zstd: 1 GiB of zeros as 1024 concatenated frames.
+    let frame = zstd::encode_all(&vec![0u8; 1 << 20][..], 3).unwrap();
+    let zbomb: Vec<u8> = frame
+        .iter()
+        .copied()
+        .cycle()
+        .take(frame.len() * 1024)
+        .collect();
+    std::fs::write(root.join("zeros.zst"), &zbomb).unwrap();
+    let out = refused(
+        &t,
+        "archive_extract",
+        json!({"archive": "zeros.zst", "target": "out"}),
+    )
+    .await;
+    assert!(out.contains("decompression bomb"), "{out}");
+    // zip: one entry of 32 MiB of zeros, about 1000:1, judged on the bytes it really expands to.
+    {
+        use std::io::Write;
+        let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        let opts = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Deflated);
+        w.start_file("zeros.bin", opts).unwrap();
+        w.write_all(&vec![0u8; 32 << 20]).unwrap();
+        std::fs::write(root.join("zeros.zip"), w.finish().unwrap().into_inner()).unwrap();
+    }
+    let out = refused(
+        &t,
+        "archive_extract",
+        json!({"archive": "zeros.zip", "target": "out"}),
+    )
+    .await;
+    assert!(out.contains("`zeros.bin` expands more than 100:1"), "{out}");
+    let out = ok(&t, "archive_list", json!({"archive": "zeros.zip"})).await;
+    assert!(out.contains("DANGER: ratio"), "{out}");
+    assert!(!root.join("out").exists());
     outside_untouched(parent.path());
 
     // A modest single file extracts without its extension.
