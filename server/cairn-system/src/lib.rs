@@ -59,6 +59,21 @@ impl System {
 pub const SYSTEM_TOOLS: &[Entry<System>] = &[
     // the host (host/)
     // utilities (util/)
+    Entry::of::<util::archive_create::ArchiveCreate>(),
+    Entry::of::<util::archive_list::ArchiveList>(),
+    Entry::of::<util::archive_extract::ArchiveExtract>(),
+    Entry::of::<util::checksum::Checksum>(),
+    Entry::of::<util::encode_decode::EncodeDecode>(),
+    Entry::of::<util::uuid_generate::UuidGenerate>(),
+    Entry::of::<util::time_now::TimeNow>(),
+    Entry::of::<util::time_convert::TimeConvert>(),
+    Entry::of::<util::time_diff::TimeDiff>(),
+    Entry::of::<util::cron_explain::CronExplain>(),
+    Entry::of::<util::calculate::Calculate>(),
+    Entry::of::<util::unit_convert::UnitConvert>(),
+    Entry::of::<util::format_convert::FormatConvert>(),
+    Entry::of::<util::schema_validate::SchemaValidate>(),
+    Entry::of::<util::json_query::JsonQuery>(),
 ];
 
 /// The system tools over `host`.
