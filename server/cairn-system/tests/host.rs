@@ -750,6 +750,29 @@ async fn log_tail_of_a_ten_gigabyte_log_reads_only_its_end() {
 }
 
 #[tokio::test]
+async fn log_search_over_a_ten_gigabyte_log_stops_at_its_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge.log");
+    std::fs::File::create(&path)
+        .unwrap()
+        .set_len(10 << 30)
+        .unwrap();
+    let t = system_tools(host(Some(dir.path())));
+    let seen = call(
+        &t,
+        "log_search",
+        json!({"path": "huge.log", "pattern": "needle"}),
+    )
+    .await;
+    ok(&seen);
+    assert!(
+        seen.text.starts_with("0 matches in 1 file (stopped after"),
+        "{}",
+        seen.text
+    );
+}
+
+#[tokio::test]
 async fn log_tail_follows_appended_lines() {
     let dir = logs_workspace();
     let path = dir.path().join("logs/app.log");

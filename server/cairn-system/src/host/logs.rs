@@ -11,6 +11,11 @@ use std::path::{Path, PathBuf};
 
 use crate::System;
 
+/// Bytes one read of a line consumes at most: past it, the rest of a line with no end in
+/// sight (a sparse file's zeros) comes back as further cut lines, so callers get to check
+/// their caps, time and cancellation.
+const LINE_SCAN_LIMIT: usize = 1024 * 1024;
+
 /// Files of one directory searched at most.
 pub(crate) const MAX_FILES: usize = 200;
 
@@ -174,7 +179,8 @@ pub(crate) fn list_dir(system: &System, requested: &str) -> Option<Result<Vec<St
 }
 
 /// Reads one line into `line` (without its line end), keeping at most `cap` bytes of it and
-/// skipping the rest. Returns the bytes consumed (0 at the end) and whether the line was cut.
+/// skipping the rest up to [`LINE_SCAN_LIMIT`]. Returns the bytes consumed (0 at the end) and
+/// whether the line was cut.
 pub(crate) fn read_line_capped(
     reader: &mut dyn BufRead,
     line: &mut Vec<u8>,
@@ -209,6 +215,9 @@ pub(crate) fn read_line_capped(
                 line.pop();
             }
             return Ok((consumed, cut));
+        }
+        if consumed >= LINE_SCAN_LIMIT {
+            return Ok((consumed, true));
         }
     }
 }
