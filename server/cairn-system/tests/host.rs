@@ -191,6 +191,42 @@ fn the_fifteen_host_tools_are_listed_as_system_tools_with_their_effects() {
     );
 }
 
+#[test]
+fn every_argument_is_described_and_unknown_fields_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for info in system_tools(host(Some(dir.path()))).list() {
+        let name = info.tool.name.to_string();
+        let schema = Value::Object((*info.tool.input_schema).clone());
+        assert_eq!(schema["additionalProperties"], false, "{name}");
+        for (field, property) in schema["properties"].as_object().unwrap() {
+            assert!(
+                property["description"]
+                    .as_str()
+                    .is_some_and(|d| !d.is_empty()),
+                "{name}.{field} has no description: {schema:#}"
+            );
+        }
+        assert!(
+            info.tool
+                .description
+                .as_deref()
+                .is_some_and(|d| d.len() > 20),
+            "{name}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn bad_arguments_are_refused_naming_the_field() {
+    let t = system_tools(host(None));
+    let unknown = call(&t, "process_list", json!({"pid": 1})).await;
+    refused(&unknown, "pid");
+    let wrong = call(&t, "process_top", json!({"by": "disk"})).await;
+    refused(&wrong, "by");
+    let missing = call(&t, "process_details", json!({})).await;
+    refused(&missing, "pid");
+}
+
 // The machine
 
 #[tokio::test]
