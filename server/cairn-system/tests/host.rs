@@ -454,36 +454,56 @@ async fn signals_to_init_to_cairn_and_to_nothing_are_refused() {
 
 #[tokio::test]
 async fn a_process_of_another_user_is_refused_and_keeps_running() {
-    // Tests run as root here: a child under another uid is the other user's process.
-    let mut kid = Kid::spawn(Command::new("setpriv").args([
-        "--reuid=65534",
-        "--regid=65534",
-        "--clear-groups",
-        "sleep",
-        "60",
-    ]));
-    // Wait until setpriv has become `sleep` under the other uid.
-    for _ in 0..100 {
-        let status =
-            std::fs::read_to_string(format!("/proc/{}/status", kid.pid())).unwrap_or_default();
-        if status.contains("Uid:\t65534") {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
     let t = system_tools(host(None));
-    let seen = call(
-        &t,
-        "process_signal",
-        json!({"pid": kid.pid(), "signal": "KILL"}),
-    )
-    .await;
-    if nix::unistd::getuid().as_raw() == 65534 {
-        return;
+    if nix::unistd::getuid().is_root() {
+        // As root (as here), a child under another uid is the other user's process.
+        let mut kid = Kid::spawn(Command::new("setpriv").args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "sleep",
+            "60",
+        ]));
+        let mut became = false;
+        for _ in 0..200 {
+            let status =
+                std::fs::read_to_string(format!("/proc/{}/status", kid.pid())).unwrap_or_default();
+            if status.contains("Uid:\t65534") && status.contains("Name:\tsleep") {
+                became = true;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(became, "setpriv did not start sleep as uid 65534");
+        let seen = call(
+            &t,
+            "process_signal",
+            json!({"pid": kid.pid(), "signal": "KILL"}),
+        )
+        .await;
+        refused(&seen, "only your own processes");
+        assert!(seen.text.contains("uid 65534"), "{}", seen.text);
+        assert!(kid.running(), "the other user's process must still run");
+    } else {
+        // Without root, any process of another user will do (pid 1 is refused earlier, as init).
+        let me = nix::unistd::getuid().as_raw();
+        let other = std::fs::read_dir("/proc").unwrap().find_map(|e| {
+            let pid: i32 = e.ok()?.file_name().to_str()?.parse().ok()?;
+            let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+            let uid: u32 = status
+                .lines()
+                .find_map(|l| l.strip_prefix("Uid:"))?
+                .split_whitespace()
+                .next()?
+                .parse()
+                .ok()?;
+            (pid > 2 && uid != me && !status.contains("PPid:\t2\n")).then_some(pid)
+        });
+        let Some(pid) = other else { return };
+        let seen = call(&t, "process_signal", json!({"pid": pid, "signal": "KILL"})).await;
+        refused(&seen, "only your own processes");
+        assert!(Path::new(&format!("/proc/{pid}")).exists());
     }
-    refused(&seen, "only your own processes");
-    assert!(seen.text.contains("uid 65534"), "{}", seen.text);
-    assert!(kid.running(), "the other user's process must still run");
 }
 
 // Ports
