@@ -101,6 +101,10 @@ pub const WORKSPACE_FORBIDDEN: &[(&str, &str)] = &[
         "the sandbox's engine, images and limits are yours to set, not the repository's",
     ),
     (
+        "system",
+        "which environment values and log directories outside the workspace cairn may read is yours to set, not the repository's",
+    ),
+    (
         "selection.model",
         "the embedding model is yours to choose, not the repository's",
     ),

@@ -28,8 +28,8 @@ pub use model::DbConfig;
 pub use model::{
     AccessConfig, AgentConfig, Config, Decision, EffectPolicy, LogConfig, McpConfig,
     McpOAuthConfig, McpServerConfig, McpTransport, OAuthGrant, PolicyConfig, ProviderConfig,
-    ProviderKind, SandboxConfig, SearchProvider, SelectionConfig, SessionsConfig, WebConfig,
-    WebSearchConfig,
+    ProviderKind, SandboxConfig, SearchProvider, SelectionConfig, SessionsConfig, SystemConfig,
+    WebConfig, WebSearchConfig,
 };
 pub use model::{ApiAuthConfig, ApiAuthScheme, ApiConfig, OpenApiSpecConfig};
 pub use schema::{json_schema, vscode_configuration};

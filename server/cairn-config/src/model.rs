@@ -24,6 +24,35 @@ pub struct Config {
     /// `[db.NAME]`: the databases the database tools may use. Only the user's own config may
     /// declare them (see the layers).
     pub db: BTreeMap<String, DbConfig>,
+    /// `[system]`: what the host tools may show and read beyond the workspace. Only the user's
+    /// own config may set it (see the layers).
+    pub system: SystemConfig,
+}
+
+/// `[system]`: what the host tools (`env_vars`, `log_tail`, `log_search`) may show and read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct SystemConfig {
+    /// Environment variables whose values `env_vars` may show; a secret-looking name (TOKEN,
+    /// KEY, PASSWORD...) is never shown, even when listed.
+    pub env_values: Vec<String>,
+    /// Directories outside the workspace whose log files the log tools may read (`/var/log`);
+    /// symlinks out of them are refused.
+    pub log_paths: Vec<PathBuf>,
+}
+
+impl Default for SystemConfig {
+    fn default() -> Self {
+        SystemConfig {
+            env_values: [
+                "PATH", "HOME", "SHELL", "LANG", "TERM", "USER", "PWD", "EDITOR",
+            ]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect(),
+            log_paths: Vec::new(),
+        }
+    }
 }
 
 /// `[db.NAME]`: one database for the database tools.

@@ -12,7 +12,9 @@ use crate::layers::WORKSPACE_FORBIDDEN;
 /// settings may not declare them either), the user's access grants, the API tools, the web
 /// guard's exceptions, the sandbox's engine and the databases (a repository's `.vscode/settings.json` is less
 /// visible than its `.cairn/config.toml`).
-const USER_ONLY_SECTIONS: &[&str] = &["policy", "mcp", "access", "api", "web", "sandbox", "db"];
+const USER_ONLY_SECTIONS: &[&str] = &[
+    "policy", "mcp", "access", "api", "web", "sandbox", "db", "system",
+];
 
 /// The JSON Schema (draft 2020-12) of the user configuration (`config.toml`, the editor's
 /// `initializationOptions.config`).

@@ -210,6 +210,7 @@ fn user_value(key: &str) -> &'static str {
         "access" => "{ user = \"admin\" }",
         "web" => "{ allow_loopback = true }",
         "db" => "{ prod = { url = \"postgres://app@db.evil.test/prod\" } }",
+        "system" => "{ log_paths = [\"/var/log\"], env_values = [\"AWS_PROFILE\"] }",
         other => panic!("no sample value for `{other}`: add one here"),
     }
 }

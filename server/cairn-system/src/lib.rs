@@ -11,11 +11,13 @@
 mod host;
 mod util;
 
+pub use host::{DEFAULT_ENV_VALUES, HostSettings};
+
 use std::sync::Arc;
 
 use cairn_agent::redact::Redact;
 use cairn_toolkit::{Entry, ToolSet};
-use cairn_web::WebGuard;
+use cairn_web::{Resolver, WebGuard};
 use cairn_workspace::Workspace;
 
 /// What the system tools share.
@@ -23,6 +25,8 @@ pub struct System {
     workspace: Option<Arc<Workspace>>,
     guard: Option<Arc<WebGuard>>,
     redactor: Option<Arc<dyn Redact>>,
+    settings: HostSettings,
+    resolver: Option<Arc<dyn Resolver>>,
 }
 
 impl std::fmt::Debug for System {
@@ -45,6 +49,8 @@ impl System {
             workspace,
             guard,
             redactor: None,
+            settings: HostSettings::default(),
+            resolver: None,
         }
     }
 
@@ -53,11 +59,39 @@ impl System {
         self.redactor = Some(redactor);
         self
     }
+
+    /// The user's settings for the host tools (environment values shown, log directories).
+    pub fn with_settings(mut self, settings: HostSettings) -> System {
+        self.settings = settings;
+        self
+    }
+
+    /// `dns_lookup` resolves through `resolver` (the one the web guard was built with; tests
+    /// script answers with it) instead of the system resolver. Lookups still need the guard.
+    pub fn with_resolver(mut self, resolver: Arc<dyn Resolver>) -> System {
+        self.resolver = Some(resolver);
+        self
+    }
 }
 
 /// The system tools, in the order listed.
 pub const SYSTEM_TOOLS: &[Entry<System>] = &[
     // the host (host/)
+    Entry::of::<host::system_info::SystemInfo>(),
+    Entry::of::<host::disk_usage::DiskUsage>(),
+    Entry::of::<host::folder_sizes::FolderSizes>(),
+    Entry::of::<host::process_list::ProcessList>(),
+    Entry::of::<host::process_tree::ProcessTree>(),
+    Entry::of::<host::process_top::ProcessTop>(),
+    Entry::of::<host::process_details::ProcessDetails>(),
+    Entry::of::<host::process_signal::ProcessSignal>(),
+    Entry::of::<host::listening_ports::ListeningPorts>(),
+    Entry::of::<host::network_interfaces::NetworkInterfaces>(),
+    Entry::of::<host::dns_lookup::DnsLookup>(),
+    Entry::of::<host::env_vars::EnvVars>(),
+    Entry::of::<host::which_program::WhichProgram>(),
+    Entry::of::<host::log_tail::LogTail>(),
+    Entry::of::<host::log_search::LogSearch>(),
     // utilities (util/)
     Entry::of::<util::archive_create::ArchiveCreate>(),
     Entry::of::<util::archive_list::ArchiveList>(),

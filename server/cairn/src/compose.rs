@@ -501,7 +501,7 @@ pub fn start_hub(
             "cairn-data",
             cairn_data::data_tools(cairn_data::Data::new(None)),
         );
-        add_devops_and_system(&hub, env, &user, sandbox, web, &path_approvals, None);
+        add_devops_and_system(&hub, env, &user, config, &path_approvals, None);
     }
     if !roots.is_empty() && !unchanged {
         let mut workspace = Workspace::new(roots.to_vec()).map_err(|e| e.to_string())?;
@@ -540,8 +540,7 @@ pub fn start_hub(
             &hub,
             env,
             &user,
-            sandbox,
-            web,
+            config,
             &path_approvals,
             Some(workspace.clone()),
         );
@@ -568,11 +567,11 @@ fn add_devops_and_system(
     hub: &Hub,
     env: &Env,
     user: &str,
-    sandbox: &SandboxConfig,
-    web: &cairn_config::WebConfig,
+    config: &Config,
     approvals: &Arc<ExactApprovals>,
     workspace: Option<Arc<Workspace>>,
 ) {
+    let (sandbox, web, system) = (&config.sandbox, &config.web, &config.system);
     let guard = web.enabled.then(|| web_guard(web).ok()).flatten();
     hub.add_builtin(
         "cairn-devops",
@@ -590,7 +589,11 @@ fn add_devops_and_system(
         "cairn-system",
         cairn_system::system_tools(
             cairn_system::System::new(workspace, guard)
-                .with_redactor(crate::redaction::agent_redactor(env)),
+                .with_redactor(crate::redaction::agent_redactor(env))
+                .with_settings(cairn_system::HostSettings {
+                    env_values: system.env_values.clone(),
+                    log_paths: system.log_paths.clone(),
+                }),
         ),
     );
 }
