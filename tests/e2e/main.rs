@@ -10,6 +10,7 @@ mod bench;
 mod catalog;
 mod cli;
 mod db;
+mod devops;
 mod git_escapes;
 mod helix;
 mod lsp_robustness;
