@@ -269,6 +269,12 @@ const SANCTIONED_VIA: &[(&str, &str, &str)] = &[
         "the Docker engine's API, over its socket or the configured host",
     ),
     (
+        "bollard",
+        "cairn-devops",
+        "the Docker engine's API for the DevOps tools, over the sandbox's connection \
+         (`Engine::docker`); never the web",
+    ),
+    (
         "hf-hub",
         "cairn-select",
         "the embedding model's download from the Hugging Face Hub, pinned to a revision",

@@ -127,6 +127,12 @@ fn by_category_counts_the_registry_against_the_targets() {
         ["file", "operations", &want.to_string(), "22"],
         "{table}"
     );
+    // The categories issue 18 completes: at their targets.
+    for (label, count) in [("DevOps", "28"), ("system utilities", "30")] {
+        let line = table.lines().find(|l| l.starts_with(label)).unwrap();
+        let words: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(words[words.len() - 2..], [count, count], "{table}");
+    }
 }
 
 /// Arguments for `schema` that are wrong in one way each: an unknown field, a required field

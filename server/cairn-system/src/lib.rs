@@ -11,7 +11,7 @@
 mod host;
 mod util;
 
-pub use host::{DEFAULT_ENV_VALUES, HostSettings};
+pub use host::HostSettings;
 
 use std::sync::Arc;
 

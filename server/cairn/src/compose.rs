@@ -590,10 +590,7 @@ fn add_devops_and_system(
         cairn_system::system_tools(
             cairn_system::System::new(workspace, guard)
                 .with_redactor(crate::redaction::agent_redactor(env))
-                .with_settings(cairn_system::HostSettings {
-                    env_values: system.env_values.clone(),
-                    log_paths: system.log_paths.clone(),
-                }),
+                .with_settings(system.clone()),
         ),
     );
 }

@@ -31,29 +31,10 @@ use rmcp::model::CallToolResult;
 
 use crate::System;
 
-/// What the user allows the host tools to show or read beyond the defaults. User configuration
-/// only: a repository must not grant itself reads of `/var/log` or environment values.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HostSettings {
-    /// Environment variables whose values `env_vars` may show (never a secret-looking name).
-    pub env_values: Vec<String>,
-    /// Directories outside the workspace whose files the log tools may read.
-    pub log_paths: Vec<PathBuf>,
-}
-
-impl Default for HostSettings {
-    fn default() -> Self {
-        HostSettings {
-            env_values: DEFAULT_ENV_VALUES.iter().map(|s| (*s).to_owned()).collect(),
-            log_paths: Vec::new(),
-        }
-    }
-}
-
-/// The variables whose values are shown unless the user says otherwise: none carries a secret.
-pub const DEFAULT_ENV_VALUES: &[&str] = &[
-    "PATH", "HOME", "SHELL", "LANG", "TERM", "USER", "PWD", "EDITOR",
-];
+/// What the user allows the host tools to show or read beyond the defaults: the user's
+/// `[system]` settings, one definition with their defaults. User configuration only: a
+/// repository must not grant itself reads of `/var/log` or environment values.
+pub use cairn_config::SystemConfig as HostSettings;
 
 impl System {
     /// `text` as the model may see it: through the redactor when there is one.
