@@ -64,6 +64,15 @@ impl DevOps {
 pub const DEVOPS_TOOLS: &[Entry<DevOps>] = &[
     // the Docker engine (docker/)
     // checks of files (checks/)
+    Entry::of::<checks::lint_dockerfile::LintDockerfile>(),
+    Entry::of::<checks::lint_shell::LintShell>(),
+    Entry::of::<checks::lint_yaml::LintYaml>(),
+    Entry::of::<checks::check_ci_workflow::CheckCiWorkflow>(),
+    Entry::of::<checks::check_kubernetes::CheckKubernetes>(),
+    Entry::of::<checks::check_terraform::CheckTerraform>(),
+    Entry::of::<checks::check_ansible::CheckAnsible>(),
+    Entry::of::<checks::check_systemd_unit::CheckSystemdUnit>(),
+    Entry::of::<checks::check_compose::CheckCompose>(),
     // release chores (release/)
 ];
 
