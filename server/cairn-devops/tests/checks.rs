@@ -92,6 +92,10 @@ struct Seen {
 }
 
 async fn call(f: &Fixture, name: &str, args: Value) -> Seen {
+    call_with(f, name, args, CancellationToken::new()).await
+}
+
+async fn call_with(f: &Fixture, name: &str, args: Value, cancel: CancellationToken) -> Seen {
     let Value::Object(args) = args else {
         panic!("arguments must be an object")
     };
@@ -99,7 +103,7 @@ async fn call(f: &Fixture, name: &str, args: Value) -> Seen {
         session_id: "s".into(),
         run_id: "r".into(),
         call_id: "c".into(),
-        cancel: CancellationToken::new(),
+        cancel,
     };
     let result = tokio::time::timeout(Duration::from_secs(180), f.tools.call(name, args, cx))
         .await
@@ -277,7 +281,7 @@ async fn check_ci_workflow_reads_github_and_gitlab_files_by_their_paths() {
     assert!(!g.is_error, "{}", g.text);
     has_line(
         &g.text,
-        ".gitlab-ci.yml:0:0 error schema at $.build.when",
+        ".gitlab-ci.yml:3:9 error schema at $.build.when",
         "sometimes",
     );
     clean(
@@ -526,7 +530,7 @@ async fn check_compose_reports_undefined_variables_and_never_shows_env_values() 
     let s = call(&f, "check_compose", json!({"path": "bad/compose.yaml"})).await;
     has_line(
         &s.text,
-        "bad/compose.yaml:0:0 error schema at $.services.web.ports",
+        "bad/compose.yaml:4:12 error schema at $.services.web.ports",
         "not of type 'array'",
     );
     no_container_left(&f.sandbox).await;
@@ -590,5 +594,32 @@ async fn paths_outside_the_workspace_are_refused_before_any_container() {
         d.text
     );
     assert!(Path::new(&script).exists());
+    no_container_left(&f.sandbox).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_check_stops_and_leaves_no_container() {
+    if !enabled() {
+        return;
+    }
+    // Twelve playbooks: one ansible-playbook start each, seconds of work in all.
+    let names: Vec<String> = (0..12).map(|i| format!("p{i}.yml")).collect();
+    let files: Vec<(&str, &str)> = names
+        .iter()
+        .map(|n| (n.as_str(), "- hosts: all\n  tasks:\n    - debug: msg=hi\n"))
+        .collect();
+    let f = fixture(&files);
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        trigger.cancel();
+    });
+    let r = call_with(&f, "check_ansible", json!({"paths": names}), cancel).await;
+    assert!(
+        r.is_error && r.text.contains("cancelled by the user"),
+        "{}",
+        r.text
+    );
     no_container_left(&f.sandbox).await;
 }

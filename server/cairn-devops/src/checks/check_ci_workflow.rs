@@ -38,9 +38,6 @@ pub struct Args {
 /// actionlint's JSON (one array of errors); it also runs ShellCheck on `run:` scripts.
 const ACTIONLINT: &str = "printf '@@version actionlint %s\\n' \"$(actionlint --version 2>&1 | head -n 1)\"; exec actionlint -no-color -format '{{json .}}' \"$@\"";
 
-/// check-jsonschema against the GitLab CI schema it vendors (offline), as JSON.
-const GITLAB: &str = "export HOME=/tmp XDG_CACHE_HOME=/tmp; printf '@@version %s\\n' \"$(check-jsonschema --version 2>&1 | head -n 1)\"; exec check-jsonschema --builtin-schema vendor.gitlab-ci --output-format json -- \"$@\"";
-
 impl Tool for CheckCiWorkflow {
     type Host = DevOps;
     type Args = Args;
@@ -117,7 +114,8 @@ async fn check(host: &DevOps, args: Args, cx: &CallContext) -> Result<CallToolRe
         versions.push(run.version);
     }
     if !gitlab.is_empty() {
-        let run = run(host, GITLAB, gitlab, None, cx).await?;
+        let args = super::schema_args("vendor.gitlab-ci", &gitlab);
+        let run = run(host, super::SCHEMA_SCRIPT, args, None, cx).await?;
         let Some(json) = serde_json::from_str::<Value>(&run.stdout).ok() else {
             return Ok(tool_failure("check-jsonschema", &run));
         };
@@ -132,14 +130,7 @@ async fn check(host: &DevOps, args: Args, cx: &CallContext) -> Result<CallToolRe
             });
         }
         for e in json["errors"].as_array().into_iter().flatten() {
-            findings.push(Finding {
-                file: relative(&string(&e["filename"])),
-                line: 0,
-                col: 0,
-                severity: Severity::Error,
-                code: "schema".into(),
-                message: super::schema_message(e),
-            });
+            findings.push(super::schema_finding(e));
         }
         if run.exit != 0 && findings.is_empty() {
             return Ok(tool_failure("check-jsonschema", &run));

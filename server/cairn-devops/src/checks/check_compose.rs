@@ -14,7 +14,7 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{Finding, Severity, outcome, relative, report, run, string, tool_failure};
+use super::{Finding, Severity, outcome, report, run, string, tool_failure};
 use crate::DevOps;
 
 /// The `check_compose` tool.
@@ -31,8 +31,6 @@ pub struct Args {
     #[serde(default)]
     env_file: bool,
 }
-
-const SCRIPT: &str = "export HOME=/tmp XDG_CACHE_HOME=/tmp; printf '@@version %s\\n' \"$(check-jsonschema --version 2>&1 | head -n 1)\"; exec check-jsonschema --builtin-schema vendor.compose-spec --output-format json -- \"$@\"";
 
 impl Tool for CheckCompose {
     type Host = DevOps;
@@ -94,7 +92,8 @@ async fn check(host: &DevOps, args: Args, cx: &CallContext) -> Result<CallToolRe
         .await??
     };
 
-    let run = run(host, SCRIPT, vec![compose.clone()], None, cx).await?;
+    let args = super::schema_args("vendor.compose-spec", std::slice::from_ref(&compose));
+    let run = run(host, super::SCHEMA_SCRIPT, args, None, cx).await?;
     let Some(json) = serde_json::from_str::<Value>(&run.stdout).ok() else {
         return Ok(tool_failure("check-jsonschema", &run));
     };
@@ -110,14 +109,7 @@ async fn check(host: &DevOps, args: Args, cx: &CallContext) -> Result<CallToolRe
         });
     }
     for e in json["errors"].as_array().into_iter().flatten() {
-        findings.push(Finding {
-            file: relative(&string(&e["filename"])),
-            line: 0,
-            col: 0,
-            severity: Severity::Error,
-            code: "schema".into(),
-            message: super::schema_message(e),
-        });
+        findings.push(super::schema_finding(e));
     }
     if run.exit != 0 && findings.is_empty() {
         return Ok(tool_failure("check-jsonschema", &run));

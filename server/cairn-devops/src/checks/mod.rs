@@ -341,6 +341,25 @@ pub(crate) fn string(v: &serde_json::Value) -> String {
     v.as_str().unwrap_or_default().to_owned()
 }
 
+/// The driver that adds lines and columns to check-jsonschema's report (Python, in the image).
+pub(crate) const SCHEMA_LINES: &str = include_str!("schema_lines.py");
+
+/// The script that runs check-jsonschema with a built-in schema and passes its report through
+/// [`SCHEMA_LINES`]; its arguments: that driver, the schema's name, then the files.
+pub(crate) const SCHEMA_SCRIPT: &str = "export HOME=/tmp XDG_CACHE_HOME=/tmp; d=$1; schema=$2; shift 2; printf '@@version %s\\n' \"$(check-jsonschema --version 2>&1 | head -n 1)\"; check-jsonschema --builtin-schema \"$schema\" --output-format json -- \"$@\" >/tmp/report.json; rc=$?; python3 -c \"$d\" /tmp/report.json; exit $rc";
+
+/// A schema error of check-jsonschema's report as a finding.
+pub(crate) fn schema_finding(e: &serde_json::Value) -> Finding {
+    Finding {
+        file: relative(&string(&e["filename"])),
+        line: num(&e["line"]),
+        col: num(&e["col"]),
+        severity: Severity::Error,
+        code: "schema".into(),
+        message: schema_message(e),
+    }
+}
+
 /// A check-jsonschema error as one message: where, what, and its deepest best match.
 pub(crate) fn schema_message(e: &serde_json::Value) -> String {
     let mut m = format!("at {}: {}", string(&e["path"]), string(&e["message"]));
@@ -353,6 +372,13 @@ pub(crate) fn schema_message(e: &serde_json::Value) -> String {
         ));
     }
     m
+}
+
+/// The arguments of [`SCHEMA_SCRIPT`] for `schema` over `files`.
+pub(crate) fn schema_args(schema: &str, files: &[String]) -> Vec<String> {
+    let mut args = vec![SCHEMA_LINES.to_owned(), schema.to_owned()];
+    args.extend(files.iter().cloned());
+    args
 }
 
 /// The tool's outcome: the result, or the message of what stopped it as an error.
