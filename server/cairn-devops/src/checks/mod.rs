@@ -446,3 +446,35 @@ mod tests {
         assert_eq!(relative("a.sh"), "a.sh");
     }
 }
+
+#[cfg(test)]
+mod schema_tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    /// What the catalog test asks of every tool, here for the checks alone (it needs no binary):
+    /// no unknown fields, a description on every field, enums as plain strings.
+    #[test]
+    fn every_check_has_a_closed_schema_with_described_fields() {
+        let checks: Vec<_> = crate::DEVOPS_TOOLS
+            .iter()
+            .map(|e| e.info())
+            .filter(|i| i.tool.name.starts_with("lint_") || i.tool.name.starts_with("check_"))
+            .collect();
+        assert_eq!(checks.len(), 9);
+        for info in checks {
+            let name = info.tool.name.to_string();
+            let schema = serde_json::Value::Object((*info.tool.input_schema).clone());
+            assert_eq!(schema["additionalProperties"], false, "{name}");
+            for (field, p) in schema["properties"].as_object().unwrap() {
+                assert!(
+                    p["description"].as_str().is_some_and(|d| !d.is_empty()),
+                    "{name}.{field} has no description: {schema:#}"
+                );
+            }
+            assert!(
+                info.tool.description.as_deref().unwrap_or("").len() > 20,
+                "{name}"
+            );
+        }
+    }
+}
