@@ -88,6 +88,15 @@ pub const DEVOPS_TOOLS: &[Entry<DevOps>] = &[
     Entry::of::<docker::prune::DockerPrune>(),
     Entry::of::<docker::build::DockerBuild>(),
     // checks of files (checks/)
+    Entry::of::<checks::lint_dockerfile::LintDockerfile>(),
+    Entry::of::<checks::lint_shell::LintShell>(),
+    Entry::of::<checks::lint_yaml::LintYaml>(),
+    Entry::of::<checks::check_ci_workflow::CheckCiWorkflow>(),
+    Entry::of::<checks::check_kubernetes::CheckKubernetes>(),
+    Entry::of::<checks::check_terraform::CheckTerraform>(),
+    Entry::of::<checks::check_ansible::CheckAnsible>(),
+    Entry::of::<checks::check_systemd_unit::CheckSystemdUnit>(),
+    Entry::of::<checks::check_compose::CheckCompose>(),
     // release chores (release/)
     Entry::of::<release::next_version::NextVersion>(),
     Entry::of::<release::changelog::Changelog>(),

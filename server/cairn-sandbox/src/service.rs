@@ -5,11 +5,12 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use cairn_config::SandboxConfig;
+use cairn_workspace::{MaskLimits, Workspace};
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use crate::SandboxError;
-use crate::engine::{ContainerSpec, Engine, Limits, WorkspaceMount};
+use crate::engine::{ContainerSpec, Engine, Identity, Limits, RunAs, WorkspaceMount};
 use crate::exec::{Command, RunReport, exec};
 use crate::runtimes::{Runtime, argv};
 use crate::session::Session;
@@ -175,6 +176,61 @@ impl Sandbox {
             user: None,
         };
         self.run_command(&image, &command, options, cancel).await
+    }
+
+    /// The workspace as a container sees it: mounted at [`crate::engine::WORKSPACE_DIR`],
+    /// read-only unless `writable` (and then its files that run code still read-only), its
+    /// protected and unreadable files and `.git` masked, all of them or an error; run as a user
+    /// who reads it as the user does, or an error before any container starts.
+    pub async fn workspace_mount(
+        &self,
+        ws: &Arc<Workspace>,
+        writable: bool,
+    ) -> Result<WorkspaceMount, String> {
+        let root = ws.resolve(".").map_err(|e| e.to_string())?;
+        let run_as = RunAs::for_workspace(&Identity::current(), root.as_path())
+            .map_err(|e| e.to_string())?;
+        let limits = MaskLimits {
+            max_entries: self.config.mask_max_entries,
+            max_mounts: self.config.mask_max_mounts,
+        };
+        let walked = root.clone();
+        let masks = cairn_workspace::off_thread(ws, move |ws| ws.masks(&walked, limits, writable))
+            .await?
+            .map_err(|e| SandboxError::from(e).to_string())?;
+        Ok(WorkspaceMount {
+            root: root.as_path().to_path_buf(),
+            writable,
+            masked_files: masks.files,
+            masked_dirs: masks.dirs,
+            read_only: masks.read_only,
+            run_as,
+        })
+    }
+
+    /// Run one program (`argv`, no shell) in a fresh container of `image`, with `stdin` when
+    /// given, under the sandbox's limits; the container is removed whatever happened.
+    pub async fn run_program(
+        &self,
+        image: &str,
+        argv: Vec<String>,
+        stdin: Option<Vec<u8>>,
+        options: RunOptions,
+        cancel: &CancellationToken,
+    ) -> Result<RunReport, SandboxError> {
+        if argv.is_empty() || argv.iter().any(|a| a.contains('\0')) {
+            return Err(SandboxError::Refused(
+                "a program needs a name, and no argument may contain a NUL byte".into(),
+            ));
+        }
+        let command = Command {
+            argv,
+            env: Vec::new(),
+            working_dir: options.working_dir.clone(),
+            stdin,
+            user: None,
+        };
+        self.run_command(image, &command, options, cancel).await
     }
 
     /// Run a command line (through `sh -c`) in a fresh container of `image`.

@@ -27,11 +27,10 @@ use std::sync::Arc;
 
 use cairn_toolkit::reply::{error, text};
 use cairn_toolkit::{CallContext, Entry, ToolSet};
-use cairn_workspace::{Access, MaskLimits, Operation, Workspace};
+use cairn_workspace::{Access, Operation, Workspace};
 use rmcp::model::CallToolResult;
 
-use crate::engine::{Identity, RunAs, WorkspaceMount};
-use crate::{RunOptions, RunReport, Sandbox, SandboxError};
+use crate::{RunOptions, RunReport, Sandbox};
 
 /// What the code tools share: one sandbox service and (when a folder is open) the workspace.
 pub struct Code {
@@ -135,28 +134,10 @@ impl Code {
                 "refused to mount the workspace writable: {why}; run without workspace_write"
             ));
         }
-        let run_as = RunAs::for_workspace(&Identity::current(), root.as_path())
-            .map_err(|e| e.to_string())?;
-        let config = self.sandbox.config();
-        let limits = MaskLimits {
-            max_entries: config.mask_max_entries,
-            max_mounts: config.mask_max_mounts,
-        };
-        let walked = root.clone();
-        let masks =
-            cairn_workspace::off_thread(ws, move |ws| ws.masks(&walked, limits, workspace_write))
-                .await?
-                .map_err(|e| SandboxError::from(e).to_string())?;
+        let mount = self.sandbox.workspace_mount(ws, workspace_write).await?;
         Ok(RunOptions {
             network,
-            workspace: Some(WorkspaceMount {
-                root: root.as_path().to_path_buf(),
-                writable: workspace_write,
-                masked_files: masks.files,
-                masked_dirs: masks.dirs,
-                read_only: masks.read_only,
-                run_as,
-            }),
+            workspace: Some(mount),
             working_dir: dir,
         })
     }
