@@ -11,7 +11,15 @@ use crate::support::Sandbox;
 fn call(sb: &Sandbox, tool: &str, args: Value) -> Output {
     let ws = sb.ws();
     sb.command()
-        .args(["tools", "call", "-w", ws.to_str().unwrap(), tool, "--yes", "--args"])
+        .args([
+            "tools",
+            "call",
+            "-w",
+            ws.to_str().unwrap(),
+            tool,
+            "--yes",
+            "--args",
+        ])
         .arg(args.to_string())
         .stdin(Stdio::null())
         .output()
@@ -38,8 +46,7 @@ fn a_container_cairn_did_not_create_is_not_removed_under_yes() {
     if !crate::sandbox::enabled() {
         return;
     }
-    let image =
-        std::env::var("CAIRN_TEST_IMAGE").unwrap_or_else(|_| "cairn-test/runtime:2".into());
+    let image = std::env::var("CAIRN_TEST_IMAGE").unwrap_or_else(|_| "cairn-test/runtime:2".into());
     let name = format!("cairn-e2e-foreign-{}", std::process::id());
     let started = docker(&["run", "-d", "--name", &name, &image, "sleep", "300"]);
     assert!(started.status.success(), "{started:?}");
@@ -81,7 +88,14 @@ fn environment_values_and_command_lines_keep_their_secrets() {
     let ws = sb.ws();
     let o = sb
         .command()
-        .args(["tools", "call", "-w", ws.to_str().unwrap(), "env_vars", "--args"])
+        .args([
+            "tools",
+            "call",
+            "-w",
+            ws.to_str().unwrap(),
+            "env_vars",
+            "--args",
+        ])
         .arg(json!({"filter": "CAIRN_E2E"}).to_string())
         .env("CAIRN_E2E_COLOR", "teal")
         .env("CAIRN_E2E_TOKEN", token)

@@ -7,7 +7,6 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use cairn_agent::tools::{CallContext, ToolHost};
 use cairn_data::{Data, Limits, data_tools};
 use cairn_toolkit::ToolSet;
 use cairn_workspace::{AccessRules, ExactApprovals, Workspace};
@@ -44,26 +43,14 @@ async fn call(t: &ToolSet<Data>, name: &str, args: Value) -> Seen {
 }
 
 async fn call_with(t: &ToolSet<Data>, name: &str, args: Value, cancel: CancellationToken) -> Seen {
-    let Value::Object(args) = args else {
-        panic!("arguments must be an object")
-    };
-    let cx = CallContext {
-        session_id: "s".into(),
-        run_id: "r".into(),
-        call_id: "c".into(),
-        cancel,
-    };
-    let result = tokio::time::timeout(Duration::from_secs(120), t.call(name, args, cx))
-        .await
-        .expect("the tool hung");
+    let cairn_test_support::tools::Seen {
+        is_error,
+        text,
+        result,
+    } = cairn_test_support::tools::call_with(t, name, args, cancel).await;
     Seen {
-        is_error: result.is_error == Some(true),
-        text: result
-            .content
-            .iter()
-            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-            .collect::<Vec<_>>()
-            .join("\n"),
+        is_error,
+        text,
         structured: result.structured_content,
         images: result
             .content

@@ -12,10 +12,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use cairn_agent::tools::{CallContext, ToolHost};
 use cairn_config::SandboxConfig;
 use cairn_devops::{DevOps, devops_tools};
 use cairn_sandbox::Sandbox;
+use cairn_test_support::tools::Seen;
 use cairn_toolkit::ToolSet;
 use cairn_workspace::{AccessRules, ExactApprovals, Operation, Workspace};
 use serde_json::{Value, json};
@@ -85,38 +85,12 @@ fn fixture(files: &[(&str, &str)]) -> Fixture {
     }
 }
 
-#[derive(Debug)]
-struct Seen {
-    is_error: bool,
-    text: String,
-}
-
 async fn call(f: &Fixture, name: &str, args: Value) -> Seen {
-    call_with(f, name, args, CancellationToken::new()).await
+    cairn_test_support::tools::call(&f.tools, name, args).await
 }
 
 async fn call_with(f: &Fixture, name: &str, args: Value, cancel: CancellationToken) -> Seen {
-    let Value::Object(args) = args else {
-        panic!("arguments must be an object")
-    };
-    let cx = CallContext {
-        session_id: "s".into(),
-        run_id: "r".into(),
-        call_id: "c".into(),
-        cancel,
-    };
-    let result = tokio::time::timeout(Duration::from_secs(180), f.tools.call(name, args, cx))
-        .await
-        .expect("the tool hung");
-    Seen {
-        is_error: result.is_error == Some(true),
-        text: result
-            .content
-            .iter()
-            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-            .collect::<Vec<_>>()
-            .join("\n"),
-    }
+    cairn_test_support::tools::call_with(&f.tools, name, args, cancel).await
 }
 
 /// No container of this sandbox is left, running or not.

@@ -16,10 +16,11 @@ use bollard::query_parameters::{
     CreateContainerOptions, LogsOptions, RemoveContainerOptions, RemoveImageOptions,
     WaitContainerOptions,
 };
-use cairn_agent::tools::{CallContext, ToolHost, protected_of};
+use cairn_agent::tools::protected_of;
 use cairn_config::SandboxConfig;
 use cairn_devops::{DevOps, devops_tools};
 use cairn_sandbox::Sandbox;
+use cairn_test_support::tools::text_of as text;
 use cairn_toolkit::ToolSet;
 use cairn_workspace::{AccessRules, ExactApprovals, Operation, Workspace};
 use futures::StreamExt;
@@ -186,18 +187,9 @@ impl Setup {
         args: Value,
         cancel: CancellationToken,
     ) -> CallToolResult {
-        let Value::Object(args) = args else {
-            panic!("arguments must be an object")
-        };
-        let cx = CallContext {
-            session_id: "s".into(),
-            run_id: "r".into(),
-            call_id: "c".into(),
-            cancel,
-        };
-        tokio::time::timeout(Duration::from_secs(300), self.tools.call(name, args, cx))
+        cairn_test_support::tools::call_with(&self.tools, name, args, cancel)
             .await
-            .expect("the tool hung")
+            .result
     }
 
     async fn ok(&self, name: &str, args: Value) -> String {
@@ -220,14 +212,6 @@ impl Setup {
             Err(_) => None,
         }
     }
-}
-
-fn text(r: &CallToolResult) -> String {
-    r.content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 async fn engine_logs(docker: &Docker, id: &str) -> String {
@@ -762,18 +746,9 @@ async fn an_unreachable_engine_says_so_and_how_to_check() {
         ("docker_stop", json!({"container": "web"})),
         ("docker_logs", json!({"container": "web"})),
     ] {
-        let Value::Object(args) = args else {
-            unreachable!()
-        };
-        let cx = CallContext {
-            session_id: "s".into(),
-            run_id: "r".into(),
-            call_id: "c".into(),
-            cancel: CancellationToken::new(),
-        };
-        let r = tokio::time::timeout(Duration::from_secs(60), tools.call(name, args, cx))
+        let r = cairn_test_support::tools::call(&tools, name, args)
             .await
-            .expect("the tool hung");
+            .result;
         let t = text(&r);
         assert_eq!(r.is_error, Some(true), "{name}: {t}");
         assert!(t.contains("no container engine answers"), "{name}: {t}");

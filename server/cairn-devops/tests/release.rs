@@ -9,7 +9,7 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
-use cairn_agent::tools::{CallContext, ToolHost, protected_of};
+use cairn_agent::tools::protected_of;
 use cairn_devops::{DevOps, devops_tools};
 use cairn_toolkit::ToolSet;
 use cairn_web::{GuardConfig, WebGuard};
@@ -17,7 +17,6 @@ use cairn_workspace::{AccessRules, ExactApprovals, Workspace};
 use git2::{Repository, Signature};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio_util::sync::CancellationToken;
 
 fn tools(dir: &Path, allow_loopback: bool) -> ToolSet<DevOps> {
     let ws = Workspace::new(vec![dir.to_path_buf()])
@@ -42,34 +41,8 @@ fn tools(dir: &Path, allow_loopback: bool) -> ToolSet<DevOps> {
 
 /// What the model reads, and whether it is an error.
 async fn call(t: &ToolSet<DevOps>, name: &str, args: Value) -> (bool, String) {
-    let (is_error, text, _) = call_full(t, name, args).await;
-    (is_error, text)
-}
-
-async fn call_full(
-    t: &ToolSet<DevOps>,
-    name: &str,
-    args: Value,
-) -> (bool, String, rmcp::model::CallToolResult) {
-    let Value::Object(args) = args else {
-        panic!("arguments must be an object")
-    };
-    let cx = CallContext {
-        session_id: "s".into(),
-        run_id: "r".into(),
-        call_id: "c".into(),
-        cancel: CancellationToken::new(),
-    };
-    let result = tokio::time::timeout(Duration::from_secs(60), t.call(name, args, cx))
-        .await
-        .expect("the tool hung");
-    let text = result
-        .content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-        .collect::<Vec<_>>()
-        .join("\n");
-    (result.is_error == Some(true), text, result)
+    let seen = cairn_test_support::tools::call(t, name, args).await;
+    (seen.is_error, seen.text)
 }
 
 fn commit(repo: &Repository, message: &str) {
@@ -394,10 +367,11 @@ async fn a_pem_file_is_protected_and_outside_files_are_refused() {
     std::fs::copy(&cert, outside.path().join("x.crt")).unwrap();
     let t = tools(dir.path(), false);
     // `.pem` files are secrets by default: the agent is asked about this exact path.
-    let (err, out, result) = call_full(&t, "tls_certificate", json!({"path": "server.pem"})).await;
-    assert!(err, "{out}");
-    assert_eq!(protected_of(&result).len(), 1, "{out}");
-    assert!(!out.contains("example.test"), "{out}");
+    let seen =
+        cairn_test_support::tools::call(&t, "tls_certificate", json!({"path": "server.pem"})).await;
+    assert!(seen.is_error, "{}", seen.text);
+    assert_eq!(protected_of(&seen.result).len(), 1, "{}", seen.text);
+    assert!(!seen.text.contains("example.test"), "{}", seen.text);
     let outside_path = outside.path().join("x.crt");
     let (err, out) = call(
         &t,

@@ -13,9 +13,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cairn_agent::redact::Redact;
-use cairn_agent::tools::{CallContext, ToolHost};
+use cairn_agent::tools::ToolHost;
 use cairn_system::{HostSettings, System, system_tools};
-use cairn_toolkit::ToolSet;
+use cairn_test_support::tools::{Seen, call, call_with};
 use cairn_web::{BoxFuture, GuardConfig, Resolver, WebGuard};
 use cairn_workspace::{AccessRules, ExactApprovals, Workspace};
 use serde_json::{Value, json};
@@ -23,13 +23,6 @@ use tokio_util::sync::CancellationToken;
 
 /// A GitHub token's shape; not a real one.
 const FAKE_TOKEN: &str = "ghp_R3dact10nT3stT0k3nAbCdEfGhIjKlMnOpQr";
-
-/// What the model sees of one call.
-#[derive(Debug)]
-struct Seen {
-    is_error: bool,
-    text: String,
-}
 
 /// The credential-pattern redactor the vault provides.
 struct Patterns(cairn_vault::Redactor);
@@ -58,39 +51,6 @@ fn host(dir: Option<&Path>) -> System {
 
 fn redacting(system: System) -> System {
     system.with_redactor(Arc::new(Patterns(cairn_vault::Redactor::patterns_only())))
-}
-
-async fn call(t: &ToolSet<System>, name: &str, args: Value) -> Seen {
-    call_with(t, name, args, CancellationToken::new()).await
-}
-
-async fn call_with(
-    t: &ToolSet<System>,
-    name: &str,
-    args: Value,
-    cancel: CancellationToken,
-) -> Seen {
-    let Value::Object(args) = args else {
-        panic!("arguments must be an object")
-    };
-    let cx = CallContext {
-        session_id: "s".into(),
-        run_id: "r".into(),
-        call_id: "c".into(),
-        cancel,
-    };
-    let result = tokio::time::timeout(Duration::from_secs(120), t.call(name, args, cx))
-        .await
-        .expect("the tool hung");
-    Seen {
-        is_error: result.is_error == Some(true),
-        text: result
-            .content
-            .iter()
-            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-            .collect::<Vec<_>>()
-            .join("\n"),
-    }
 }
 
 fn ok(seen: &Seen) {

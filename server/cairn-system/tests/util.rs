@@ -6,21 +6,12 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
-use cairn_agent::tools::{CallContext, ToolHost};
 use cairn_system::{System, system_tools};
+use cairn_test_support::tools::call;
 use cairn_toolkit::ToolSet;
 use cairn_workspace::{AccessRules, ExactApprovals, Workspace};
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
-
-/// What the model sees of one call.
-#[derive(Debug)]
-struct Seen {
-    is_error: bool,
-    text: String,
-}
 
 fn tools(dir: &Path) -> ToolSet<System> {
     // The user's rules as the binary applies them: `.env` and other secrets are protected.
@@ -31,30 +22,6 @@ fn tools(dir: &Path) -> ToolSet<System> {
             ExactApprovals::new(),
         );
     system_tools(System::new(Some(Arc::new(ws)), None))
-}
-
-async fn call(t: &ToolSet<System>, name: &str, args: Value) -> Seen {
-    let Value::Object(args) = args else {
-        panic!("arguments must be an object")
-    };
-    let cx = CallContext {
-        session_id: "s".into(),
-        run_id: "r".into(),
-        call_id: "c".into(),
-        cancel: CancellationToken::new(),
-    };
-    let result = tokio::time::timeout(Duration::from_secs(60), t.call(name, args, cx))
-        .await
-        .expect("the tool hung");
-    Seen {
-        is_error: result.is_error == Some(true),
-        text: result
-            .content
-            .iter()
-            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-            .collect::<Vec<_>>()
-            .join("\n"),
-    }
 }
 
 async fn ok(t: &ToolSet<System>, name: &str, args: Value) -> String {

@@ -4,12 +4,14 @@
 //! or the Anthropic messages wire format, replays a script of [`Reply`] values, and records
 //! every request it receives so tests can assert on what the client sent.
 //! It is a double for the LLM provider only; nothing else in cairn is faked here.
+//! [`tools`] calls a built-in tool set as the hub does, for the tool crates' tests.
 
 pub mod fuzz;
 pub mod gate;
 mod render;
 mod script;
 mod server;
+pub mod tools;
 
 pub use gate::gate;
 pub use script::{Fault, Reply, ScriptedToolCall, ScriptedUsage};

@@ -342,6 +342,7 @@ pub async fn with_repository<T: Send + 'static>(
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

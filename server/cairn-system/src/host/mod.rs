@@ -24,8 +24,6 @@ mod sockets;
 pub(crate) mod system_info;
 pub(crate) mod which_program;
 
-use std::path::PathBuf;
-
 use cairn_toolkit::table::{Cell, Limits, Table};
 use rmcp::model::CallToolResult;
 
