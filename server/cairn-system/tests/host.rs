@@ -650,8 +650,14 @@ async fn env_vars_shows_allowed_values_and_never_a_secret_looking_one() {
         json!({"filter": "PATH"}),
     )
     .await;
+    // Its value is shown (a long one is cut in the table, so compare its start).
     let path = std::env::var("PATH").unwrap();
-    assert!(defaults.text.contains(&path), "{}", defaults.text);
+    let start: String = path.chars().take(40).collect();
+    assert!(
+        defaults.text.contains(&format!("| PATH | {start}")),
+        "{}",
+        defaults.text
+    );
 }
 
 #[tokio::test]
