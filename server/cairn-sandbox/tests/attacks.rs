@@ -333,25 +333,9 @@ async fn a7_privileges_are_dropped() {
     assert_eq!(ours(&sb).await, 0);
 }
 
-fn ctx(cancel: CancellationToken) -> CallContext {
-    CallContext {
-        session_id: "chat-1".into(),
-        run_id: "run".into(),
-        call_id: "call".into(),
-        cancel,
-    }
-}
-
 async fn call(tools: &ToolSet<Code>, name: &str, args: Value) -> (bool, String) {
-    let Value::Object(args) = args else { panic!() };
-    let r = tools.call(name, args, ctx(CancellationToken::new())).await;
-    let text = r
-        .content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-        .collect::<Vec<_>>()
-        .join("\n");
-    (r.is_error == Some(true), text)
+    let seen = cairn_test_support::tools::call(tools, name, args).await;
+    (seen.is_error, seen.text)
 }
 
 #[tokio::test]

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use cairn_agent::tools::{CallContext, ToolHost, protected_of};
 use cairn_config::SandboxConfig;
+use cairn_test_support::tools::text_of as text;
 use cairn_config::access::AccessRules;
 use cairn_sandbox::Sandbox;
 use cairn_sandbox::runtimes::RUNTIMES;
@@ -27,22 +28,9 @@ fn no_engine() -> Arc<Sandbox> {
 }
 
 async fn call(tools: &ToolSet<Code>, name: &str, args: Value) -> CallToolResult {
-    let Value::Object(args) = args else { panic!() };
-    let cx = CallContext {
-        session_id: "chat-1".into(),
-        run_id: "run".into(),
-        call_id: "call".into(),
-        cancel: CancellationToken::new(),
-    };
-    tools.call(name, args, cx).await
-}
-
-fn text(r: &CallToolResult) -> String {
-    r.content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-        .collect::<Vec<_>>()
-        .join("\n")
+    cairn_test_support::tools::call(tools, name, args)
+        .await
+        .result
 }
 
 #[test]

@@ -98,29 +98,9 @@ impl Fixture {
     }
 }
 
-fn ctx() -> CallContext {
-    CallContext {
-        session_id: String::new(),
-        run_id: "run".to_owned(),
-        call_id: "call".to_owned(),
-        cancel: tokio_util::sync::CancellationToken::new(),
-    }
-}
-
 async fn call(tools: &ToolSet<Git>, name: &str, args: Value) -> (bool, String) {
-    let Value::Object(args) = args else {
-        panic!("arguments must be an object")
-    };
-    let result = tokio::time::timeout(Duration::from_secs(20), tools.call(name, args, ctx()))
-        .await
-        .expect("tool hung");
-    let text = result
-        .content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-        .collect::<Vec<_>>()
-        .join("\n");
-    (result.is_error == Some(true), text)
+    let seen = cairn_test_support::tools::call(tools, name, args).await;
+    (seen.is_error, seen.text)
 }
 
 #[track_caller]
@@ -1191,8 +1171,9 @@ fn protected_fixture() -> (Fixture, Arc<cairn_workspace::ExactApprovals>) {
 
 /// The protected paths a refused call names for the agent.
 async fn protected_named(f: &Fixture, name: &str, args: Value) -> Vec<(String, String)> {
-    let Value::Object(args) = args else { panic!() };
-    let result = f.tools.call(name, args, ctx()).await;
+    let result = cairn_test_support::tools::call(&f.tools, name, args)
+        .await
+        .result;
     assert_eq!(result.is_error, Some(true), "{name} was not refused");
     cairn_agent::tools::protected_of(&result)
         .into_iter()

@@ -191,16 +191,9 @@ fn tools() -> WebTools {
 
 /// `name` called through the tool set of `tools`, as the agent calls it.
 async fn call(tools: &WebTools, name: &str, args: Value) -> CallToolResult {
-    let Value::Object(args) = args else {
-        panic!("arguments must be an object")
-    };
-    let ctx = CallContext {
-        session_id: "s".into(),
-        run_id: "r".into(),
-        call_id: "c".into(),
-        cancel: tokio_util::sync::CancellationToken::new(),
-    };
-    tools.clone().tools().call(name, args, ctx).await
+    cairn_test_support::tools::call(&tools.clone().tools(), name, args)
+        .await
+        .result
 }
 
 /// The text of a successful result (panics, showing it, on an error result).
