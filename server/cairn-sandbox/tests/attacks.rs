@@ -9,7 +9,6 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cairn_agent::tools::{CallContext, ToolHost};
 use cairn_config::SandboxConfig;
 use cairn_sandbox::engine::{LABEL, OWNER_LABEL};
 use cairn_sandbox::runtimes::runtime;

@@ -6,18 +6,17 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use cairn_agent::tools::{CallContext, ToolHost, protected_of};
+use cairn_agent::tools::{ToolHost, protected_of};
 use cairn_config::SandboxConfig;
-use cairn_test_support::tools::text_of as text;
 use cairn_config::access::AccessRules;
 use cairn_sandbox::Sandbox;
 use cairn_sandbox::runtimes::RUNTIMES;
 use cairn_sandbox::tools::{CODE_TOOLS, Code, code_tools};
+use cairn_test_support::tools::text_of as text;
 use cairn_toolkit::{Entry, ToolSet};
 use cairn_workspace::{ExactApprovals, Operation, Workspace};
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
 /// A service whose engine never answers: a call that reached it would say so.
 fn no_engine() -> Arc<Sandbox> {

@@ -9,9 +9,8 @@
 use std::fs;
 use std::path::Path;
 use std::sync::{Arc, Once};
-use std::time::Duration;
 
-use cairn_agent::tools::{CallContext, Effect, ToolHost};
+use cairn_agent::tools::{Effect, ToolHost};
 use cairn_toolkit::{Entry, ToolSet};
 use cairn_tools::{GIT_TOOLS, Git, git_tools};
 use cairn_workspace::Workspace;

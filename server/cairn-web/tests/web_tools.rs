@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use cairn_agent::run::result_text;
-use cairn_agent::tools::{CallContext, ToolHost, edits_of, protected_of};
+use cairn_agent::tools::{edits_of, protected_of};
 use cairn_web::tools::{SearchProvider, SearchSettings, WebTools};
 use cairn_web::{CredentialRefusal, Credentials, GuardConfig, WebGuard};
 use cairn_workspace::{AccessRules, ExactApprovals, Workspace};
