@@ -183,8 +183,14 @@ pub async fn exec(
                 }
             },
             _ = poll.tick() => {
-                let running = docker.inspect_exec(&exec_id).await.map(|i| i.running.unwrap_or(false));
-                if matches!(running, Ok(false)) {
+                // Not running is not yet ended: just after the start the engine may report an
+                // exec that has not begun (no exit code yet), which read as ended gave exit -1.
+                // Ended is an exit code, or not running once the output has closed (a container
+                // that died leaves no exit code).
+                let ended = docker.inspect_exec(&exec_id).await.map(|i| {
+                    !i.running.unwrap_or(false) && (i.exit_code.is_some() || !stream_open)
+                });
+                if matches!(ended, Ok(true)) {
                     // Output written just before the end may still be in flight.
                     let drain = tokio::time::sleep(std::time::Duration::from_millis(50));
                     tokio::pin!(drain);
