@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use cairn_agent::redact::Redact;
 use cairn_toolkit::{Entry, ToolSet};
-use cairn_web::{Resolver, WebGuard};
+use cairn_web::WebGuard;
 use cairn_workspace::Workspace;
 
 /// What the system tools share.
@@ -26,7 +26,6 @@ pub struct System {
     guard: Option<Arc<WebGuard>>,
     redactor: Option<Arc<dyn Redact>>,
     settings: HostSettings,
-    resolver: Option<Arc<dyn Resolver>>,
 }
 
 impl std::fmt::Debug for System {
@@ -50,7 +49,6 @@ impl System {
             guard,
             redactor: None,
             settings: HostSettings::default(),
-            resolver: None,
         }
     }
 
@@ -63,13 +61,6 @@ impl System {
     /// The user's settings for the host tools (environment values shown, log directories).
     pub fn with_settings(mut self, settings: HostSettings) -> System {
         self.settings = settings;
-        self
-    }
-
-    /// `dns_lookup` resolves through `resolver` (the one the web guard was built with; tests
-    /// script answers with it) instead of the system resolver. Lookups still need the guard.
-    pub fn with_resolver(mut self, resolver: Arc<dyn Resolver>) -> System {
-        self.resolver = Some(resolver);
         self
     }
 }

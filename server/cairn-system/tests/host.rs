@@ -563,7 +563,7 @@ fn dns_host() -> System {
         ],
     )])));
     let guard = WebGuard::with_resolver(GuardConfig::default(), script.clone()).unwrap();
-    System::new(None, Some(Arc::new(guard))).with_resolver(script)
+    System::new(None, Some(Arc::new(guard)))
 }
 
 #[tokio::test]

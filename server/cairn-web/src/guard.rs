@@ -161,6 +161,12 @@ impl WebGuard {
         self
     }
 
+    /// The resolver every name the guard connects to is looked up with (a DNS tool shows what
+    /// the guard would see, never what another resolver says).
+    pub fn resolver(&self) -> &Arc<dyn Resolver> {
+        &self.resolver
+    }
+
     /// The configuration in force.
     pub fn config(&self) -> &GuardConfig {
         &self.config

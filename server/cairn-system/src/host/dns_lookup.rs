@@ -2,12 +2,11 @@
 //! the class the guard judges it by.
 
 use std::net::IpAddr;
-use std::sync::Arc;
 use std::time::Duration;
 
 use cairn_toolkit::reply::error;
 use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
-use cairn_web::{Resolver, SystemResolver, classify};
+use cairn_web::classify;
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
@@ -89,10 +88,7 @@ impl Tool for DnsLookup {
         if let Err(e) = guard.check_url(&format!("https://{name}/")) {
             return error(format!("refused by the web guard: {e}"));
         }
-        let resolver: Arc<dyn Resolver> = system
-            .resolver
-            .clone()
-            .unwrap_or_else(|| Arc::new(SystemResolver));
+        let resolver = guard.resolver();
         let answer = tokio::select! {
             () = cx.cancel.cancelled() => return error("cancelled"),
             r = tokio::time::timeout(TIME_LIMIT, resolver.resolve(&name, 0)) => r,
