@@ -1,6 +1,6 @@
 //! Per-user permissions and protected paths (SECURITY.md B6, B7), through the real binary.
 
-use std::process::{Output, Stdio};
+use std::process::Output;
 
 use cairn_test_support::{Format, Reply};
 use serde_json::{Value, json};
@@ -10,21 +10,7 @@ use crate::support::{Editor, Sandbox, answer_in_turn, kinds, of_kind};
 const SECRET: &str = "AKIAIOSFODNN7EXAMPLE";
 
 fn call(sb: &Sandbox, tool: &str, args: Value) -> Output {
-    let ws = sb.ws();
-    sb.command()
-        .args([
-            "tools",
-            "call",
-            "-w",
-            ws.to_str().unwrap(),
-            tool,
-            "--yes",
-            "--args",
-        ])
-        .arg(args.to_string())
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
+    sb.call_yes(tool, &args)
 }
 
 fn out(o: &Output) -> (String, String) {

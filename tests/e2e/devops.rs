@@ -9,21 +9,7 @@ use serde_json::{Value, json};
 use crate::support::Sandbox;
 
 fn call(sb: &Sandbox, tool: &str, args: Value) -> Output {
-    let ws = sb.ws();
-    sb.command()
-        .args([
-            "tools",
-            "call",
-            "-w",
-            ws.to_str().unwrap(),
-            tool,
-            "--yes",
-            "--args",
-        ])
-        .arg(args.to_string())
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
+    sb.call_yes(tool, &args)
 }
 
 fn docker(args: &[&str]) -> Output {

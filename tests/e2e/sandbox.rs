@@ -233,23 +233,8 @@ fn without_an_engine_the_code_tools_say_how_to_start_one() {
         "[sandbox]\ndocker_host = \"unix:///nonexistent/docker.sock\"\ncode_max_bytes = 1000\n",
     );
     sb.write("a.txt", "hello\n");
-    let ws = sb.ws();
     let call = |tool: &str, args: Value| {
-        let out = sb
-            .command()
-            .args([
-                "tools",
-                "call",
-                "-w",
-                ws.to_str().unwrap(),
-                tool,
-                "--yes",
-                "--args",
-            ])
-            .arg(args.to_string())
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
+        let out = sb.call_yes(tool, &args);
         (
             out.status.success(),
             String::from_utf8_lossy(&out.stdout).into_owned(),

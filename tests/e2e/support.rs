@@ -73,6 +73,26 @@ impl Sandbox {
         cmd.output().unwrap()
     }
 
+    /// `cairn tools call TOOL --yes --args ARGS` in the workspace, stdin closed: one tool call
+    /// from the command line, with what the policy asks approved (never a protected path).
+    pub fn call_yes(&self, tool: &str, args: &serde_json::Value) -> std::process::Output {
+        let ws = self.ws();
+        self.command()
+            .args([
+                "tools",
+                "call",
+                "-w",
+                ws.to_str().unwrap(),
+                tool,
+                "--yes",
+                "--args",
+            ])
+            .arg(args.to_string())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    }
+
     /// A command for the real binary with a clean environment: no keys, a private home.
     pub fn command(&self) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_cairn"));
