@@ -128,6 +128,14 @@ pub const WORKSPACE_FORBIDDEN: &[(&str, &str)] = &[
         "db",
         "its databases would be opened with your credentials; declare databases in your own config",
     ),
+    (
+        "cloud",
+        "its cloud accounts would be used with your credentials; declare accounts in your own config",
+    ),
+    (
+        "comms",
+        "who cairn may send messages to, and from which accounts, is yours to set, not the repository's",
+    ),
 ];
 
 /// One layer: a TOML table and where it came from.

@@ -26,6 +26,10 @@ pub use mcp_import::{
 };
 pub use model::DbConfig;
 pub use model::{
+    CalDavConfig, CloudAccountConfig, CloudKind, CommsConfig, EmailConfig, MatrixConfig, SlackConfig,
+    TwilioConfig, WebhookConfig, WebhookKind,
+};
+pub use model::{
     AccessConfig, AgentConfig, Config, Decision, EffectPolicy, LogConfig, McpConfig,
     McpOAuthConfig, McpServerConfig, McpTransport, OAuthGrant, PolicyConfig, ProviderConfig,
     ProviderKind, SandboxConfig, SearchProvider, SelectionConfig, SessionsConfig, SystemConfig,

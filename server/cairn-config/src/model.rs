@@ -27,6 +27,223 @@ pub struct Config {
     /// `[system]`: what the host tools may show and read beyond the workspace. Only the user's
     /// own config may set it (see the layers).
     pub system: SystemConfig,
+    /// `[cloud.NAME]`: the cloud accounts the cloud tools may use. Only the user's own config
+    /// may declare them (see the layers).
+    pub cloud: BTreeMap<String, CloudAccountConfig>,
+    /// `[comms]`: where the communication tools may send and read, and to whom. Only the
+    /// user's own config may set it (see the layers).
+    pub comms: CommsConfig,
+}
+
+/// The kind of a `[cloud.NAME]` account.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CloudKind {
+    /// Amazon Web Services: requests signed with Signature Version 4.
+    Aws,
+    /// An S3-compatible object store (MinIO, R2, ...): S3 only, SigV4, path-style addresses.
+    S3,
+    /// Azure Storage (blobs, queues, tables): Shared Key or a SAS token.
+    Azure,
+    /// Google Cloud (Storage, Pub/Sub, Firestore): an OAuth access token.
+    Gcp,
+}
+
+/// `[cloud.NAME]`: one cloud account for the cloud tools. No key is ever written here: `secret`
+/// names a vault secret bound to the service's hosts, and the web guard signs each request with
+/// it at the last moment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CloudAccountConfig {
+    /// `aws`, `s3`, `azure` or `gcp`.
+    pub kind: CloudKind,
+    /// The region (AWS: `us-east-1`; S3-compatible: whatever the store expects, `us-east-1`
+    /// when unset).
+    #[serde(default)]
+    pub region: Option<String>,
+    /// One address for every service of the account (an emulator, an S3-compatible store):
+    /// `http://127.0.0.1:5000`. Unset, each service's public endpoint is used.
+    #[serde(default)]
+    pub endpoint: Option<String>,
+    /// Per-service addresses, over `endpoint`: `{ blob = "...", queue = "...", table = "..." }`
+    /// for Azure, `{ storage = "...", pubsub = "...", firestore = "..." }` for Google,
+    /// `{ s3 = "...", sqs = "..." }` for AWS.
+    #[serde(default)]
+    pub endpoints: BTreeMap<String, String>,
+    /// AWS and S3: the access key id (not secret; the secret access key is `secret`).
+    #[serde(default)]
+    pub access_key_id: Option<String>,
+    /// Azure: the storage account name.
+    #[serde(default)]
+    pub account: Option<String>,
+    /// Google: the project id.
+    #[serde(default)]
+    pub project: Option<String>,
+    /// The vault secret that signs requests: AWS's secret access key, Azure's account key (or
+    /// a SAS token when `auth = "sas"`), Google's OAuth access token. Bound in the vault to
+    /// the hosts it may be sent to. Unset: requests go unsigned (emulators, public buckets).
+    #[serde(default)]
+    pub secret: Option<String>,
+    /// Azure only: `shared-key` (the default) or `sas`.
+    #[serde(default)]
+    pub auth: Option<String>,
+}
+
+/// `[comms]`: the communication tools' services and who they may reach. Every send asks first,
+/// showing the recipients and the text; an address, room or channel not allowed here is refused.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct CommsConfig {
+    /// Messages one user may send per minute, across every channel.
+    pub sends_per_minute: u32,
+    /// Recipients one message may have.
+    pub max_recipients: usize,
+    /// `[comms.email]`: SMTP to send, IMAP to read.
+    pub email: Option<EmailConfig>,
+    /// `[comms.matrix]`: a Matrix account.
+    pub matrix: Option<MatrixConfig>,
+    /// `[comms.slack]`: a Slack bot.
+    pub slack: Option<SlackConfig>,
+    /// `[comms.twilio]`: SMS through Twilio.
+    pub twilio: Option<TwilioConfig>,
+    /// `[comms.caldav]`: a CalDAV calendar.
+    pub caldav: Option<CalDavConfig>,
+    /// `[comms.webhooks.NAME]`: Discord, Microsoft Teams or generic webhooks, by name.
+    pub webhooks: BTreeMap<String, WebhookConfig>,
+}
+
+impl Default for CommsConfig {
+    fn default() -> Self {
+        CommsConfig {
+            sends_per_minute: 5,
+            max_recipients: 20,
+            email: None,
+            matrix: None,
+            slack: None,
+            twilio: None,
+            caldav: None,
+            webhooks: BTreeMap::new(),
+        }
+    }
+}
+
+/// `[comms.email]`: one mailbox.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EmailConfig {
+    /// The SMTP server: `smtps://HOST:465` (TLS), `smtp://HOST:587` (STARTTLS, required), or
+    /// `smtp+insecure://HOST:PORT` (no TLS; loopback only, for local test servers).
+    #[serde(default)]
+    pub smtp: Option<String>,
+    /// The IMAP server: `imaps://HOST:993`, `imap://HOST:143` (STARTTLS, required), or
+    /// `imap+insecure://HOST:PORT` (loopback only).
+    #[serde(default)]
+    pub imap: Option<String>,
+    /// The login name for both.
+    pub username: String,
+    /// The vault secret holding the password, bound to the servers' hosts.
+    pub password_secret: String,
+    /// The sender: `Name <me@example.com>`.
+    pub from: String,
+    /// Addresses mail may go to: exact addresses or `*@domain`. Empty: no one.
+    #[serde(default)]
+    pub allow_to: Vec<String>,
+    /// Extra CA certificates (PEM) to trust for these servers, beside the Mozilla roots.
+    #[serde(default)]
+    pub ca_file: Option<PathBuf>,
+}
+
+/// `[comms.matrix]`: one Matrix account.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MatrixConfig {
+    /// The homeserver: `https://matrix.example.org`.
+    pub homeserver: String,
+    /// The vault secret holding the access token, bound to the homeserver's host.
+    pub token_secret: String,
+    /// Rooms messages may be posted to and read from: room ids (`!abc:example.org`) or
+    /// aliases (`#dev:example.org`). Empty: none.
+    #[serde(default)]
+    pub allow_rooms: Vec<String>,
+}
+
+/// `[comms.slack]`: one Slack bot.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SlackConfig {
+    /// Slack's Web API (`https://slack.com/api`), or a compatible endpoint.
+    #[serde(default = "default_slack_api")]
+    pub api: String,
+    /// The vault secret holding the bot token (`xoxb-...`), bound to the API's host.
+    pub token_secret: String,
+    /// Channels messages may be posted to and read from: ids (`C0123`) or names (`#dev`).
+    /// Empty: none.
+    #[serde(default)]
+    pub allow_channels: Vec<String>,
+}
+
+fn default_slack_api() -> String {
+    "https://slack.com/api".into()
+}
+
+/// `[comms.twilio]`: SMS through Twilio.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TwilioConfig {
+    /// Twilio's API (`https://api.twilio.com`), or a compatible endpoint.
+    #[serde(default = "default_twilio_api")]
+    pub api: String,
+    /// The account SID (`AC...`), the Basic user name.
+    pub account_sid: String,
+    /// The vault secret holding the auth token, bound to the API's host.
+    pub token_secret: String,
+    /// The sending number, E.164 (`+15550001111`).
+    pub from: String,
+    /// Numbers texts may go to, E.164. Empty: none.
+    #[serde(default)]
+    pub allow_to: Vec<String>,
+}
+
+fn default_twilio_api() -> String {
+    "https://api.twilio.com".into()
+}
+
+/// `[comms.caldav]`: one CalDAV calendar.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CalDavConfig {
+    /// The calendar collection: `https://cal.example.org/user/calendar/`.
+    pub url: String,
+    /// The login name.
+    pub username: String,
+    /// The vault secret holding the password, bound to the server's host.
+    pub password_secret: String,
+}
+
+/// The format a webhook expects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum WebhookKind {
+    /// Discord: `{"content": ...}`.
+    Discord,
+    /// Microsoft Teams (incoming webhook or workflow): a message card with the text.
+    Teams,
+    /// Slack incoming webhook: `{"text": ...}`.
+    Slack,
+    /// Any endpoint: `{"text": ..., "title": ...}` as JSON.
+    Generic,
+}
+
+/// `[comms.webhooks.NAME]`: one webhook the model may post to by name (it never sees the URL,
+/// which usually carries the webhook's token).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WebhookConfig {
+    /// `discord`, `teams`, `slack` or `generic`.
+    pub kind: WebhookKind,
+    /// The webhook's address. Checked by the web guard like any request (a private address is
+    /// refused unless the guard allows it).
+    pub url: String,
 }
 
 /// `[system]`: what the host tools (`env_vars`, `log_tail`, `log_search`) may show and read.

@@ -60,3 +60,24 @@ pub fn parse_args<T: DeserializeOwned>(
         }
     })
 }
+
+/// Whether the user approved `key` once, for this call: after a [`strict_question`] the agent
+/// holds that approval in `approvals` while the same call runs again, then drops it.
+pub fn approved_once(approvals: &cairn_workspace::ExactApprovals, key: &str) -> bool {
+    approvals.holds(std::path::Path::new(key), cairn_workspace::Operation::Write)
+}
+
+/// The refusal that makes the agent ask the strict question about `shown` (allow once only; no
+/// `--yes`, no session grant covers it), keyed on `key`; the same call runs again with the
+/// approval held, where [`approved_once`] sees it.
+pub fn strict_question(message: String, shown: String, key: String, why: &str) -> CallToolResult {
+    cairn_agent::tools::attach_protected(
+        error(message),
+        &[cairn_agent::tools::ProtectedPath {
+            path: shown,
+            key,
+            operation: "write".into(),
+            why: why.to_owned(),
+        }],
+    )
+}

@@ -252,30 +252,12 @@ fn edit_distance(a: &str, b: &str) -> usize {
     row[b.len()]
 }
 
-/// Whether the user approved `key` once, for this call (the agent holds it while the call runs
-/// again after the strict question).
+/// Whether the user approved `key` once, for this call.
 pub(crate) fn approved(host: &DevOps, key: &str) -> bool {
-    host.approvals.holds(Path::new(key), Operation::Write)
+    cairn_toolkit::reply::approved_once(&host.approvals, key)
 }
 
-/// The refusal that makes the agent ask the strict question (allow once only) about `shown`,
-/// keyed on `key`; the call runs again with the approval held.
-pub(crate) fn strict_question(
-    message: String,
-    shown: String,
-    key: String,
-    why: &str,
-) -> CallToolResult {
-    attach_protected(
-        error(message),
-        &[ProtectedPath {
-            path: shown,
-            key,
-            operation: "write".into(),
-            why: why.to_owned(),
-        }],
-    )
-}
+pub(crate) use cairn_toolkit::reply::strict_question;
 
 /// Bytes as people read them (`1.5 MiB`).
 pub(crate) fn human_bytes(n: u64) -> String {

@@ -1,0 +1,1 @@
+//! The cloud tools (placeholder while the crate is laid out).

@@ -1,0 +1,1 @@
+//! Webhooks (Discord, Microsoft Teams, Slack, generic) and SMS through Twilio, through the web guard.
