@@ -32,6 +32,20 @@ pub enum Placement {
     Header(String),
     /// `?<param>=<value>` added to the URL sent (the URL reported back does not carry it).
     Query(String),
+    /// AWS Signature Version 4 (`Authorization: AWS4-HMAC-SHA256 ...`): the secret is the
+    /// secret access key; the request is signed as sent, body included.
+    AwsSigV4 {
+        access_key_id: String,
+        region: String,
+        /// The signing name of the service (`s3`, `sqs`, `dynamodb`, ...).
+        service: String,
+    },
+    /// Azure Storage Shared Key (`Authorization: SharedKey account:signature`): the secret is
+    /// the base64 account key. Tables sign a shorter string than blobs and queues.
+    AzureSharedKey { account: String, table: bool },
+    /// A shared access signature: the secret is the token (`sv=...&sig=...`), whose parameters
+    /// are added to the URL sent (the URL reported back does not carry them).
+    SasToken,
 }
 
 /// A request's use of a vault secret: which one, and where it goes.

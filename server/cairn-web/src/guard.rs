@@ -382,8 +382,17 @@ impl WebGuard {
             })?;
             tracing::debug!(%url, ?addrs, hop, "web guard: sending");
             let client = self.client_for(&url, &addrs).await?;
-            let (send_url, send_headers) =
-                self.attach(credential.as_ref(), &url, &headers, hop == 0, &mut sent)?;
+            let (send_url, send_headers) = self.attach(
+                credential.as_ref(),
+                Signed {
+                    method: &method,
+                    url: &url,
+                    headers: &headers,
+                    body: body.as_deref(),
+                },
+                hop == 0,
+                &mut sent,
+            )?;
             let mut builder = client
                 .request(method.clone(), send_url)
                 .headers(send_headers);
@@ -466,11 +475,11 @@ impl WebGuard {
     fn attach(
         &self,
         credential: Option<&CredentialUse>,
-        url: &Url,
-        headers: &HeaderMap,
+        request: Signed<'_>,
         first_hop: bool,
         sent: &mut Vec<(String, String)>,
     ) -> Result<(Url, HeaderMap), WebError> {
+        let Signed { url, headers, .. } = request;
         let mut url_out = url.clone();
         let mut headers_out = headers.clone();
         let Some(credential) = credential else {
@@ -506,7 +515,15 @@ impl WebGuard {
                 sent.push(entry);
             }
         };
-        remember(secret.expose().to_string());
+        let signs = matches!(
+            credential.placement,
+            Placement::AwsSigV4 { .. } | Placement::AzureSharedKey { .. }
+        );
+        // A signature placement sends a signature over this request, never the key, so there
+        // is nothing of it a server could echo back.
+        if !signs {
+            remember(secret.expose().to_string());
+        }
         if let Placement::Basic { username } = &credential.placement {
             remember(format!("{username}:{}", secret.expose()));
         }
@@ -537,8 +554,129 @@ impl WebGuard {
                     .query_pairs_mut()
                     .append_pair(param, secret.expose());
             }
+            Placement::SasToken => {
+                let token = secret.expose().trim().trim_start_matches('?');
+                let mut pairs = url_out.query_pairs_mut();
+                for (k, v) in url::form_urlencoded::parse(token.as_bytes()) {
+                    pairs.append_pair(&k, &v);
+                }
+            }
+            Placement::AwsSigV4 {
+                access_key_id,
+                region,
+                service,
+            } => {
+                let now = chrono::Utc::now();
+                let payload = crate::sign::sha256_hex(request.body.unwrap_or_default());
+                let mut set = |name: &str, value: &str| {
+                    let value = HeaderValue::from_str(value).map_err(|_| invalid("a signed header"))?;
+                    headers_out.insert(
+                        header::HeaderName::from_bytes(name.as_bytes())
+                            .map_err(|_| invalid("a signed header's name"))?,
+                        value,
+                    );
+                    Ok::<(), WebError>(())
+                };
+                set("x-amz-date", &now.format("%Y%m%dT%H%M%SZ").to_string())?;
+                set("x-amz-content-sha256", &payload)?;
+                let key = crate::sign::AwsKey {
+                    access_key_id,
+                    secret: secret.expose(),
+                    region,
+                    service,
+                };
+                let signed = signed_headers(&headers_out, &url_out, |name| {
+                    name.starts_with("x-amz-") || name == "content-type" || name == "content-md5"
+                });
+                let authorization =
+                    key.authorization(request.method.as_str(), &url_out, &signed, &payload, now);
+                let mut value =
+                    HeaderValue::from_str(&authorization).map_err(|_| invalid("the signature"))?;
+                value.set_sensitive(true);
+                headers_out.insert(header::AUTHORIZATION, value);
+            }
+            Placement::AzureSharedKey { account, table } => {
+                let key = crate::sign::AzureKey {
+                    account,
+                    key_base64: secret.expose(),
+                };
+                let all = signed_headers(&headers_out, &url_out, |_| true);
+                let length = request.body.map_or(0, <[u8]>::len);
+                let authorization = key
+                    .authorization(request.method.as_str(), &url_out, &all, length, *table)
+                    .map_err(|why| invalid(&why))?;
+                let mut value =
+                    HeaderValue::from_str(&authorization).map_err(|_| invalid("the signature"))?;
+                value.set_sensitive(true);
+                headers_out.insert(header::AUTHORIZATION, value);
+            }
         }
         Ok((url_out, headers_out))
+    }
+
+    /// `url` presigned for `method`, valid for `expires`, with the vault secret `credential`
+    /// names: refused (before anything is computed) when the secret is not bound to the URL's
+    /// host, and for placements that cannot presign (a bearer token would be the secret
+    /// itself). What comes back carries a signature for this one object and time, never the key.
+    pub fn presign(
+        &self,
+        credential: &CredentialUse,
+        method: &Method,
+        url: &str,
+        expires: std::time::Duration,
+    ) -> Result<Url, WebError> {
+        let url = self.check_url(url)?;
+        let host = url.host_str().map(normalise_host).unwrap_or_default();
+        let refused = |reason: String| WebError::CredentialRefused {
+            url: url.to_string(),
+            secret: credential.secret.clone(),
+            host: host.clone(),
+            reason,
+        };
+        let secret = self
+            .credentials
+            .for_host(&credential.secret, &host)
+            .map_err(|r| refused(r.reason))?;
+        let now = chrono::Utc::now();
+        match &credential.placement {
+            Placement::AwsSigV4 {
+                access_key_id,
+                region,
+                service,
+            } => {
+                let key = crate::sign::AwsKey {
+                    access_key_id,
+                    secret: secret.expose(),
+                    region,
+                    service,
+                };
+                Ok(key.presign(method.as_str(), &url, expires.as_secs(), now))
+            }
+            Placement::AzureSharedKey { account, .. } => {
+                let key = crate::sign::AzureKey {
+                    account,
+                    key_base64: secret.expose(),
+                };
+                let path_style = url.path().starts_with(&format!("/{account}/"));
+                let permissions = if *method == Method::PUT { "cw" } else { "r" };
+                let expiry = now
+                    + chrono::Duration::from_std(expires)
+                        .map_err(|_| refused("the expiry is too far away".into()))?;
+                let sas = key
+                    .blob_sas(&url, path_style, permissions, expiry, "2021-08-06")
+                    .map_err(refused)?;
+                let mut out = url.clone();
+                out.set_query(Some(&match url.query() {
+                    Some(q) if !q.is_empty() => format!("{q}&{sas}"),
+                    _ => sas,
+                }));
+                Ok(out)
+            }
+            _ => Err(refused(
+                "this credential cannot presign: a link would have to carry the secret itself"
+                    .into(),
+            )),
+        }
     }
 
     async fn read(
@@ -578,6 +716,32 @@ impl WebGuard {
             redirects,
         })
     }
+}
+
+/// What a signature covers: the request as it will be sent.
+#[derive(Clone, Copy)]
+struct Signed<'a> {
+    method: &'a Method,
+    url: &'a Url,
+    headers: &'a HeaderMap,
+    body: Option<&'a [u8]>,
+}
+
+/// The headers a signature covers, as (name, value): `host` (as it will be sent) and those
+/// `include` picks, by lower-case name.
+fn signed_headers(
+    headers: &HeaderMap,
+    url: &Url,
+    include: impl Fn(&str) -> bool,
+) -> Vec<(String, String)> {
+    let mut out = vec![("host".to_owned(), crate::sign::host_header(url))];
+    for (name, value) in headers {
+        let name = name.as_str().to_ascii_lowercase();
+        if name != "host" && include(&name) {
+            out.push((name, String::from_utf8_lossy(value.as_bytes()).into_owned()));
+        }
+    }
+    out
 }
 
 /// The longest any encoding the redactor knows writes one byte of a value (`&#x10FFFF;` for a

@@ -44,6 +44,7 @@ mod error;
 mod guard;
 mod limits;
 mod resolve;
+pub mod sign;
 mod tls;
 pub mod tools;
 
