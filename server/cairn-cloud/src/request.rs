@@ -16,7 +16,9 @@ use crate::account::Account;
 #[derive(Debug, thiserror::Error)]
 pub enum CloudError {
     /// `[web] enabled = false`: the guard every request goes through is off.
-    #[error("the cloud tools reach the network through the web guard, which is off (`[web] enabled = false`)")]
+    #[error(
+        "the cloud tools reach the network through the web guard, which is off (`[web] enabled = false`)"
+    )]
     NoGuard,
     /// The call named an account that is not configured.
     #[error("no cloud account `{name}`; configured: {}", list(known))]
@@ -29,7 +31,9 @@ pub enum CloudError {
         wanted: String,
     },
     /// No account of a kind the tool needs.
-    #[error("no {wanted} account is configured; add a `[cloud.NAME]` with `kind = ...` to your user config (docs/cloud.md)")]
+    #[error(
+        "no {wanted} account is configured; add a `[cloud.NAME]` with `kind = ...` to your user config (docs/cloud.md)"
+    )]
     NoAccount { wanted: String },
     /// Several accounts fit and the call did not say which.
     #[error("several accounts fit ({}): name one with `account`", candidates.join(", "))]
@@ -100,7 +104,11 @@ impl CloudRequest {
         Ok(self)
     }
 
-    pub(crate) fn body(mut self, body: Vec<u8>, content_type: &str) -> Result<CloudRequest, CloudError> {
+    pub(crate) fn body(
+        mut self,
+        body: Vec<u8>,
+        content_type: &str,
+    ) -> Result<CloudRequest, CloudError> {
         self.body = Some(body);
         self.header(header::CONTENT_TYPE.as_str(), content_type)
     }
@@ -142,7 +150,8 @@ impl Cloud {
         request: CloudRequest,
     ) -> Result<WebResponse, CloudError> {
         let guard = self.guard.as_ref().ok_or(CloudError::NoGuard)?;
-        let mut web = WebRequest::new(request.method, request.url.as_str()).for_user(self.user.clone());
+        let mut web =
+            WebRequest::new(request.method, request.url.as_str()).for_user(self.user.clone());
         web.headers = request.headers;
         web.body = request.body;
         if let Some(credential) = account.credential(sign_as) {
@@ -182,7 +191,8 @@ impl Cloud {
     ) -> Result<String, CloudError> {
         let url = account.base_url(service)?;
         let mut form = url::form_urlencoded::Serializer::new(String::new());
-        form.append_pair("Action", action).append_pair("Version", version);
+        form.append_pair("Action", action)
+            .append_pair("Version", version);
         for (k, v) in params {
             form.append_pair(k, v);
         }
@@ -225,7 +235,9 @@ impl Cloud {
         service: &str,
         request: CloudRequest,
     ) -> Result<WebResponse, CloudError> {
-        let date = chrono::Utc::now().format("%a, %d %b %Y %H:%M:%S GMT").to_string();
+        let date = chrono::Utc::now()
+            .format("%a, %d %b %Y %H:%M:%S GMT")
+            .to_string();
         let request = request
             .header("x-ms-date", &date)?
             .header("x-ms-version", AZURE_VERSION)?;
@@ -276,8 +288,11 @@ pub(crate) fn text_of(service: &str, response: &WebResponse) -> Result<String, C
 /// The body as JSON (see [`text_of`]).
 pub(crate) fn json_of(service: &str, response: &WebResponse) -> Result<Value, CloudError> {
     let text = text_of(service, response)?;
-    serde_json::from_str(&text)
-        .map_err(|e| CloudError::Invalid(format!("{service} answered with JSON that does not parse: {e}")))
+    serde_json::from_str(&text).map_err(|e| {
+        CloudError::Invalid(format!(
+            "{service} answered with JSON that does not parse: {e}"
+        ))
+    })
 }
 
 /// An error answer in any of the services' formats: AWS and Azure XML (`<Code>`, `<Message>`),
@@ -339,6 +354,9 @@ pub(crate) fn xml_text<'a>(node: roxmltree::Node<'a, '_>, name: &str) -> Option<
 
 /// Parses an XML answer.
 pub(crate) fn xml<'t>(service: &str, text: &'t str) -> Result<roxmltree::Document<'t>, CloudError> {
-    roxmltree::Document::parse(text)
-        .map_err(|e| CloudError::Invalid(format!("{service} answered with XML that does not parse: {e}")))
+    roxmltree::Document::parse(text).map_err(|e| {
+        CloudError::Invalid(format!(
+            "{service} answered with XML that does not parse: {e}"
+        ))
+    })
 }

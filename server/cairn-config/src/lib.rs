@@ -26,14 +26,14 @@ pub use mcp_import::{
 };
 pub use model::DbConfig;
 pub use model::{
-    CalDavConfig, CloudAccountConfig, CloudKind, CommsConfig, EmailConfig, MatrixConfig, SlackConfig,
-    TwilioConfig, WebhookConfig, WebhookKind,
-};
-pub use model::{
     AccessConfig, AgentConfig, Config, Decision, EffectPolicy, LogConfig, McpConfig,
     McpOAuthConfig, McpServerConfig, McpTransport, OAuthGrant, PolicyConfig, ProviderConfig,
     ProviderKind, SandboxConfig, SearchProvider, SelectionConfig, SessionsConfig, SystemConfig,
     WebConfig, WebSearchConfig,
 };
 pub use model::{ApiAuthConfig, ApiAuthScheme, ApiConfig, OpenApiSpecConfig};
+pub use model::{
+    CalDavConfig, CloudAccountConfig, CloudKind, CommsConfig, EmailConfig, MatrixConfig,
+    SlackConfig, TwilioConfig, WebhookConfig, WebhookKind,
+};
 pub use schema::{json_schema, vscode_configuration};

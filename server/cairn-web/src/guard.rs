@@ -569,7 +569,8 @@ impl WebGuard {
                 let now = chrono::Utc::now();
                 let payload = crate::sign::sha256_hex(request.body.unwrap_or_default());
                 let mut set = |name: &str, value: &str| {
-                    let value = HeaderValue::from_str(value).map_err(|_| invalid("a signed header"))?;
+                    let value =
+                        HeaderValue::from_str(value).map_err(|_| invalid("a signed header"))?;
                     headers_out.insert(
                         header::HeaderName::from_bytes(name.as_bytes())
                             .map_err(|_| invalid("a signed header's name"))?,

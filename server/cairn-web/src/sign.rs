@@ -50,11 +50,18 @@ fn canonical_uri(url: &Url, service: &str) -> String {
         .map(|seg| aws_encode(&percent_decode_str(seg).decode_utf8_lossy()))
         .collect();
     let once = once.join("/");
-    let once = if once.is_empty() { "/".to_owned() } else { once };
+    let once = if once.is_empty() {
+        "/".to_owned()
+    } else {
+        once
+    };
     if service == "s3" {
         once
     } else {
-        once.split('/').map(aws_encode).collect::<Vec<_>>().join("/")
+        once.split('/')
+            .map(aws_encode)
+            .collect::<Vec<_>>()
+            .join("/")
     }
 }
 
@@ -170,7 +177,8 @@ impl AwsKey<'_> {
             host_header(&out),
         );
         let signature = self.signature(&date, &amz_date, &canonical_request);
-        out.query_pairs_mut().append_pair("X-Amz-Signature", &signature);
+        out.query_pairs_mut()
+            .append_pair("X-Amz-Signature", &signature);
         out
     }
 }
@@ -268,8 +276,8 @@ impl AzureKey<'_> {
                 self.canonical_resource(url, true)
             )
         };
-        let signature =
-            base64::engine::general_purpose::STANDARD.encode(hmac(&self.key()?, to_sign.as_bytes()));
+        let signature = base64::engine::general_purpose::STANDARD
+            .encode(hmac(&self.key()?, to_sign.as_bytes()));
         Ok(format!("SharedKey {}:{signature}", self.account))
     }
 
@@ -296,11 +304,10 @@ impl AzureKey<'_> {
         let resource = format!("/blob/{}{path}", self.account);
         // Version 2020-12-06 and later: permissions, start, expiry, resource, identifier, IP,
         // protocol, version, resource type, snapshot time, encryption scope, five overrides.
-        let to_sign = format!(
-            "{permissions}\n\n{expiry}\n{resource}\n\n\n\n{version}\nb\n\n\n\n\n\n\n"
-        );
-        let signature =
-            base64::engine::general_purpose::STANDARD.encode(hmac(&self.key()?, to_sign.as_bytes()));
+        let to_sign =
+            format!("{permissions}\n\n{expiry}\n{resource}\n\n\n\n{version}\nb\n\n\n\n\n\n\n");
+        let signature = base64::engine::general_purpose::STANDARD
+            .encode(hmac(&self.key()?, to_sign.as_bytes()));
         let mut query = url::form_urlencoded::Serializer::new(String::new());
         query
             .append_pair("sv", version)
@@ -319,7 +326,9 @@ mod tests {
     use super::*;
 
     fn at(text: &str) -> DateTime<Utc> {
-        DateTime::parse_from_rfc3339(text).unwrap().with_timezone(&Utc)
+        DateTime::parse_from_rfc3339(text)
+            .unwrap()
+            .with_timezone(&Utc)
     }
 
     const SECRET: &str = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
@@ -336,7 +345,10 @@ mod tests {
         let url = Url::parse("https://examplebucket.s3.amazonaws.com/test.txt").unwrap();
         let empty = sha256_hex(b"");
         let headers = vec![
-            ("Host".to_owned(), "examplebucket.s3.amazonaws.com".to_owned()),
+            (
+                "Host".to_owned(),
+                "examplebucket.s3.amazonaws.com".to_owned(),
+            ),
             ("Range".to_owned(), "bytes=0-9".to_owned()),
             ("x-amz-content-sha256".to_owned(), empty.clone()),
             ("x-amz-date".to_owned(), "20130524T000000Z".to_owned()),
@@ -379,7 +391,12 @@ mod tests {
             service: "sqs",
         };
         let url = Url::parse("https://sqs.eu-west-1.amazonaws.com/").unwrap();
-        let h = |d: &str| vec![("host".to_owned(), "sqs.eu-west-1.amazonaws.com".to_owned()), ("x-amz-date".to_owned(), d.to_owned())];
+        let h = |d: &str| {
+            vec![
+                ("host".to_owned(), "sqs.eu-west-1.amazonaws.com".to_owned()),
+                ("x-amz-date".to_owned(), d.to_owned()),
+            ]
+        };
         let t = at("2026-01-01T00:00:00Z");
         let a = key.authorization("POST", &url, &h("20260101T000000Z"), &sha256_hex(b"a"), t);
         let b = key.authorization("POST", &url, &h("20260101T000000Z"), &sha256_hex(b"b"), t);
@@ -397,17 +414,31 @@ mod tests {
             account: "devstoreaccount1",
             key_base64: "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==",
         };
-        let url = Url::parse("http://127.0.0.1:10000/devstoreaccount1/c?restype=container&comp=list").unwrap();
+        let url =
+            Url::parse("http://127.0.0.1:10000/devstoreaccount1/c?restype=container&comp=list")
+                .unwrap();
         let headers = vec![
-            ("x-ms-date".to_owned(), "Mon, 01 Jan 2026 00:00:00 GMT".to_owned()),
+            (
+                "x-ms-date".to_owned(),
+                "Mon, 01 Jan 2026 00:00:00 GMT".to_owned(),
+            ),
             ("x-ms-version".to_owned(), "2021-08-06".to_owned()),
         ];
         let a = key.authorization("GET", &url, &headers, 0, false).unwrap();
         assert!(a.starts_with("SharedKey devstoreaccount1:"), "{a}");
         let resource = key.canonical_resource(&url, true);
-        assert_eq!(resource, "/devstoreaccount1/devstoreaccount1/c\ncomp:list\nrestype:container");
-        assert_eq!(key.canonical_resource(&url, false), "/devstoreaccount1/devstoreaccount1/c?comp=list");
-        let bad = AzureKey { account: "a", key_base64: "not base64!" };
+        assert_eq!(
+            resource,
+            "/devstoreaccount1/devstoreaccount1/c\ncomp:list\nrestype:container"
+        );
+        assert_eq!(
+            key.canonical_resource(&url, false),
+            "/devstoreaccount1/devstoreaccount1/c?comp=list"
+        );
+        let bad = AzureKey {
+            account: "a",
+            key_base64: "not base64!",
+        };
         assert!(bad.authorization("GET", &url, &headers, 0, false).is_err());
     }
 }
