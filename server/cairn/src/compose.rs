@@ -502,6 +502,7 @@ pub fn start_hub(
             cairn_data::data_tools(cairn_data::Data::new(None)),
         );
         add_devops_and_system(&hub, env, &user, config, &path_approvals, None);
+        add_cloud_and_comms(&hub, env, &user, config, &path_approvals, None);
     }
     if !roots.is_empty() && !unchanged {
         let mut workspace = Workspace::new(roots.to_vec()).map_err(|e| e.to_string())?;
@@ -537,6 +538,14 @@ pub fn start_hub(
             cairn_data::data_tools(cairn_data::Data::new(Some(workspace.clone()))),
         );
         add_devops_and_system(
+            &hub,
+            env,
+            &user,
+            config,
+            &path_approvals,
+            Some(workspace.clone()),
+        );
+        add_cloud_and_comms(
             &hub,
             env,
             &user,
@@ -593,6 +602,44 @@ fn add_devops_and_system(
                 .with_settings(system.clone()),
         ),
     );
+}
+
+/// The cloud tools over the user's `[cloud.NAME]` accounts and the communication tools over
+/// `[comms]`, each its own in-process server. Every request goes through the process's web
+/// guard, which signs it with the account's vault secret; both sets refuse every call when the
+/// web tools are off. An account that does not check out is logged and left out.
+fn add_cloud_and_comms(
+    hub: &Hub,
+    env: &Env,
+    user: &str,
+    config: &Config,
+    approvals: &Arc<ExactApprovals>,
+    workspace: Option<Arc<Workspace>>,
+) {
+    let web = &config.web;
+    let guard = web.enabled.then(|| web_guard(web).ok()).flatten();
+    let (cloud, problems) = cairn_cloud::Cloud::new(
+        &config.cloud,
+        guard.clone(),
+        workspace.clone(),
+        approvals.clone(),
+    );
+    for (name, problem) in problems {
+        tracing::warn!("cloud account `{name}` left out: {problem}");
+    }
+    let cloud = cloud
+        .with_user(user)
+        .with_secret_store(Arc::new(crate::secrets::VaultStore::new(env.clone())));
+    hub.add_builtin("cairn-cloud", cairn_cloud::cloud_tools(cloud));
+    let comms = cairn_comms::Comms::new(
+        config.comms.clone(),
+        guard,
+        Arc::new(crate::secrets::VaultCredentials::new(env.clone())),
+        approvals.clone(),
+    )
+    .with_workspace(workspace)
+    .with_user(user);
+    hub.add_builtin("cairn-comms", cairn_comms::comms_tools(comms));
 }
 
 /// `[web.search]` as `web_search` takes it; `None` when no provider is set.

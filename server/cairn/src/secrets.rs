@@ -240,6 +240,37 @@ impl cairn_web::Credentials for VaultCredentials {
     }
 }
 
+/// The vault as the place cloud tools store a secret a cloud API returned, when the user
+/// approved it: the store is opened (made, the first time) for each write, as `cairn vault set`
+/// does, and the web guard's source reads it again because its file changed.
+pub struct VaultStore {
+    env: Env,
+}
+
+impl VaultStore {
+    pub fn new(env: Env) -> Self {
+        Self { env }
+    }
+}
+
+impl cairn_cloud::SecretStore for VaultStore {
+    fn store(&self, name: &str, hosts: &[String], value: &str) -> Result<(), String> {
+        cairn_vault::validate_name(name).map_err(|e| e.to_string())?;
+        let hosts: Vec<String> = hosts.iter().map(|h| h.to_ascii_lowercase()).collect();
+        for host in &hosts {
+            cairn_vault::validate_host(host).map_err(|e| e.to_string())?;
+        }
+        let mut vault = crate::vault_cmd::open(&self.env).map_err(|e| e.to_string())?;
+        vault
+            .set(name, cairn_vault::Secret::new(value.to_owned()), hosts)
+            .map_err(|e| e.to_string())?;
+        if let Some(notice) = vault.take_notice() {
+            tracing::info!("{notice}");
+        }
+        Ok(())
+    }
+}
+
 /// The redactor for log lines: credential patterns, and the values of the default vault when
 /// it can be opened.
 pub fn log_redactor(env: &Env) -> Redactor {

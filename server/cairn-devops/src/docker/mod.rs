@@ -25,17 +25,13 @@ pub(crate) mod volumes;
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bollard::Docker;
 use bollard::models::ContainerInspectResponse;
 use bollard::query_parameters::ListContainersOptions;
-use cairn_agent::tools::{CallContext, ProtectedPath, attach_protected};
+use cairn_agent::tools::CallContext;
 use cairn_sandbox::engine::LABEL as SANDBOX_LABEL;
-use cairn_toolkit::reply::error;
-use cairn_workspace::Operation;
-use rmcp::model::CallToolResult;
 
 use crate::DevOps;
 
