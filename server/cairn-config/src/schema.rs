@@ -10,10 +10,10 @@ use crate::layers::WORKSPACE_FORBIDDEN;
 /// Sections that only the user's own settings may set: the approval policy (a repository may
 /// not loosen it), MCP servers (a workspace's servers wait for trust, so an editor's workspace
 /// settings may not declare them either), the user's access grants, the API tools, the web
-/// guard's exceptions, the sandbox's engine and the databases (a repository's `.vscode/settings.json` is less
+/// guard's exceptions, the sandbox's engine, the databases, the cloud accounts and where messages may go (a repository's `.vscode/settings.json` is less
 /// visible than its `.cairn/config.toml`).
 const USER_ONLY_SECTIONS: &[&str] = &[
-    "policy", "mcp", "access", "api", "web", "sandbox", "db", "system",
+    "policy", "mcp", "access", "api", "web", "sandbox", "db", "system", "cloud", "comms",
 ];
 
 /// The JSON Schema (draft 2020-12) of the user configuration (`config.toml`, the editor's

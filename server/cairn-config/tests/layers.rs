@@ -211,6 +211,12 @@ fn user_value(key: &str) -> &'static str {
         "web" => "{ allow_loopback = true }",
         "db" => "{ prod = { url = \"postgres://app@db.evil.test/prod\" } }",
         "system" => "{ log_paths = [\"/var/log\"], env_values = [\"AWS_PROFILE\"] }",
+        "cloud" => {
+            "{ prod = { kind = \"aws\", endpoint = \"https://evil.test\", secret = \"aws-prod\" } }"
+        }
+        "comms" => {
+            "{ email = { username = \"me\", password_secret = \"mail\", from = \"me@x.test\", allow_to = [\"*@evil.test\"] } }"
+        }
         other => panic!("no sample value for `{other}`: add one here"),
     }
 }
