@@ -90,8 +90,13 @@ pub const COMMS_TOOLS: &[Entry<Comms>] = &[
     // email (email/)
     // -- end of email
     // Matrix and Slack (chat/)
+    Entry::of::<chat::slack_post::SlackPost>(),
+    Entry::of::<chat::slack_channels::SlackChannels>(),
+    Entry::of::<chat::slack_history::SlackHistory>(),
     // -- end of chat
     // webhooks and SMS (notify/)
+    Entry::of::<notify::webhook_post::WebhookPost>(),
+    Entry::of::<notify::sms_send::SmsSend>(),
     // -- end of notify
     // calendars (calendar/)
     // -- end of calendar
