@@ -120,7 +120,7 @@ impl Tool for SlackHistory {
             .iter()
             .take(limit)
             .filter_map(|m| m.get("ts").and_then(Value::as_str))
-            .last()
+            .next_back()
             .unwrap_or("")
             .to_owned();
         table.result_hinting(

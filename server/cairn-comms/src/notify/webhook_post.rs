@@ -326,6 +326,7 @@ fn refusal(name: &str, url: &str, e: &WebError) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
