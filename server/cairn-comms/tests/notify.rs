@@ -517,3 +517,80 @@ async fn sms_send_keeps_to_the_rate_and_to_the_token_binding() {
         elsewhere.requests()
     );
 }
+
+#[tokio::test]
+async fn a_webhook_with_a_bad_address_is_refused_without_showing_it() {
+    if !gate() {
+        return;
+    }
+    let (t, approvals) = tools(
+        webhooks(&[
+            (
+                "ftp",
+                WebhookKind::Generic,
+                format!("ftp://files.example.com/in/{HOOK_TOKEN}"),
+            ),
+            (
+                "typo",
+                WebhookKind::Generic,
+                format!("htp:/discord.com/api/webhooks/1187342001/{HOOK_TOKEN}"),
+            ),
+            (
+                "userinfo",
+                WebhookKind::Generic,
+                format!("https://bot:{HOOK_TOKEN}@example.com/hook"),
+            ),
+        ]),
+        Vault(vec![]),
+        true,
+    );
+    for (name, expected) in [
+        (
+            "ftp",
+            "refused: its URL is ftp:, and only http and https are allowed",
+        ),
+        (
+            "typo",
+            "refused: its URL is htp:, and only http and https are allowed",
+        ),
+        (
+            "userinfo",
+            "refused: its URL has a user name or password in it",
+        ),
+    ] {
+        let (_, _, done) = approved(
+            &t,
+            &approvals,
+            "webhook_post",
+            json!({"webhook": name, "text": "hello"}),
+        )
+        .await;
+        assert!(done.is_error, "{}", done.text);
+        assert!(done.text.contains(expected), "{name}: {}", done.text);
+        assert!(!done.text.contains(HOOK_TOKEN), "{}", done.text);
+    }
+}
+
+#[tokio::test]
+async fn a_webhook_that_never_answers_is_left_when_the_run_is_cancelled() {
+    if !gate() {
+        return;
+    }
+    let peer = Recorder::hanging().await;
+    let url = hook_url(&peer);
+    let (t, approvals) = tools(
+        webhooks(&[("slow", WebhookKind::Generic, url.clone())]),
+        Vault(vec![]),
+        true,
+    );
+    let args = json!({"webhook": "slow", "text": "hello"});
+    let asked = call(&t, "webhook_post", args.clone()).await;
+    let key = std::path::PathBuf::from(&cairn_agent::tools::protected_of(&asked.result)[0].key);
+    approvals.hold(&key, cairn_workspace::Operation::Write);
+    let cancel = tokio_util::sync::CancellationToken::new();
+    recorder::cancel_when_received(&peer, cancel.clone());
+    let seen = cairn_test_support::tools::call_with(&t, "webhook_post", args, cancel).await;
+    assert!(seen.is_error, "{}", seen.text);
+    assert_eq!(seen.text, "webhook slow: cancelled");
+    assert_eq!(peer.requests().len(), 1);
+}

@@ -13,12 +13,17 @@ use serde_json::json;
 
 const TOKEN: &str = "xoxb-cairn-test-8f2d1c7e";
 
-/// The Prism base the script printed, or `None` (the test is skipped, and says so).
-fn prism() -> Option<String> {
-    if !cairn_test_support::gate(
+/// Whether the peers are up (`CAIRN_COMMS_TESTS`); a test that needs them skips, and says so.
+fn gate() -> bool {
+    cairn_test_support::gate(
         "CAIRN_COMMS_TESTS",
         "with the mail, chat and API peers (scripts/api-mocks)",
-    ) {
+    )
+}
+
+/// The Prism base the script printed, or `None` (the test is skipped, and says so).
+fn prism() -> Option<String> {
+    if !gate() {
         return None;
     }
     Some(std::env::var("CAIRN_SLACK_TEST_API").expect("CAIRN_SLACK_TEST_API (scripts/api-mocks)"))
@@ -406,4 +411,66 @@ async fn without_slack_configured_the_tools_say_what_to_set() {
             seen.text
         );
     }
+}
+
+#[tokio::test]
+async fn slack_errors_say_what_to_do_without_the_token() {
+    if !gate() {
+        return;
+    }
+    for (status, answer, expected) in [
+        (
+            200,
+            r#"{"ok": false, "error": "invalid_auth"}"#,
+            "Slack refused conversations.list (200, `invalid_auth`): the bot token was refused: check the vault secret `slack-bot` (`cairn vault set slack-bot`)",
+        ),
+        (
+            200,
+            r#"{"ok": false, "error": "missing_scope", "needed": "channels:read"}"#,
+            "the bot token lacks a scope (needed: channels:read)",
+        ),
+        (
+            200,
+            "<html><body>Welcome to nginx</body></html>",
+            "Slack's conversations.list answered 200 with something that is not JSON",
+        ),
+        (
+            429,
+            "",
+            "Slack rate-limited conversations.list: try again in a few seconds",
+        ),
+    ] {
+        let peer = Recorder::answering(status, answer).await;
+        let (t, _) = tools(settings(&peer.url, &["#general"]), vault("127.0.0.1"), true);
+        let seen = call(&t, "slack_channels", json!({})).await;
+        assert!(seen.is_error, "{}", seen.text);
+        assert!(seen.text.contains(expected), "{}", seen.text);
+        assert!(!seen.text.contains(TOKEN), "{}", seen.text);
+        assert_eq!(peer.requests().len(), 1);
+    }
+}
+
+#[tokio::test]
+async fn a_slack_that_never_answers_is_left_when_the_run_is_cancelled() {
+    if !gate() {
+        return;
+    }
+    let peer = Recorder::hanging().await;
+    let (t, _) = tools(
+        settings(&peer.url, &["C012AB3CD"]),
+        vault("127.0.0.1"),
+        true,
+    );
+    let cancel = tokio_util::sync::CancellationToken::new();
+    recorder::cancel_when_received(&peer, cancel.clone());
+    let seen = cairn_test_support::tools::call_with(
+        &t,
+        "slack_history",
+        json!({"channel": "C012AB3CD"}),
+        cancel,
+    )
+    .await;
+    assert!(seen.is_error, "{}", seen.text);
+    assert!(seen.text.contains("cancelled"), "{}", seen.text);
+    assert_eq!(peer.to("/conversations.history").len(), 1);
 }

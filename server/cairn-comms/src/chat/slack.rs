@@ -61,12 +61,13 @@ impl Allowed {
     }
 }
 
-/// Whether `text` is a Slack conversation id (`C0123ABCD`, `G...` private, `D...` direct).
+/// Whether `text` is a Slack conversation id (`C0123ABCD`, `G...` private, `D...` direct):
+/// upper case with digits, which a channel name (lower case) never is.
 pub(crate) fn is_channel_id(text: &str) -> bool {
     let mut chars = text.chars();
     matches!(chars.next(), Some('C' | 'G' | 'D'))
-        && text.len() >= 2
-        && text.len() <= 24
+        && (2..=24).contains(&text.len())
+        && text.chars().any(|c| c.is_ascii_digit())
         && chars.all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
 }
 
@@ -285,15 +286,20 @@ impl<'a> Slack<'a> {
         })
     }
 
-    /// The allow-list entry allowing channel `id` named `name`, if any.
+    /// The allow-list entry allowing channel `id` named `name`, if any: an id entry by the id,
+    /// a name entry (`#dev`, or `dev`) by the name.
     pub(crate) fn entry_for(&self, id: Option<&str>, name: Option<&str>) -> Option<String> {
-        let allow = &self.config.allow_channels;
-        let hash = name.map(|n| format!("#{}", n.trim_start_matches('#')));
-        allow
+        let name = name.map(|n| n.trim_start_matches('#'));
+        self.config
+            .allow_channels
             .iter()
             .find(|p| {
-                id.is_some_and(|id| allowed(p, id))
-                    || hash.as_deref().is_some_and(|h| allowed(p, h))
+                let p = p.trim();
+                if is_channel_id(p) {
+                    id.is_some_and(|id| allowed(p, id))
+                } else {
+                    name.is_some_and(|n| !n.is_empty() && allowed(p.trim_start_matches('#'), n))
+                }
             })
             .cloned()
     }
@@ -351,13 +357,9 @@ impl<'a> Slack<'a> {
         // Nothing in the allow list could be this channel: refuse before asking Slack.
         let allow = &self.config.allow_channels;
         if self.entry_for(id, name).is_none()
-            && !allow.iter().any(|p| {
-                if id.is_some() {
-                    p.trim().starts_with('#')
-                } else {
-                    is_channel_id(p.trim())
-                }
-            })
+            && !allow
+                .iter()
+                .any(|p| is_channel_id(p.trim()) == id.is_none())
         {
             return Err(self.not_allowed(&shown));
         }

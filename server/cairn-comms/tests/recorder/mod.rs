@@ -59,8 +59,15 @@ impl Request {
 /// How the recorder answers.
 #[derive(Clone)]
 enum Answer {
-    Fixed { status: u16, body: String },
-    Relay { upstream: String },
+    Fixed {
+        status: u16,
+        body: String,
+    },
+    /// Keep the request and never answer (a server that hangs).
+    Never,
+    Relay {
+        upstream: String,
+    },
 }
 
 /// The running recorder.
@@ -78,6 +85,11 @@ impl Recorder {
             body: body.to_owned(),
         })
         .await
+    }
+
+    /// A peer that takes every request and never answers.
+    pub async fn hanging() -> Recorder {
+        Self::start(Answer::Never).await
     }
 
     /// A peer relaying every request to `upstream` (`http://127.0.0.1:PORT`).
@@ -167,6 +179,18 @@ async fn serve(
     }
     let body = buf[head_end..].to_vec();
     let (status, response) = match answer {
+        Answer::Never => {
+            seen.lock().unwrap().push(Request {
+                method,
+                target,
+                headers,
+                body,
+                status: 0,
+            });
+            // Hold the connection open until the client gives up.
+            let _ = socket.read(&mut chunk).await;
+            return Ok(());
+        }
         Answer::Fixed { status, body } => (
             status,
             format!(
@@ -270,4 +294,15 @@ pub async fn approved(
     let done = call(t, name, args).await;
     approvals.release(&key, cairn_workspace::Operation::Write);
     (asked.text, protected[0].path.clone(), done)
+}
+
+/// Cancels `cancel` once `peer` has received a request: the call is then in flight.
+pub fn cancel_when_received(peer: &Recorder, cancel: tokio_util::sync::CancellationToken) {
+    let seen = peer.seen.clone();
+    tokio::spawn(async move {
+        while seen.lock().unwrap().is_empty() {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        cancel.cancel();
+    });
 }
