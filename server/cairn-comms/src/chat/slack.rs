@@ -144,7 +144,8 @@ impl<'a> Slack<'a> {
                 .headers
                 .get(header::RETRY_AFTER)
                 .and_then(|v| v.to_str().ok())
-                .unwrap_or("a few");
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .map_or_else(|| "a few".to_owned(), |s| s.to_string());
             return Err(format!(
                 "Slack rate-limited {method}: try again in {after} seconds"
             ));
@@ -163,11 +164,15 @@ impl<'a> Slack<'a> {
         if body.get("ok").and_then(Value::as_bool) == Some(true) && response.status.is_success() {
             return Ok(body);
         }
-        let code = body
+        // The server's word, kept short: an error code is one.
+        let code: String = body
             .get("error")
             .and_then(Value::as_str)
-            .unwrap_or("unknown_error");
-        Err(self.slack_error(method, status, code, &body))
+            .unwrap_or("unknown_error")
+            .chars()
+            .take(80)
+            .collect();
+        Err(self.slack_error(method, status, &code, &body))
     }
 
     /// A refusal by the guard or a transport failure, said for the model.

@@ -101,7 +101,7 @@ impl Tool for SlackPost {
                 }
                 text(out)
             }
-            Err(e) => error(format!("not posted: {e}")),
+            Err(e) => error(format!("Slack did not confirm the post: {e}")),
         }
     }
 }

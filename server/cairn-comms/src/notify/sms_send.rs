@@ -127,7 +127,11 @@ impl Tool for SmsSend {
         let response = match response {
             Ok(r) => r,
             Err(e) if e.is_denial() => return error(format!("sms: not sent: {e}")),
-            Err(e) => return error(format!("sms: Twilio could not be reached: {e}")),
+            Err(e) => {
+                return error(format!(
+                    "sms: no answer from Twilio, so the text may or may not have been sent: {e}"
+                ));
+            }
         };
         let answer: Value = serde_json::from_slice(&response.body).unwrap_or(Value::Null);
         let s = |k: &str| answer.get(k).and_then(Value::as_str).unwrap_or("");

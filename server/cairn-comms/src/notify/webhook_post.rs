@@ -130,11 +130,11 @@ impl Tool for WebhookPost {
                     .take(SHOWN_ANSWER)
                     .collect();
                 let hint = match r.status.as_u16() {
-                    401 | 403 | 404 => {
-                        ": the webhook may have been deleted or its URL is wrong; check `[comms.webhooks.NAME] url`"
-                    }
-                    429 => ": rate-limited by the service; try again later",
-                    _ => "",
+                    401 | 403 | 404 => format!(
+                        ": the webhook may have been deleted or its URL is wrong; check `[comms.webhooks.{name}] url`"
+                    ),
+                    429 => ": rate-limited by the service; try again later".to_owned(),
+                    _ => String::new(),
                 };
                 error(format!(
                     "webhook {name} ({kind}) answered {}{hint}{}",
@@ -301,9 +301,10 @@ fn refusal(name: &str, url: &str, e: &WebError) -> String {
         WebError::UserinfoInUrl { .. } => {
             "refused: its URL has a user name or password in it".to_owned()
         }
-        WebError::Timeout { after, .. } => {
-            format!("no answer within {} s", after.as_secs())
-        }
+        WebError::Timeout { after, .. } => format!(
+            "no answer within {} s (the message may or may not have arrived)",
+            after.as_secs()
+        ),
         WebError::Http { source, .. } => {
             // reqwest's message names the URL: keep only what went wrong.
             let kind = if source.is_connect() {
