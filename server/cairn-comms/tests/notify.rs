@@ -594,3 +594,31 @@ async fn a_webhook_that_never_answers_is_left_when_the_run_is_cancelled() {
     assert_eq!(seen.text, "webhook slow: cancelled");
     assert_eq!(peer.requests().len(), 1);
 }
+
+#[tokio::test]
+async fn a_refused_sms_says_why_without_the_token() {
+    if !gate() {
+        return;
+    }
+    // Twilio's answer to a wrong or expired auth token, as its API documents it.
+    let peer = Recorder::answering(
+        401,
+        r#"{"code": 20003, "message": "Authenticate", "more_info": "https://www.twilio.com/docs/errors/20003", "status": 401}"#,
+    )
+    .await;
+    let vault = Vault(vec![("twilio", TWILIO_TOKEN.into(), "127.0.0.1".into())]);
+    let (t, approvals) = tools(twilio(&peer.url, &["+15550002222"], 100), vault, true);
+    let (_, _, done) = approved(
+        &t,
+        &approvals,
+        "sms_send",
+        json!({"to": "+15550002222", "body": "hi"}),
+    )
+    .await;
+    assert!(done.is_error, "{}", done.text);
+    assert_eq!(
+        done.text,
+        "sms: Twilio refused the message, 401 Unauthorized (Twilio error 20003): the account SID or the auth token was refused; check `[comms.twilio] account_sid` and the vault secret `twilio`: Authenticate"
+    );
+    assert_eq!(peer.requests().len(), 1);
+}

@@ -398,3 +398,33 @@ impl<'a> Slack<'a> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{is_channel_id, time_of};
+
+    #[test]
+    fn ids_are_told_from_names() {
+        for id in ["C012AB3CD", "G0123", "D9"] {
+            assert!(is_channel_id(id), "{id}");
+        }
+        for name in [
+            "general",
+            "#general",
+            "DEV",
+            "GENERAL",
+            "C",
+            "c012ab3cd",
+            "C01 2",
+            "",
+        ] {
+            assert!(!is_channel_id(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn message_times_read_as_utc() {
+        assert_eq!(time_of("1512085950.000216"), "2017-11-30 23:52:30 UTC");
+        assert_eq!(time_of("not a time"), "not a time");
+    }
+}
