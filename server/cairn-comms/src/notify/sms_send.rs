@@ -68,20 +68,7 @@ impl Tool for SmsSend {
                 "sms: the text has {count} characters, more than the {MAX_CHARS} Twilio takes; shorten it or send several"
             ));
         }
-        let allow: Vec<String> = config
-            .allow_to
-            .iter()
-            .map(|n| e164(n).unwrap_or_else(|| n.clone()))
-            .collect();
-        let out = Outgoing {
-            service: "sms",
-            recipients: vec![to.clone()],
-            text: body.to_owned(),
-            setting: "comms.twilio.allow_to",
-        };
-        if let Err(refused) = host.check_send(&out, &allow) {
-            return refused;
-        }
+        // What cannot be sent is said before the user is asked about it.
         let Some(guard) = host.guard.as_deref() else {
             return error(
                 "the web tools are off (`[web] enabled = false`), so Twilio cannot be reached",
@@ -98,6 +85,20 @@ impl Tool for SmsSend {
                 "sms: `[comms.twilio] from` is not a number in E.164 form (+15550001111)",
             );
         };
+        let allow: Vec<String> = config
+            .allow_to
+            .iter()
+            .map(|n| e164(n).unwrap_or_else(|| n.clone()))
+            .collect();
+        let out = Outgoing {
+            service: "sms",
+            recipients: vec![to.clone()],
+            text: body.to_owned(),
+            setting: "comms.twilio.allow_to",
+        };
+        if let Err(refused) = host.check_send(&out, &allow) {
+            return refused;
+        }
         let url = format!(
             "{}/2010-04-01/Accounts/{sid}/Messages.json",
             config.api.trim_end_matches('/')
