@@ -33,6 +33,8 @@ pub struct Comms {
     approvals: Arc<ExactApprovals>,
     /// Where passwords for protocols the guard does not speak (SMTP, IMAP) come from: the
     /// vault, per host, as the guard's own credential step asks it.
+    // Read by the email tools, which are not on this branch; without them it is unused here.
+    #[allow(dead_code)]
     secrets: Arc<dyn Credentials>,
     settings: CommsConfig,
     sends: send::SendLimiter,
@@ -90,8 +92,13 @@ pub const COMMS_TOOLS: &[Entry<Comms>] = &[
     // email (email/)
     // -- end of email
     // Matrix and Slack (chat/)
+    Entry::of::<chat::slack_post::SlackPost>(),
+    Entry::of::<chat::slack_channels::SlackChannels>(),
+    Entry::of::<chat::slack_history::SlackHistory>(),
     // -- end of chat
     // webhooks and SMS (notify/)
+    Entry::of::<notify::webhook_post::WebhookPost>(),
+    Entry::of::<notify::sms_send::SmsSend>(),
     // -- end of notify
     // calendars (calendar/)
     // -- end of calendar
