@@ -8,6 +8,7 @@ mod api;
 mod attacks;
 mod bench;
 mod catalog;
+mod cloud;
 mod cli;
 mod db;
 mod devops;
