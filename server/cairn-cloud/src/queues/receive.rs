@@ -80,10 +80,7 @@ async fn receive(cloud: &Cloud, args: &Args, cx: &CallContext) -> Result<String,
     let name = queue_name(service, &args.queue)?;
     let max = args.max.unwrap_or(5).clamp(1, MAX_MESSAGES);
     let wait = Duration::from_secs(check_wait(args.wait_seconds.unwrap_or(2))?);
-    let what = match service {
-        Service::PubSub => format!("Pub/Sub subscription `{name}`"),
-        other => format!("{} queue `{name}`", other.label()),
-    };
+    let what = format!("{} `{name}`", service.queue_word(false));
     let received = match service {
         Service::Sqs => sqs(cloud, cx, account, &name, max, wait, args.delete).await?,
         Service::Azure => azure(cloud, cx, account, &name, max, wait, args.delete).await?,
@@ -298,7 +295,7 @@ async fn azure(
             .await
             .map_err(|e| {
                 if e.is_not_found() {
-                    no_such("Azure queue", name, account, "queue_list")
+                    no_such("Azure Storage queue", name, account, "queue_list")
                 } else {
                     e
                 }

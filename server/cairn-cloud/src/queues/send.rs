@@ -95,11 +95,7 @@ async fn send(cloud: &Cloud, args: &Args, cx: &CallContext) -> Result<String, Cl
         Service::Azure => azure(cloud, cx, account, &name, args).await?,
         Service::PubSub => pubsub(cloud, cx, account, &name, args).await?,
     };
-    let what = if service == Service::PubSub {
-        "Pub/Sub topic"
-    } else {
-        service.label()
-    };
+    let what = service.queue_word(true);
     let mut out = format!(
         "sent message {id} ({} bytes) to {what} `{name}` (account `{}`)",
         args.body.len(),
@@ -209,7 +205,7 @@ async fn azure(
         .await
         .map_err(|e| {
             if e.is_not_found() {
-                super::service::no_such("Azure queue", name, account, "queue_list")
+                super::service::no_such("Azure Storage queue", name, account, "queue_list")
             } else {
                 e
             }

@@ -57,6 +57,17 @@ impl Service {
         }
     }
 
+    /// What a queue is called on the service, for messages: `SQS queue`, `Azure Storage
+    /// queue`, and on Pub/Sub `Pub/Sub topic` when sending, `Pub/Sub subscription` otherwise.
+    pub(super) fn queue_word(self, sending: bool) -> &'static str {
+        match self {
+            Service::Sqs => "SQS queue",
+            Service::Azure => "Azure Storage queue",
+            Service::PubSub if sending => "Pub/Sub topic",
+            Service::PubSub => "Pub/Sub subscription",
+        }
+    }
+
     /// How the service is named to the user.
     pub(super) fn label(self) -> &'static str {
         match self {
@@ -70,8 +81,20 @@ impl Service {
 /// `name` as the service's queue name, or why not. A full SQS queue URL or Pub/Sub resource
 /// path is taken by its last segment (the account decides where requests go, never the name).
 pub(super) fn queue_name(service: Service, name: &str) -> Result<String, CloudError> {
-    let name = name.trim().trim_end_matches('/');
-    let last = name.rsplit('/').next().unwrap_or_default();
+    let name = name.trim();
+    // A queue's URL or a Pub/Sub resource path names the queue by its last segment; any other
+    // slash is not part of a name.
+    let parts: Vec<&str> = name.split('/').collect();
+    let path_ok = match parts.as_slice() {
+        [_] => true,
+        ["projects", _, "topics" | "subscriptions", _] => service == Service::PubSub,
+        _ => name.starts_with("https://") || name.starts_with("http://"),
+    };
+    let last = if path_ok {
+        parts.last().copied().unwrap_or_default()
+    } else {
+        ""
+    };
     let ok = match service {
         // Up to 80 of [A-Za-z0-9_-], `.fifo` for FIFO queues.
         Service::Sqs => {
@@ -333,7 +356,7 @@ impl Cloud {
             .await
             .map_err(|e| {
                 if e.is_not_found() {
-                    no_such("Azure queue", name, account, "queue_list")
+                    no_such("Azure Storage queue", name, account, "queue_list")
                 } else {
                     e
                 }
@@ -523,6 +546,8 @@ mod tests {
         );
         assert!(queue_name(Service::Sqs, "a b").is_err());
         assert!(queue_name(Service::Sqs, "..").is_err());
+        assert!(queue_name(Service::Sqs, "../../admin").is_err());
+        assert!(queue_name(Service::Sqs, "projects/p/topics/t").is_err());
         assert!(queue_name(Service::Azure, "Orders").is_err());
         assert!(queue_name(Service::Azure, "or--ders").is_err());
         assert_eq!(queue_name(Service::Azure, "orders-1").unwrap(), "orders-1");
