@@ -596,6 +596,20 @@ async fn pubsub_publishes_to_topics_and_pulls_from_subscriptions() {
     let purged = call(&s.tools, "queue_purge", purge).await;
     assert!(!purged.is_error, "{}", purged.text);
     assert!(pubsub_drain(&sub).await.is_empty());
+    let empty = call(
+        &s.tools,
+        "queue_receive",
+        json!({"account": "gcp", "queue": sub, "wait_seconds": 1}),
+    )
+    .await;
+    assert!(!empty.is_error, "{}", empty.text);
+    assert!(
+        empty
+            .text
+            .starts_with(&format!("no messages in Pub/Sub subscription `{sub}`")),
+        "{}",
+        empty.text
+    );
 
     let delay = call(
         &s.tools,
@@ -703,6 +717,76 @@ async fn sns_publish_reaches_a_subscribed_sqs_queue() {
 
     sns(&[("Action", "DeleteTopic"), ("TopicArn", &arn)]).await;
     sqs_delete(&url).await;
+}
+
+// ---- paging ----
+
+/// The `next` token a listing printed.
+fn next_of(seen: &cairn_test_support::tools::Seen) -> Option<String> {
+    seen.result.structured_content.as_ref()?["next"]
+        .as_str()
+        .map(str::to_owned)
+}
+
+#[tokio::test]
+async fn listings_page_with_the_token_they_print() {
+    if !common::emulators() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::setup(dir.path());
+    let prefix = common::unique("cairn-page");
+    let names: Vec<String> = (1..=3).map(|i| format!("{prefix}-{i}")).collect();
+    let mut urls = Vec::new();
+    for name in &names {
+        urls.push(sqs_create(name).await);
+        let (status, body, _) = azure(Method::PUT, name, None).await;
+        assert_eq!(status, 201, "{body}");
+    }
+    for account in ["aws", "azure"] {
+        let first = call(
+            &s.tools,
+            "queue_list",
+            json!({"account": account, "prefix": prefix, "max": 2}),
+        )
+        .await;
+        assert!(!first.is_error, "{}", first.text);
+        let token = next_of(&first).unwrap_or_else(|| panic!("{account}: no next: {}", first.text));
+        assert!(
+            first
+                .text
+                .contains("2 rows shown; more were left out: pass `next:"),
+            "{}",
+            first.text
+        );
+        let second = call(
+            &s.tools,
+            "queue_list",
+            json!({"account": account, "prefix": prefix, "max": 2, "next": token}),
+        )
+        .await;
+        assert!(!second.is_error, "{}", second.text);
+        // Every queue once across the two pages.
+        for name in &names {
+            let hits = [&first.text, &second.text]
+                .iter()
+                .filter(|t| t.contains(&format!("| {name} |")))
+                .count();
+            assert_eq!(hits, 1, "{account} {name}: {}\n{}", first.text, second.text);
+        }
+        assert!(next_of(&second).is_none(), "{}", second.text);
+    }
+    let none = call(
+        &s.tools,
+        "queue_list",
+        json!({"account": "azure", "prefix": common::unique("cairn-nothing")}),
+    )
+    .await;
+    assert!(none.text.ends_with("(none)"), "{}", none.text);
+    for (name, url) in names.iter().zip(&urls) {
+        sqs_delete(url).await;
+        azure(Method::DELETE, name, None).await;
+    }
 }
 
 // ---- what does not exist, bad input, cancellation ----
@@ -820,6 +904,43 @@ async fn bad_input_is_refused_before_anything_is_sent() {
     }
     assert_eq!(sqs_count(&url).await, 0);
     sqs_delete(&url).await;
+}
+
+#[tokio::test]
+async fn a_wrong_key_or_a_dead_endpoint_is_a_clear_error_and_sends_nothing() {
+    if !common::emulators() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let name = common::unique("cairn-key");
+    let (status, _, _) = azure(Method::PUT, &name, None).await;
+    assert_eq!(status, 201);
+    // A key Azurite does not know: the service refuses, the tool says so, the queue stays empty.
+    let wrong = common::Secrets(vec![(
+        "azure-test".into(),
+        "d3Jvbmcga2V5IGZvciB0aGUgdGVzdA==".into(),
+    )]);
+    let s = common::setup_with(dir.path(), &common::accounts(), common::guard(wrong));
+    let r = call(
+        &s.tools,
+        "queue_send",
+        json!({"account": "azure", "queue": name, "body": "x"}),
+    )
+    .await;
+    assert!(r.is_error);
+    assert!(r.text.contains("403 AuthenticationFailed"), "{}", r.text);
+    assert!(!r.text.contains("d3Jvbmcga2V5"), "{}", r.text);
+    assert_eq!(azure_count(&name).await, 0);
+    azure(Method::DELETE, &name, None).await;
+
+    // An endpoint nothing listens on: an error naming the request, at once.
+    let mut dead = common::accounts();
+    dead.get_mut("aws").unwrap().endpoint = Some("http://127.0.0.1:9".into());
+    let s = common::setup_with(dir.path(), &dead, common::guard(common::secrets()));
+    let r = call(&s.tools, "queue_list", json!({"account": "aws"})).await;
+    assert!(r.is_error);
+    assert!(r.text.contains("http://127.0.0.1:9/"), "{}", r.text);
+    assert!(!r.text.contains(common::AWS_SECRET), "{}", r.text);
 }
 
 #[tokio::test]

@@ -82,8 +82,9 @@ fn count(value: Option<&str>) -> Cell {
 /// The heading and the hint for the next page.
 fn finish(table: &Table, heading: String, next: Option<String>, counted: usize) -> CallToolResult {
     let mut heading = heading;
-    if table.rows.is_empty() {
+    if table.rows.is_empty() && next.is_none() {
         heading.push_str("\n(none)");
+        return cairn_toolkit::reply::text(heading);
     }
     if table.rows.len() > counted {
         heading.push_str(&format!(

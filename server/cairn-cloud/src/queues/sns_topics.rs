@@ -116,8 +116,9 @@ async fn topics(
         "SNS topics of account `{}` ({}):",
         account.name, account.region
     );
-    if arns.is_empty() {
+    if arns.is_empty() && token.is_none() {
         heading.push_str("\n(none)");
+        return Ok(cairn_toolkit::reply::text(heading));
     }
     if !complete && !arns.is_empty() {
         heading.push_str(&format!(
