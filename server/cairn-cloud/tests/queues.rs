@@ -789,6 +789,57 @@ async fn listings_page_with_the_token_they_print() {
     }
 }
 
+#[tokio::test]
+async fn counting_stops_at_the_users_web_rate_with_a_note() {
+    if !common::emulators() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = common::unique("cairn-rate");
+    let names: Vec<String> = (1..=4).map(|i| format!("{prefix}-{i}")).collect();
+    for name in &names {
+        let (status, _, _) = azure(Method::PUT, name, None).await;
+        assert_eq!(status, 201);
+    }
+    // Three requests a minute: the listing and two counts.
+    let guard = std::sync::Arc::new(
+        cairn_web::WebGuard::new(cairn_web::GuardConfig {
+            allow_loopback: true,
+            per_user_per_minute: 3,
+            per_host_per_minute: 100,
+            ..cairn_web::GuardConfig::default()
+        })
+        .unwrap()
+        .with_credentials(std::sync::Arc::new(common::secrets())),
+    );
+    let s = common::setup_with(dir.path(), &common::accounts(), guard);
+    let r = call(
+        &s.tools,
+        "queue_list",
+        json!({"account": "azure", "prefix": prefix}),
+    )
+    .await;
+    assert!(!r.is_error, "{}", r.text);
+    assert!(
+        r.text.contains("(message counts stopped: rate limit"),
+        "{}",
+        r.text
+    );
+    assert!(
+        r.text.contains(&format!("| {} | 0 |", names[0])),
+        "{}",
+        r.text
+    );
+    assert!(
+        r.text.contains(&format!("| {} | NULL |", names[3])),
+        "{}",
+        r.text
+    );
+    for name in &names {
+        azure(Method::DELETE, name, None).await;
+    }
+}
+
 // ---- what does not exist, bad input, cancellation ----
 
 #[tokio::test]

@@ -17,8 +17,9 @@ use crate::request::{CloudError, CloudRequest, url_of, xml, xml_text};
 /// The `queue_list` tool.
 pub struct QueueList;
 
-/// Queues whose counts are asked for, one request each; past that the counts are left blank.
-const MAX_COUNTED: usize = 20;
+/// Queues whose counts are asked for, one request each (against the user's web rate, 10 a
+/// minute by default); past that the counts are left blank.
+const MAX_COUNTED: usize = 5;
 /// The most queues one call lists.
 const MAX_LIST: u32 = 1000;
 
@@ -32,7 +33,7 @@ pub struct Args {
     /// Only queues whose name starts with this (on Pub/Sub, filtered from the page fetched).
     #[serde(default)]
     prefix: Option<String>,
-    /// How many to list (default 50, at most 1000); message counts are fetched for the first 20.
+    /// How many to list (default 50, at most 1000); message counts are fetched for the first 5.
     #[serde(default)]
     #[schemars(range(min = 1, max = 1000))]
     max: Option<u32>,
@@ -46,7 +47,7 @@ impl Tool for QueueList {
     type Args = Args;
     const NAME: &'static str = "queue_list";
     const TITLE: &'static str = "List message queues";
-    const DESCRIPTION: &'static str = "List the message queues of a cloud account: SQS queues (AWS), Azure Storage queues, or Pub/Sub topics and subscriptions (Google), with approximate message counts where the service gives them (for the first 20). Paged: pass `next` from the previous answer.";
+    const DESCRIPTION: &'static str = "List the message queues of a cloud account: SQS queues (AWS), Azure Storage queues, or Pub/Sub topics and subscriptions (Google), with approximate message counts where the service gives them (for the first 5). Paged: pass `next` from the previous answer.";
     const CATEGORY: Category = Category::Cloud;
     const EFFECT: Effect = Effect::Network;
     const AGENT_ONLY: bool = false;
@@ -79,9 +80,29 @@ fn count(value: Option<&str>) -> Cell {
     value.map_or(Cell::Null, |v| Cell::Text(v.to_owned()))
 }
 
+/// Why counting stopped, after a count failed: a queue deleted since the listing is only left
+/// without counts; the guard refusing (the rate limit) stops further counts; cancelling ends
+/// the call.
+fn stop(e: CloudError) -> Result<Option<String>, CloudError> {
+    match e {
+        CloudError::Cancelled => Err(e),
+        CloudError::Web(_) | CloudError::NoGuard => Ok(Some(e.to_string())),
+        _ => Ok(None),
+    }
+}
+
 /// The heading and the hint for the next page.
-fn finish(table: &Table, heading: String, next: Option<String>, counted: usize) -> CallToolResult {
+fn finish(
+    table: &Table,
+    heading: String,
+    next: Option<String>,
+    counted: usize,
+    stopped: Option<String>,
+) -> CallToolResult {
     let mut heading = heading;
+    if let Some(why) = stopped {
+        heading.push_str(&format!("\n(message counts stopped: {why})"));
+    }
     if table.rows.is_empty() && next.is_none() {
         heading.push_str("\n(none)");
         return cairn_toolkit::reply::text(heading);
@@ -133,15 +154,18 @@ async fn sqs(
         rows: Vec::new(),
         more: token.is_some(),
     };
+    let mut stopped = None;
     for (i, url) in urls.iter().enumerate() {
         let name = url.rsplit('/').next().unwrap_or(url).to_owned();
         let mut row = vec![Cell::Text(name), Cell::Null, Cell::Null, Cell::Null];
-        if i < MAX_COUNTED {
-            // A queue deleted between the listing and this call shows without counts.
-            if let Ok(attrs) = cloud.sqs_attributes(cx, account, url).await {
-                row[1] = count(attribute(&attrs, "ApproximateNumberOfMessages"));
-                row[2] = count(attribute(&attrs, "ApproximateNumberOfMessagesNotVisible"));
-                row[3] = count(attribute(&attrs, "ApproximateNumberOfMessagesDelayed"));
+        if i < MAX_COUNTED && stopped.is_none() {
+            match cloud.sqs_attributes(cx, account, url).await {
+                Ok(attrs) => {
+                    row[1] = count(attribute(&attrs, "ApproximateNumberOfMessages"));
+                    row[2] = count(attribute(&attrs, "ApproximateNumberOfMessagesNotVisible"));
+                    row[3] = count(attribute(&attrs, "ApproximateNumberOfMessagesDelayed"));
+                }
+                Err(e) => stopped = stop(e)?,
             }
         }
         table.rows.push(row);
@@ -156,7 +180,7 @@ async fn sqs(
             format!(" starting with `{prefix}`")
         }
     );
-    Ok(finish(&table, heading, token, MAX_COUNTED))
+    Ok(finish(&table, heading, token, MAX_COUNTED, stopped))
 }
 
 async fn azure(
@@ -197,12 +221,14 @@ async fn azure(
         rows: Vec::new(),
         more: token.is_some(),
     };
+    let mut stopped = None;
     for (i, name) in names.into_iter().enumerate() {
         let mut messages = Cell::Null;
-        if i < MAX_COUNTED
-            && let Ok(Some(n)) = cloud.azure_queue_count(cx, account, &name).await
-        {
-            messages = Cell::Text(n.to_string());
+        if i < MAX_COUNTED && stopped.is_none() {
+            match cloud.azure_queue_count(cx, account, &name).await {
+                Ok(n) => messages = count(n.map(|n| n.to_string()).as_deref()),
+                Err(e) => stopped = stop(e)?,
+            }
         }
         table.rows.push(vec![Cell::Text(name), messages]);
     }
@@ -215,7 +241,7 @@ async fn azure(
             format!(" starting with `{prefix}`")
         }
     );
-    Ok(finish(&table, heading, token, MAX_COUNTED))
+    Ok(finish(&table, heading, token, MAX_COUNTED, stopped))
 }
 
 /// Pub/Sub lists topics and subscriptions separately; a `next` token says which list it
@@ -318,5 +344,6 @@ async fn pubsub(
         heading,
         tokens.into_iter().next(),
         usize::MAX,
+        None,
     ))
 }

@@ -25,8 +25,37 @@ pub struct QueueReceive;
 /// How long received messages stay hidden while they are deleted (SQS, Azure): a message left
 /// out of the answer (the output cap) is visible again after this.
 const HIDE_SECONDS: u32 = 30;
-/// Between two polls of a service that does not wait itself (Azure, Pub/Sub).
+/// The first pause between two polls of a service that does not wait itself (Azure, Pub/Sub);
+/// it doubles each time, so a 20 s wait costs six requests of the user's web rate, not twenty.
 const POLL: Duration = Duration::from_secs(1);
+
+/// Polls left before `wait` is over: the pause before the next poll (doubling from [`POLL`],
+/// the last one ending at `wait`), or `None` when the wait is over.
+struct Backoff {
+    started: Instant,
+    wait: Duration,
+    next: Duration,
+}
+
+impl Backoff {
+    fn new(wait: Duration) -> Backoff {
+        Backoff {
+            started: Instant::now(),
+            wait,
+            next: POLL,
+        }
+    }
+
+    fn pause(&mut self) -> Option<Duration> {
+        let left = self.wait.checked_sub(self.started.elapsed())?;
+        if left < Duration::from_millis(100) {
+            return None;
+        }
+        let pause = self.next.min(left);
+        self.next *= 2;
+        Some(pause)
+    }
+}
 
 /// Arguments of `queue_receive`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -283,7 +312,7 @@ async fn azure(
         vec![("peekonly", "true"), ("numofmessages", &count)]
     };
     let url = cloud.azure_queue_url(account, name, "messages", &query)?;
-    let started = Instant::now();
+    let mut backoff = Backoff::new(wait);
     let nodes: Vec<(Message, String)> = loop {
         let response = cloud
             .azure(
@@ -326,10 +355,13 @@ async fn azure(
                 (message, get("PopReceipt"))
             })
             .collect();
-        if !found.is_empty() || started.elapsed() + POLL > wait {
+        if !found.is_empty() {
             break found;
         }
-        pause(cx, POLL).await?;
+        match backoff.pause() {
+            Some(p) => pause(cx, p).await?,
+            None => break found,
+        }
     };
     let (messages, receipts): (Vec<Message>, Vec<String>) = nodes.into_iter().unzip();
     let shown = fitting(&messages);
@@ -372,7 +404,7 @@ async fn pubsub(
         segment(name)
     );
     let what = ("Pub/Sub subscription", name);
-    let started = Instant::now();
+    let mut backoff = Backoff::new(wait);
     // Pulled without waiting, polled here: the emulator's waiting pull holds on until a message
     // or a redelivery comes, past any wait asked for.
     let received: Vec<Value> = loop {
@@ -391,10 +423,13 @@ async fn pubsub(
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default();
-        if !found.is_empty() || started.elapsed() + POLL > wait {
+        if !found.is_empty() {
             break found;
         }
-        pause(cx, POLL).await?;
+        match backoff.pause() {
+            Some(p) => pause(cx, p).await?,
+            None => break found,
+        }
     };
     let mut messages = Vec::new();
     let mut acks = Vec::new();
@@ -472,4 +507,24 @@ async fn pubsub(
         shown,
         failed,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn polling_backs_off_and_stops_at_the_wait() {
+        let mut b = Backoff::new(Duration::from_secs(20));
+        let pauses: Vec<u64> = std::iter::from_fn(|| {
+            let p = b.pause()?;
+            // Pretend the pause passed.
+            b.started -= p;
+            Some(p.as_secs())
+        })
+        .collect();
+        assert_eq!(pauses[..4], [1, 2, 4, 8]);
+        assert!(pauses.len() <= 6, "{pauses:?}");
+        assert!(Backoff::new(Duration::ZERO).pause().is_none());
+    }
 }
