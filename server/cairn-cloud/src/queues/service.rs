@@ -385,7 +385,15 @@ impl Cloud {
             .await
             .map_err(|e| {
                 if e.is_not_found() && !what.1.is_empty() {
-                    no_such(what.0, what.1, account, "queue_list")
+                    let e = no_such(what.0, what.1, account, "queue_list");
+                    if what.0.ends_with("subscription") {
+                        // The usual mix-up: a topic's name where a subscription's is needed.
+                        CloudError::Invalid(format!(
+                            "{e} (on Pub/Sub, messages are received from a subscription, not a topic)"
+                        ))
+                    } else {
+                        e
+                    }
                 } else {
                     e
                 }
