@@ -190,8 +190,7 @@ impl Cloud {
         params: &[(String, String)],
     ) -> Result<String, CloudError> {
         let url = account.base_url(service)?;
-        // Built in its own scope: the serializer is not `Send` and must not live across the
-        // await below (the tools' futures are `Send`).
+        // The serializer is not `Send`: it is dropped before the request is awaited.
         let form = {
             let mut form = url::form_urlencoded::Serializer::new(String::new());
             form.append_pair("Action", action)
