@@ -120,6 +120,12 @@ pub const CLOUD_TOOLS: &[Entry<Cloud>] = &[
     // object storage (storage/)
     // -- end of storage
     // queues and notifications (queues/)
+    Entry::of::<queues::list::QueueList>(),
+    Entry::of::<queues::send::QueueSend>(),
+    Entry::of::<queues::receive::QueueReceive>(),
+    Entry::of::<queues::purge::QueuePurge>(),
+    Entry::of::<queues::sns_topics::SnsTopics>(),
+    Entry::of::<queues::sns_publish::SnsPublish>(),
     // -- end of queues
     // tables and documents (tables/)
     // -- end of tables
