@@ -151,7 +151,11 @@ impl Mailbox {
     async fn uids(&self, args: Value) -> Vec<u64> {
         let found = self.call("email_search", args).await;
         assert!(!found.is_error, "{}", found.text);
-        found.result.structured_content.unwrap()["rows"]
+        let Some(rows) = found.result.structured_content else {
+            assert!(found.text.starts_with("no message in "), "{}", found.text);
+            return Vec::new();
+        };
+        rows["rows"]
             .as_array()
             .unwrap()
             .iter()
@@ -270,6 +274,14 @@ async fn a_mail_sent_is_found_read_and_moved_over_imap() {
         "{head}"
     );
     assert_eq!(head.matches("carol").count(), 1, "{head}");
+
+    let missing = m.call("email_read", json!({"uid": 999_999})).await;
+    assert!(missing.is_error);
+    assert!(
+        missing.text.contains("no message with uid 999999 in INBOX"),
+        "{}",
+        missing.text
+    );
 
     // The folders, with counts.
     let folders = m.call("email_folders", json!({})).await;
@@ -449,6 +461,49 @@ async fn recipients_not_allowed_or_too_many_are_refused_and_nothing_is_delivered
         r.text
     );
 
+    assert!(delivered(&p, &t).is_empty());
+    assert!(m.uids(json!({"text": t})).await.is_empty());
+}
+
+#[tokio::test]
+async fn attachments_are_read_through_the_scope_within_a_cap() {
+    let Some(p) = peers() else { return };
+    let m = mailbox(&p, &p.smtp, &p.password);
+    let t = token();
+    // A protected file: refused before the tool runs, naming it, so the agent asks about that
+    // file (a read), not about the message.
+    std::fs::write(m.dir.join(".env"), format!("TOKEN={t}\n")).unwrap();
+    let r = m
+        .call(
+            "email_send",
+            json!({"to": ["bob@example.com"], "subject": t, "body": t, "attachments": [".env"]}),
+        )
+        .await;
+    assert!(r.is_error);
+    let asked = protected_of(&r.result);
+    assert_eq!(asked.len(), 1, "{}", r.text);
+    assert_eq!(
+        (asked[0].path.as_str(), asked[0].operation.as_str()),
+        (".env", "read")
+    );
+    // Outside the workspace: refused by the scope.
+    let r = m
+        .call("email_send", json!({"to": ["bob@example.com"], "subject": t, "body": t, "attachments": ["/etc/passwd"]}))
+        .await;
+    assert!(r.is_error);
+    assert!(protected_of(&r.result).is_empty(), "{}", r.text);
+    // Larger than the cap: refused before the user is asked.
+    let big = std::fs::File::create(m.dir.join("big.bin")).unwrap();
+    big.set_len(11 * 1024 * 1024).unwrap();
+    let r = m
+        .call(
+            "email_send",
+            json!({"to": ["bob@example.com"], "subject": t, "body": t, "attachments": ["big.bin"]}),
+        )
+        .await;
+    assert!(r.is_error);
+    assert!(protected_of(&r.result).is_empty());
+    assert!(r.text.contains("larger than 10 MiB together"), "{}", r.text);
     assert!(delivered(&p, &t).is_empty());
     assert!(m.uids(json!({"text": t})).await.is_empty());
 }

@@ -1,7 +1,7 @@
 //! `email_search`: messages in one folder matching sender, recipient, subject, text, date and
 //! unseen criteria (IMAP UID SEARCH, the folder opened read-only), newest first, one line each.
 
-use cairn_toolkit::reply::error;
+use cairn_toolkit::reply::{error, text};
 use cairn_toolkit::table::{Cell, Limits, Table};
 use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
 use futures::TryStreamExt;
@@ -70,6 +70,7 @@ impl Tool for EmailSearch {
         };
         let limit = args.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT);
         match bounded(&cx, "searching", search(&mail, &folder, &query, limit)).await {
+            Ok((_, 0)) => text(format!("no message in {folder} matches ({query})")),
             Ok((table, total)) => {
                 let heading = format!(
                     "{total} message(s) in {folder} match; newest first (by arrival), uid for email_read:"

@@ -114,6 +114,9 @@ async fn send(comms: &Comms, args: Args, cx: &CallContext) -> Result<String, Ref
     {
         return Err(format!("the body holds the control character {c:?}; remove it").into());
     }
+    // The password is looked up before the user is asked: a secret not bound to the server's
+    // host is refused now, not after the approval.
+    let password = mail.password(&server)?;
     let attachments = read_attachments(comms, &args.attachments).await?;
 
     let mut shown = format!("Subject: {subject}\n");
@@ -145,7 +148,6 @@ async fn send(comms: &Comms, args: Args, cx: &CallContext) -> Result<String, Ref
         .check_send(&out, &mail.settings.allow_to)
         .map_err(Refused::Result)?;
 
-    let password = mail.password(&server)?;
     let domain = from.rsplit_once('@').map_or("localhost", |(_, d)| d);
     let message_id = format!("{}@{domain}", uuid::Uuid::new_v4().simple());
     let message = Message {
