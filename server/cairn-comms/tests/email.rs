@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use cairn_agent::tools::protected_of;
 use cairn_comms::{Comms, comms_tools};
 use cairn_config::{CommsConfig, EmailConfig};
-use cairn_test_support::tools::{Seen, call};
+use cairn_test_support::tools::{Seen, call, call_with};
 use cairn_toolkit::ToolSet;
 use cairn_vault::Secret;
 use cairn_web::{CredentialRefusal, Credentials, GuardConfig, WebGuard};
@@ -259,6 +259,11 @@ async fn a_mail_sent_is_found_read_and_moved_over_imap() {
         assert!(read.text.contains(part), "{part:?} not in: {}", read.text);
     }
     assert!(!read.text.contains("carol"), "{}", read.text);
+    // Reading did not mark it seen (the folder is examined read-only, the body peeked).
+    assert_eq!(
+        m.uids(json!({"subject": t, "unseen": true})).await,
+        vec![uid]
+    );
     assert!(
         !read.text.contains("the attached notes"),
         "attachment inlined: {}",
@@ -596,6 +601,33 @@ async fn html_mail_is_read_as_text_without_fetching_its_remote_image() {
         0,
         "the image's server was contacted"
     );
+    server.abort();
+}
+
+#[tokio::test]
+async fn a_server_that_never_answers_is_left_when_the_run_is_cancelled() {
+    let Some(p) = peers() else { return };
+    // Accepts connections and says nothing; cancels the run once the tool has connected.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let silent = format!("smtp://localhost:{port}");
+    let m = mailbox(&p, &silent, &p.password);
+    let args = json!({"to": ["bob@example.com"], "subject": "silence", "body": "anyone?"});
+    let first = m.call("email_send", args.clone()).await;
+    let key = PathBuf::from(&protected_of(&first.result)[0].key);
+    m.approvals.hold(&key, Operation::Write);
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let trigger = cancel.clone();
+    let server = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+            trigger.cancel();
+        }
+    });
+    let r = call_with(&m.tools, "email_send", args, cancel).await;
+    assert!(r.is_error);
+    assert!(r.text.contains("not sent: cancelled"), "{}", r.text);
     server.abort();
 }
 
