@@ -26,6 +26,7 @@ struct Peers {
     smtp: String,
     smtps: String,
     imap: String,
+    imap_nomove: String,
     user: String,
     password: String,
     ca: PathBuf,
@@ -46,6 +47,7 @@ fn peers() -> Option<Peers> {
         smtp: var("CAIRN_SMTP_TEST_URL"),
         smtps: var("CAIRN_SMTPS_TEST_URL"),
         imap: var("CAIRN_IMAP_TEST_URL"),
+        imap_nomove: var("CAIRN_IMAP_NOMOVE_TEST_URL"),
         user: var("CAIRN_MAIL_TEST_USER"),
         password: var("CAIRN_MAIL_TEST_PASSWORD"),
         ca: var("CAIRN_MAIL_TEST_CA").into(),
@@ -81,6 +83,10 @@ struct Mailbox {
 }
 
 fn mailbox(p: &Peers, smtp: &str, password: &str) -> Mailbox {
+    mailbox_at(p, smtp, &p.imap, password)
+}
+
+fn mailbox_at(p: &Peers, smtp: &str, imap: &str, password: &str) -> Mailbox {
     let dir = tempfile::tempdir().unwrap();
     let ws = Workspace::new(vec![dir.path().to_path_buf()])
         .unwrap()
@@ -97,13 +103,16 @@ fn mailbox(p: &Peers, smtp: &str, password: &str) -> Mailbox {
     .unwrap();
     let vault = Vault(HashMap::from([(
         "mail".to_owned(),
-        (password.to_owned(), vec!["localhost".to_owned()]),
+        (
+            password.to_owned(),
+            vec!["localhost".to_owned(), "127.0.0.2".to_owned()],
+        ),
     )]));
     let settings = CommsConfig {
         sends_per_minute: 100,
         email: Some(EmailConfig {
             smtp: Some(smtp.to_owned()),
-            imap: Some(p.imap.clone()),
+            imap: Some(imap.to_owned()),
             username: p.user.clone(),
             password_secret: "mail".into(),
             from: "Cairn Test <cairn@example.com>".into(),
@@ -392,6 +401,52 @@ async fn mail_over_tls_from_the_first_byte_arrives_and_search_filters() {
         injected.text.contains("would end the IMAP command"),
         "{}",
         injected.text
+    );
+}
+
+#[tokio::test]
+async fn without_imap_move_only_the_messages_named_are_copied_and_expunged() {
+    let Some(p) = peers() else { return };
+    let m = mailbox(&p, &p.smtp, &p.password);
+    let t = token();
+    for which in ["first", "second"] {
+        let (_, sent) = m
+            .send_approved(
+                json!({"to": ["bob@example.com"], "subject": format!("{which} {t}"), "body": t}),
+            )
+            .await;
+        assert!(!sent.is_error, "{}", sent.text);
+    }
+    let both = m.uids(json!({"subject": t})).await;
+    assert_eq!(both.len(), 2);
+
+    // The same mailbox through the listener that does not advertise MOVE.
+    let old = mailbox_at(&p, &p.smtp, &p.imap_nomove, &p.password);
+    let moved = old
+        .call(
+            "email_move",
+            json!({"uids": [both[0]], "to_folder": "Archive"}),
+        )
+        .await;
+    assert!(!moved.is_error, "{}", moved.text);
+    assert!(
+        moved.text.contains("COPY, then the originals expunged"),
+        "{}",
+        moved.text
+    );
+    assert_eq!(m.uids(json!({"subject": t})).await, vec![both[1]]);
+    let archived = m.uids(json!({"subject": t, "folder": "Archive"})).await;
+    assert_eq!(archived.len(), 1);
+    let read = m
+        .call(
+            "email_read",
+            json!({"uid": archived[0], "folder": "Archive"}),
+        )
+        .await;
+    assert!(
+        read.text.contains(&format!("Subject: second {t}")),
+        "{}",
+        read.text
     );
 }
 
