@@ -87,6 +87,11 @@ fn mailbox(p: &Peers, smtp: &str, password: &str) -> Mailbox {
 }
 
 fn mailbox_at(p: &Peers, smtp: &str, imap: &str, password: &str) -> Mailbox {
+    mailbox_with(p, smtp, imap, password, &["localhost", "127.0.0.2"])
+}
+
+/// The tools over a mailbox whose password secret is bound to `bound`.
+fn mailbox_with(p: &Peers, smtp: &str, imap: &str, password: &str, bound: &[&str]) -> Mailbox {
     let dir = tempfile::tempdir().unwrap();
     let ws = Workspace::new(vec![dir.path().to_path_buf()])
         .unwrap()
@@ -105,7 +110,7 @@ fn mailbox_at(p: &Peers, smtp: &str, imap: &str, password: &str) -> Mailbox {
         "mail".to_owned(),
         (
             password.to_owned(),
-            vec!["localhost".to_owned(), "127.0.0.2".to_owned()],
+            bound.iter().map(|h| (*h).to_owned()).collect(),
         ),
     )]));
     let settings = CommsConfig {
@@ -566,6 +571,72 @@ async fn attachments_are_read_through_the_scope_within_a_cap() {
     assert!(r.text.contains("larger than 10 MiB together"), "{}", r.text);
     assert!(delivered(&p, &t).is_empty());
     assert!(m.uids(json!({"text": t})).await.is_empty());
+}
+
+#[tokio::test]
+async fn a_secret_bound_elsewhere_and_a_private_server_are_refused() {
+    let Some(p) = peers() else { return };
+    // The password is bound to another host: refused before the user is asked.
+    let m = mailbox_with(&p, &p.smtp, &p.imap, &p.password, &["mail.example.com"]);
+    let t = token();
+    let r = m
+        .call(
+            "email_send",
+            json!({"to": ["bob@example.com"], "subject": t, "body": t}),
+        )
+        .await;
+    assert!(r.is_error);
+    assert!(
+        protected_of(&r.result).is_empty(),
+        "asked before the secret was checked"
+    );
+    assert!(
+        r.text
+            .contains("the password `mail` cannot be used for localhost"),
+        "{}",
+        r.text
+    );
+    assert!(!r.text.contains(&p.password));
+    let r = m.call("email_folders", json!({})).await;
+    assert!(
+        r.text.contains("cannot be used for localhost"),
+        "{}",
+        r.text
+    );
+
+    // A server on a private address: the guard refuses the connection.
+    let m = mailbox_with(
+        &p,
+        "smtp://10.1.2.3:587",
+        "imaps://10.1.2.3",
+        &p.password,
+        &["10.1.2.3"],
+    );
+    let (_, r) = m
+        .send_approved(json!({"to": ["bob@example.com"], "subject": t, "body": t}))
+        .await;
+    assert!(r.is_error);
+    assert!(r.text.contains("not sent: refused 10.1.2.3"), "{}", r.text);
+    assert!(r.text.contains("a private network address"), "{}", r.text);
+    let r = m.call("email_search", json!({})).await;
+    assert!(r.is_error);
+    assert!(r.text.contains("a private network address"), "{}", r.text);
+    // Plain text to anything but loopback is refused by the config check.
+    let m = mailbox_with(
+        &p,
+        "smtp+insecure://mail.example.com:25",
+        &p.imap,
+        &p.password,
+        &["mail.example.com"],
+    );
+    let r = m
+        .call(
+            "email_send",
+            json!({"to": ["bob@example.com"], "subject": t, "body": t}),
+        )
+        .await;
+    assert!(r.text.contains("allowed only to loopback"), "{}", r.text);
+    assert!(delivered(&p, &t).is_empty());
 }
 
 #[tokio::test]
