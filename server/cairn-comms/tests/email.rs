@@ -690,7 +690,7 @@ async fn html_mail_is_read_as_text_without_fetching_its_remote_image() {
          <p><a href=\"http://127.0.0.1:{port}/track\">details</a></p></body></html>"
     );
     let message = format!(
-        "From: Newsletter <news@example.net>\r\nTo: cairn@example.com\r\nSubject: html {t}\r\n\
+        "From: Newsletter <news@example.net>\r\nReply-To: help@example.net\r\nTo: cairn@example.com\r\nSubject: html {t}\r\n\
          Date: Wed, 2 Dec 2026 01:00:00 +0000\r\nMessage-ID: <{t}@example.net>\r\n\
          MIME-Version: 1.0\r\nContent-Type: text/html; charset=utf-8\r\n\r\n{html}\r\n"
     );
@@ -719,6 +719,11 @@ async fn html_mail_is_read_as_text_without_fetching_its_remote_image() {
     assert!(!read.text.contains("<img"), "{}", read.text);
     assert!(
         read.text.contains("From: Newsletter <news@example.net>"),
+        "{}",
+        read.text
+    );
+    assert!(
+        read.text.contains("Reply-To: help@example.net"),
         "{}",
         read.text
     );

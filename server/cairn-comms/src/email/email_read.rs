@@ -108,6 +108,7 @@ fn render(raw: &[u8], size: u32, uid: u32, folder: &str) -> String {
     line("From", imap::all_addresses(m.from()));
     line("To", imap::all_addresses(m.to()));
     line("Cc", imap::all_addresses(m.cc()));
+    line("Reply-To", imap::all_addresses(m.reply_to()));
     line("Date", m.date().map(|d| d.to_rfc3339()).unwrap_or_default());
     line("Subject", m.subject().unwrap_or("").to_owned());
     line(
