@@ -90,6 +90,11 @@ impl Comms {
 /// The communication tools, in the order listed.
 pub const COMMS_TOOLS: &[Entry<Comms>] = &[
     // email (email/)
+    Entry::of::<email::email_send::EmailSend>(),
+    Entry::of::<email::email_folders::EmailFolders>(),
+    Entry::of::<email::email_search::EmailSearch>(),
+    Entry::of::<email::email_read::EmailRead>(),
+    Entry::of::<email::email_move::EmailMove>(),
     // -- end of email
     // Matrix and Slack (chat/)
     Entry::of::<chat::slack_post::SlackPost>(),

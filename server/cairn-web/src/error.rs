@@ -95,6 +95,11 @@ pub enum WebError {
     #[error("TLS handshake with {host} failed: {reason}")]
     Tls { host: String, reason: String },
 
+    /// A raw connection the guard dials itself (SMTP, IMAP) could not be made, or cannot be
+    /// made as configured.
+    #[error("connecting to {host} failed: {reason}")]
+    Connect { host: String, reason: String },
+
     /// The guard's configuration cannot work.
     #[error("web guard configuration: {0}")]
     Config(String),

@@ -39,6 +39,7 @@ pub mod api;
 mod blocklist;
 mod classify;
 mod config;
+mod connect;
 mod credentials;
 mod error;
 mod guard;
