@@ -33,8 +33,6 @@ pub struct Comms {
     approvals: Arc<ExactApprovals>,
     /// Where passwords for protocols the guard does not speak (SMTP, IMAP) come from: the
     /// vault, per host, as the guard's own credential step asks it.
-    // Read by the email tools, which are not on this branch; without them it is unused here.
-    #[allow(dead_code)]
     secrets: Arc<dyn Credentials>,
     settings: CommsConfig,
     sends: send::SendLimiter,
