@@ -122,6 +122,10 @@ pub const CLOUD_TOOLS: &[Entry<Cloud>] = &[
     // queues and notifications (queues/)
     // -- end of queues
     // tables and documents (tables/)
+    Entry::of::<tables::TableList>(),
+    Entry::of::<tables::TableGet>(),
+    Entry::of::<tables::TableQuery>(),
+    Entry::of::<tables::TablePut>(),
     // -- end of tables
     // accounts and secrets (secrets/)
     // -- end of secrets
