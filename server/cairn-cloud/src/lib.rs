@@ -128,6 +128,10 @@ pub const CLOUD_TOOLS: &[Entry<Cloud>] = &[
     Entry::of::<tables::TablePut>(),
     // -- end of tables
     // accounts and secrets (secrets/)
+    Entry::of::<secrets::CloudAccounts>(),
+    Entry::of::<secrets::AwsIdentity>(),
+    Entry::of::<secrets::SsmParameter>(),
+    Entry::of::<secrets::CloudSecretToVault>(),
     // -- end of secrets
     // AWS services (aws/)
     // -- end of aws
