@@ -579,3 +579,84 @@ async fn an_unknown_account_is_named() {
     let seen = call(&s.tools, "table_list", json!({})).await;
     assert!(err(&seen).contains("several accounts fit"), "{}", seen.text);
 }
+
+#[tokio::test]
+async fn wrong_keys_a_dead_endpoint_and_a_cancelled_run_give_clear_errors() {
+    if !common::emulators() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // A key Azurite does not know: the service's refusal, named.
+    let wrong = common::Secrets(vec![
+        ("aws-test".into(), common::AWS_SECRET.into()),
+        (
+            "azure-test".into(),
+            "d3Jvbmcga2V5IGZvciB0aGUgdGVzdA==".into(),
+        ),
+    ]);
+    let s = common::setup_with(dir.path(), &common::accounts(), common::guard(wrong));
+    let seen = call(&s.tools, "table_list", json!({"account": "azure"})).await;
+    assert!(err(&seen).contains("table answered 403"), "{}", seen.text);
+    assert!(!seen.text.contains("d3Jvbmcga2V5"), "{}", seen.text);
+
+    // An endpoint where nothing listens: an error at once, not a hang.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let mut accounts = common::accounts();
+    accounts.get_mut("aws").unwrap().endpoint = Some(format!("http://127.0.0.1:{port}"));
+    let s = common::setup_with(dir.path(), &accounts, common::guard(common::secrets()));
+    let seen = call(
+        &s.tools,
+        "table_query",
+        json!({"account": "aws", "table": "t"}),
+    )
+    .await;
+    assert!(
+        err(&seen).contains(&format!("127.0.0.1:{port}")),
+        "{}",
+        seen.text
+    );
+
+    // A run cancelled before the call: it stops with "cancelled".
+    let s = common::setup(dir.path());
+    let cancel = tokio_util::sync::CancellationToken::new();
+    cancel.cancel();
+    let seen = cairn_test_support::tools::call_with(
+        &s.tools,
+        "table_list",
+        json!({"account": "aws"}),
+        cancel,
+    )
+    .await;
+    assert!(err(&seen).contains("cancelled"), "{}", seen.text);
+}
+
+#[tokio::test]
+async fn azure_dates_and_binary_keep_their_types() {
+    if !common::emulators() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::setup(dir.path());
+    let table = common::unique("d").replace('-', "");
+    let (status, body) = azure(Method::POST, "Tables", Some(json!({"TableName": table}))).await;
+    assert_eq!(status, 201, "{body}");
+    let put = call(&s.tools, "table_put", json!({"account": "azure", "table": table,
+        "item": {"PartitionKey": "p", "RowKey": "r", "When": {"$timestamp": "2026-01-02T03:04:05Z"}, "Raw": {"$binary": "AAEC"}}})).await;
+    ok(&put);
+    // Azurite filters on the date as a date: the type was kept.
+    let q = call(
+        &s.tools,
+        "table_query",
+        json!({"account": "azure", "table": table,
+        "filter": "When gt datetime'2026-01-01T00:00:00Z'"}),
+    )
+    .await;
+    let items = q.result.structured_content.as_ref().unwrap()["items"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(items.len(), 1, "{}", q.text);
+    assert_eq!(items[0]["Raw"], json!("AAEC"), "{}", q.text);
+}

@@ -148,7 +148,8 @@ async fn list(
     let mut rows = Vec::new();
     let mut token = args.next.clone();
     let mut secrets = 0;
-    loop {
+    // Bounded even if SSM kept answering empty pages with a token.
+    for _ in 0..40 {
         // SSM gives at most 10 a call; asking for exactly what is left ends pages where the
         // token SSM gives resumes.
         let mut body = json!({

@@ -101,9 +101,18 @@ pub(super) async fn dynamo_key(
     let (_, schema) = dynamo_keys(host, cx, account, table)
         .await
         .map_err(|e| not_found(e, &format!("DynamoDB table `{table}`")))?;
+    typed_key(table, &schema, key)
+}
+
+/// `key` checked against `schema` (name and type of each key attribute) and typed by it.
+pub(super) fn typed_key(
+    table: &str,
+    schema: &[(String, String)],
+    key: &Map<String, Value>,
+) -> Result<Value, CloudError> {
     let names: Vec<&str> = schema.iter().map(|(n, _)| n.as_str()).collect();
     let mut typed_key = Map::new();
-    for (name, ty) in &schema {
+    for (name, ty) in schema {
         let value = key.get(name).ok_or_else(|| {
             CloudError::Invalid(format!(
                 "the key of `{table}` is {}; `{name}` is missing",

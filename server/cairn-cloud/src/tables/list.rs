@@ -125,7 +125,8 @@ async fn list_dynamo(
     // DynamoDB gives at most 100 names a call: follow its pages up to `limit`.
     let mut names = Vec::new();
     let mut start = after.and_then(|a| a["after"].as_str().map(str::to_owned));
-    loop {
+    // Bounded even if the service kept answering short pages.
+    for _ in 0..20 {
         let want = (limit as usize - names.len()).min(100);
         let mut body = json!({ "Limit": want });
         if let Some(s) = &start {

@@ -8,7 +8,7 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::get::{azure_keys, document_id, dynamo_key};
+use super::get::{azure_keys, document_id, typed_key};
 use super::{
     MAX_PUT_BYTES, Store, azure, azure_entity_url, azure_table, dynamo, firestore, firestore_item,
     firestore_path, firestore_url, not_found, object, pick, typed,
@@ -94,14 +94,14 @@ async fn put_dynamo(
     item: &Map<String, Value>,
 ) -> Result<CallToolResult, CloudError> {
     // The key is checked against the schema first, for an error that names the key.
-    let key = dynamo_key(
-        host,
-        cx,
-        account,
-        &args.table,
-        &item_key_of(host, cx, account, &args.table, item).await?,
-    )
-    .await?;
+    let (_, schema) = super::dynamo_keys(host, cx, account, &args.table)
+        .await
+        .map_err(|e| not_found(e, &format!("DynamoDB table `{}`", args.table)))?;
+    let key_of_item: Map<String, Value> = schema
+        .iter()
+        .filter_map(|(n, _)| item.get(n).map(|v| (n.clone(), v.clone())))
+        .collect();
+    let key = typed_key(&args.table, &schema, &key_of_item)?;
     let mut body = json!({
         "TableName": args.table,
         "Item": typed::item_to_dynamo(item).map_err(CloudError::Invalid)?,
@@ -139,23 +139,6 @@ async fn put_dynamo(
     }
 }
 
-/// The key attributes of `item` by the table's schema (the rest of the item left out).
-async fn item_key_of(
-    host: &Cloud,
-    cx: &CallContext,
-    account: &Account,
-    table: &str,
-    item: &Map<String, Value>,
-) -> Result<Map<String, Value>, CloudError> {
-    let (_, schema) = super::dynamo_keys(host, cx, account, table)
-        .await
-        .map_err(|e| not_found(e, &format!("DynamoDB table `{table}`")))?;
-    Ok(schema
-        .iter()
-        .filter_map(|(n, _)| item.get(n).map(|v| (n.clone(), v.clone())))
-        .collect())
-}
-
 /// A typed DynamoDB key shown as plain JSON.
 fn typed_key_text(key: &Value) -> String {
     typed::item_from_dynamo(key).to_string()
@@ -167,9 +150,19 @@ fn azure_entity(item: &Map<String, Value>) -> Result<Value, CloudError> {
     let mut entity = Map::new();
     for (k, v) in item {
         match v {
+            Value::Object(o)
+                if o.len() == 1 && (o.contains_key("$timestamp") || o.contains_key("$binary")) =>
+            {
+                let (edm, v) = match o.get("$timestamp") {
+                    Some(t) => ("Edm.DateTime", t),
+                    None => ("Edm.Binary", &o["$binary"]),
+                };
+                entity.insert(format!("{k}@odata.type"), json!(edm));
+                entity.insert(k.clone(), v.clone());
+            }
             Value::Array(_) | Value::Object(_) => {
                 return Err(CloudError::Invalid(format!(
-                    "`{k}`: Azure table entities hold strings, numbers, booleans and dates only, not lists or objects (store it as a JSON string)"
+                    "`{k}`: Azure table entities hold strings, numbers, booleans, `$timestamp` and `$binary` values only, not lists or objects (store it as a JSON string)"
                 )));
             }
             Value::Null => {} // Azure has no null: an absent property is one.
@@ -239,6 +232,7 @@ async fn put_firestore(
         (None, Some(v)) => Some(document_id(&v)?),
         (None, None) => None,
     };
+    let auto = id.is_none();
     let body =
         json!({ "fields": typed::fields_to_firestore(&fields).map_err(CloudError::Invalid)? });
     let (method, url) = match &id {
@@ -263,12 +257,13 @@ async fn put_firestore(
                 .to_owned();
             Ok(text(format!(
                 "{} document `{id}` in Firestore collection `{}`",
-                how(args.only_if_new || args.id.is_none() && id.is_empty()),
+                // Without an id Firestore made a new document.
+                how(args.only_if_new || auto),
                 args.table.trim_matches('/')
             )))
         }
-        Err(CloudError::Service { status, .. })
-            if args.only_if_new && (status == 409 || status == 400 || status == 412) =>
+        Err(CloudError::Service { code, .. })
+            if args.only_if_new && (code == "ALREADY_EXISTS" || code == "FAILED_PRECONDITION") =>
         {
             Err(CloudError::Invalid(format!(
                 "refused: document `{}` exists in `{}` (`only_if_new`); nothing was written",
