@@ -78,7 +78,7 @@ fn shown(table: &str, key: &Value, item: Value) -> CallToolResult {
         }
         out.push_str(&pretty[..cut]);
         out.push_str(&format!(
-            "\n… (cut at {} KB of {} bytes; the structured content holds it whole)",
+            "\n… (cut at {} KB of {} bytes: the item is larger than one result shows)",
             MAX_BYTES / 1024,
             pretty.len()
         ));

@@ -211,11 +211,12 @@ fn token_state(token: &str) -> Result<Value, CloudError> {
 }
 
 /// Items as lines of compact JSON, capped in count, bytes and length per item, with the note
-/// on what was left out and how to see the rest.
-fn item_lines(items: &[Value], more: Option<&str>) -> String {
+/// on what was left out and how to see the rest; and how many items it shows.
+fn item_lines(items: &[Value], more: Option<&str>) -> (String, usize) {
     let mut out = String::new();
     let mut shown = 0;
     for item in items {
+        // A long item is cut with its length said; `table_get` shows one up to `MAX_BYTES`.
         let line = cairn_toolkit::table::cut(&item.to_string(), MAX_ITEM_CHARS);
         if out.len() + line.len() + 1 > MAX_BYTES {
             break;
@@ -239,7 +240,7 @@ fn item_lines(items: &[Value], more: Option<&str>) -> String {
             "more items: pass `next: \"{next}\"` for the next page\n"
         ));
     }
-    out
+    (out, shown)
 }
 
 /// Whether a plain JSON value is an object (an item or key must be).
@@ -319,4 +320,51 @@ async fn firestore(
     body: Option<&Value>,
 ) -> Result<Value, CloudError> {
     cloud.gcp(cx, account, "firestore", method, url, body).await
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn item_lines_cap_bytes_and_long_items_and_say_so() {
+        let items: Vec<Value> = (0..100)
+            .map(|i| json!({ "id": i, "pad": "x".repeat(900) }))
+            .collect();
+        let (text, shown) = item_lines(&items, Some("tok"));
+        assert!(shown > 10 && shown < 100, "{shown}");
+        assert!(text.len() < MAX_BYTES + 300);
+        assert!(text.contains(&format!("({shown} items shown; {} more", 100 - shown)));
+        assert!(text.contains("pass `next: \"tok\"`"));
+        let (text, shown) = item_lines(&[json!({ "big": "y".repeat(10_000) })], None);
+        assert_eq!(shown, 1);
+        assert!(text.contains("characters)"), "{text}");
+        assert!(text.len() < 5_000);
+    }
+
+    #[test]
+    fn tokens_round_trip_and_garbage_is_refused() {
+        let state = json!({ "offset": 40 });
+        assert_eq!(token_state(&token_of(&state)).unwrap(), state);
+        assert!(token_state("%%%").is_err());
+        assert!(token_state(&STANDARD.encode("not json")).is_err());
+    }
+
+    #[test]
+    fn firestore_paths_and_azure_names_are_checked() {
+        assert!(firestore_path("users", "collection").is_ok());
+        assert!(firestore_path("users/ada/orders", "collection").is_ok());
+        assert!(firestore_path("users/ada", "collection").is_err());
+        assert!(firestore_path("users//x", "collection").is_err());
+        assert!(firestore_path("users/../x", "collection").is_err());
+        assert_eq!(
+            firestore_path("a b/c?d/e", "collection").unwrap()[0],
+            "a%20b"
+        );
+        assert!(azure_table("orders2").is_ok());
+        assert!(azure_table("2orders").is_err());
+        assert!(azure_table("or/ders").is_err());
+        assert_eq!(odata_key("it's"), "it%27%27s");
+    }
 }

@@ -131,9 +131,15 @@ impl Page {
             out.push_str(n);
             out.push('\n');
         }
-        out.push_str(&super::item_lines(&self.items, self.next.as_deref()));
+        let (lines, shown) = super::item_lines(&self.items, self.next.as_deref());
+        out.push_str(&lines);
         let mut result = text(out);
-        result.structured_content = Some(json!({ "items": self.items, "next": self.next }));
+        // The same items as the text shows, no more.
+        result.structured_content = Some(json!({
+            "items": &self.items[..shown],
+            "next": self.next,
+            "truncated": shown < self.items.len(),
+        }));
         result
     }
 }
