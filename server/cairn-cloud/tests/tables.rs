@@ -548,6 +548,23 @@ async fn firestore_documents_are_put_read_queried_and_paged() {
     assert!(err(&refused).contains("exists"), "{}", refused.text);
     let (_, held) = firestore_doc(&format!("{coll}/u1")).await;
     assert_eq!(held["fields"]["age"], json!({"integerValue": "21"}));
+    // A collection under a document: put, get and query by its path.
+    let orders = format!("{coll}/u1/orders");
+    for (id, total) in [("o1", 5), ("o2", 50)] {
+        let put = call(
+            &s.tools,
+            "table_put",
+            json!({"account": "gcp", "table": orders, "id": id, "item": {"total": total}}),
+        )
+        .await;
+        ok(&put);
+    }
+    let (status, held) = firestore_doc(&format!("{orders}/o2")).await;
+    assert_eq!(status, 200, "{held}");
+    assert_eq!(held["fields"]["total"], json!({"integerValue": "50"}));
+    let q = call(&s.tools, "table_query", json!({"account": "gcp", "table": orders, "where": [{"field": "total", "op": ">", "value": 10}]})).await;
+    assert!(ok(&q).contains(r#"{"_id":"o2","total":50}"#), "{}", q.text);
+    assert!(q.text.contains("(1 item)"), "{}", q.text);
     let op = call(&s.tools, "table_query", json!({"account": "gcp", "table": coll, "where": [{"field": "a", "op": "like", "value": 1}]})).await;
     assert!(err(&op).contains("not a Firestore operator"), "{}", op.text);
     let path = call(
