@@ -307,6 +307,7 @@ async fn dynamodb_items_are_put_read_queried_and_paged_as_plain_json() {
     )
     .await;
     assert!(err(&nope).contains("does not exist"), "{}", nope.text);
+    dynamo("DeleteTable", json!({"TableName": table})).await;
 }
 
 #[tokio::test]
@@ -437,6 +438,8 @@ async fn azure_entities_are_put_read_filtered_and_paged() {
         "{}",
         bad.text
     );
+    let (status, _) = azure(Method::DELETE, &format!("Tables('{table}')"), None).await;
+    assert_eq!(status, 204);
 }
 
 #[tokio::test]
@@ -676,4 +679,6 @@ async fn azure_dates_and_binary_keep_their_types() {
         .clone();
     assert_eq!(items.len(), 1, "{}", q.text);
     assert_eq!(items[0]["Raw"], json!("AAEC"), "{}", q.text);
+    let (status, _) = azure(Method::DELETE, &format!("Tables('{table}')"), None).await;
+    assert_eq!(status, 204);
 }
