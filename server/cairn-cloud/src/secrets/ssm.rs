@@ -42,6 +42,7 @@ pub struct Args {
     recursive: Option<bool>,
     /// Parameters per page (default 50, at most 200).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 200))]
     limit: Option<u32>,
     /// The token a previous page gave, for the next page.
     #[serde(default)]

@@ -33,6 +33,7 @@ pub struct Args {
     table: Option<String>,
     /// Names per page (default 100, at most 1000).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 1000))]
     limit: Option<u32>,
     /// The token a previous page gave, for the next page.
     #[serde(default)]

@@ -72,6 +72,7 @@ pub struct Args {
     descending: bool,
     /// Items per page (default 50, at most 200).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 200))]
     limit: Option<u32>,
     /// The token a previous page gave, for the next page (with the same other arguments).
     #[serde(default)]
