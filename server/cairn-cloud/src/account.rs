@@ -212,6 +212,14 @@ impl Account {
         self.secret.as_deref()
     }
 
+    /// The endpoints the user set: `endpoint` (as `*`, every service) and the per-service
+    /// ones, shown by `cloud_accounts`.
+    pub fn configured_endpoints(&self) -> Vec<(String, &Url)> {
+        let all = self.endpoint.iter().map(|u| ("*".to_owned(), u));
+        all.chain(self.endpoints.iter().map(|(s, u)| (s.clone(), u)))
+            .collect()
+    }
+
     /// The access key id (AWS, S3), shown by `cloud_accounts`; not a secret.
     pub fn access_key_id(&self) -> Option<&str> {
         self.access_key_id.as_deref()

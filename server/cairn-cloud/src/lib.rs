@@ -128,8 +128,16 @@ pub const CLOUD_TOOLS: &[Entry<Cloud>] = &[
     Entry::of::<queues::sns_publish::SnsPublish>(),
     // -- end of queues
     // tables and documents (tables/)
+    Entry::of::<tables::TableList>(),
+    Entry::of::<tables::TableGet>(),
+    Entry::of::<tables::TableQuery>(),
+    Entry::of::<tables::TablePut>(),
     // -- end of tables
     // accounts and secrets (secrets/)
+    Entry::of::<secrets::CloudAccounts>(),
+    Entry::of::<secrets::AwsIdentity>(),
+    Entry::of::<secrets::SsmParameter>(),
+    Entry::of::<secrets::CloudSecretToVault>(),
     // -- end of secrets
     // AWS services (aws/)
     // -- end of aws
