@@ -190,14 +190,18 @@ impl Cloud {
         params: &[(String, String)],
     ) -> Result<String, CloudError> {
         let url = account.base_url(service)?;
-        let mut form = url::form_urlencoded::Serializer::new(String::new());
-        form.append_pair("Action", action)
-            .append_pair("Version", version);
-        for (k, v) in params {
-            form.append_pair(k, v);
-        }
+        // The serializer is not `Send`: it is dropped before the request is awaited.
+        let form = {
+            let mut form = url::form_urlencoded::Serializer::new(String::new());
+            form.append_pair("Action", action)
+                .append_pair("Version", version);
+            for (k, v) in params {
+                form.append_pair(k, v);
+            }
+            form.finish()
+        };
         let request = CloudRequest::new(Method::POST, url).body(
-            form.finish().into_bytes(),
+            form.into_bytes(),
             "application/x-www-form-urlencoded; charset=utf-8",
         )?;
         let response = self.send_ok(cx, account, service, request).await?;
