@@ -1,0 +1,157 @@
+//! `lambda_invoke`: run a Lambda function synchronously with a JSON payload and show what
+//! came back: the status, a function error, the returned payload (capped) and the log tail.
+
+use base64::Engine;
+use cairn_toolkit::reply::{error, text};
+use cairn_toolkit::table::cut;
+use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
+use cairn_web::Method;
+use rmcp::model::CallToolResult;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::account;
+use crate::Cloud;
+use crate::request::{CloudRequest, segment, url_of};
+
+/// The `lambda_invoke` tool.
+pub struct LambdaInvoke;
+
+/// Arguments of `lambda_invoke`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Args {
+    /// The `[cloud.NAME]` account; needed only when several fit.
+    account: Option<String>,
+    /// The function's name or ARN (as `lambda_functions` shows).
+    function: String,
+    /// The event to pass, as JSON. Default: `{}`.
+    payload: Option<Value>,
+    /// A version or alias to invoke. Default: `$LATEST`.
+    qualifier: Option<String>,
+}
+
+impl Tool for LambdaInvoke {
+    type Host = Cloud;
+    type Args = Args;
+    const NAME: &'static str = "lambda_invoke";
+    const TITLE: &'static str = "Invoke a Lambda function";
+    const DESCRIPTION: &'static str = "Run a Lambda function synchronously with a JSON payload (at most 256 KiB) and show the status, any function error, the returned payload (first 8000 characters) and the tail of its log. The function runs for real: it may change things.";
+    const CATEGORY: Category = Category::Cloud;
+    const EFFECT: Effect = Effect::Write;
+    const AGENT_ONLY: bool = true;
+
+    fn paths(_: &Args) -> Paths {
+        Paths::none()
+    }
+
+    async fn call(host: &Cloud, args: Args, cx: CallContext) -> CallToolResult {
+        run(host, args, &cx).await.unwrap_or_else(error)
+    }
+}
+
+/// The largest payload sent (Lambda's asynchronous limit; a model-written event is far smaller).
+const MAX_PAYLOAD: usize = 256 * 1024;
+/// Characters of the returned payload shown.
+const SHOWN_PAYLOAD: usize = 8000;
+
+async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResult, String> {
+    let account = account(host, args.account.as_deref()).map_err(|e| e.to_string())?;
+    let function = args.function.trim();
+    if function.is_empty() || function.len() > 170 {
+        return Err("`function` must be a function name or ARN (1 to 170 characters)".into());
+    }
+    let payload = serde_json::to_vec(&args.payload.unwrap_or_else(|| serde_json::json!({})))
+        .map_err(|e| e.to_string())?;
+    if payload.len() > MAX_PAYLOAD {
+        return Err(format!(
+            "the payload is {} bytes; at most {MAX_PAYLOAD} are sent: pass a reference (an S3 key) instead",
+            payload.len()
+        ));
+    }
+    let base = account.base_url("lambda").map_err(|e| e.to_string())?;
+    let mut query = Vec::new();
+    if let Some(q) = args.qualifier.as_deref().filter(|q| !q.is_empty()) {
+        query.push(("Qualifier", q));
+    }
+    let url = url_of(
+        &base,
+        &format!("2015-03-31/functions/{}/invocations", segment(function)),
+        &query,
+    )
+    .map_err(|e| e.to_string())?;
+    let request = CloudRequest::new(Method::POST, url)
+        .body(payload, "application/json")
+        .and_then(|r| r.header("x-amz-invocation-type", "RequestResponse"))
+        .and_then(|r| r.header("x-amz-log-type", "Tail"))
+        .map_err(|e| e.to_string())?;
+    let response = host
+        .send_ok(cx, account, "lambda", request)
+        .await
+        .map_err(|e| {
+            if e.is_not_found() {
+                format!(
+                    "no Lambda function {function:?} in {} (list them with `lambda_functions`): {e}",
+                    account.name
+                )
+            } else {
+                e.to_string()
+            }
+        })?;
+    let header = |name: &str| {
+        response
+            .headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    let function_error = header("x-amz-function-error");
+    let mut out = format!(
+        "invoked {function} in {}: status {}{}",
+        account.name,
+        response.status.as_u16(),
+        match &header("x-amz-executed-version") {
+            Some(v) => format!(", version {v}"),
+            None => String::new(),
+        }
+    );
+    match &function_error {
+        Some(kind) => out.push_str(&format!(
+            "\nthe function failed ({kind}): its error is the payload below"
+        )),
+        None => out.push_str("\nthe function returned without error"),
+    }
+    let body = String::from_utf8_lossy(&response.body);
+    let shown = match serde_json::from_str::<Value>(&body) {
+        Ok(v) if body.len() <= SHOWN_PAYLOAD => {
+            serde_json::to_string_pretty(&v).unwrap_or_else(|_| body.to_string())
+        }
+        _ => body.to_string(),
+    };
+    out.push_str(&format!(
+        "\n\npayload returned ({} bytes",
+        response.body.len()
+    ));
+    if response.truncated {
+        out.push_str(", cut at the web size cap");
+    }
+    out.push_str("):\n");
+    out.push_str(&if shown.is_empty() {
+        "(empty)".to_owned()
+    } else {
+        cut(&shown, SHOWN_PAYLOAD)
+    });
+    if let Some(log) = header("x-amz-log-result") {
+        match base64::engine::general_purpose::STANDARD.decode(log.trim()) {
+            Ok(bytes) => {
+                let log = String::from_utf8_lossy(&bytes);
+                out.push_str(&format!(
+                    "\n\nlog tail (the last 4 KB Lambda returns):\n{}",
+                    log.trim_end()
+                ));
+            }
+            Err(_) => out.push_str("\n\n(the log tail Lambda returned is not base64)"),
+        }
+    }
+    Ok(text(out))
+}
