@@ -68,7 +68,7 @@ async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResul
     let doc = xml("cloudformation", &answer).map_err(|e| e.to_string())?;
     let result = find(&doc, "DescribeStackEventsResult")
         .ok_or("CloudFormation answered without a result")?;
-    let mut events: Vec<[String; 5]> = items(result, "StackEvents", "member")
+    let events: Vec<[String; 5]> = items(result, "StackEvents", "member")
         .into_iter()
         .map(|e| {
             [
@@ -81,6 +81,18 @@ async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResul
         })
         .collect();
     let older = !text_at(result, "NextToken").is_empty();
+    Ok(text(render(stack, &account.name, events, older, max)))
+}
+
+/// The events as shown: the newest `max`, the failures among them first; `older` says the
+/// service has older ones.
+fn render(
+    stack: &str,
+    account: &str,
+    mut events: Vec<[String; 5]>,
+    older: bool,
+    max: usize,
+) -> String {
     // Newest first whatever order came back.
     events.sort_by(|a, b| b[0].cmp(&a[0]));
     let more = older || events.len() > max;
@@ -88,8 +100,7 @@ async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResul
     let failed = |status: &str| status.ends_with("_FAILED");
     let failures: Vec<_> = events.iter().filter(|e| failed(&e[3])).collect();
     let mut out = format!(
-        "events of stack {stack} in {}: the newest {} ({}), {} failure(s)",
-        account.name,
+        "events of stack {stack} in {account}: the newest {} ({}), {} failure(s)",
         events.len(),
         if more {
             "older ones left out"
@@ -141,5 +152,61 @@ async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResul
             events.len()
         ));
     }
-    Ok(text(out))
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::render;
+
+    fn event(at: &str, id: &str, status: &str, reason: &str) -> [String; 5] {
+        [at, id, "AWS::S3::Bucket", status, reason].map(str::to_owned)
+    }
+
+    #[test]
+    fn failures_come_first_and_are_flagged_in_the_full_list() {
+        let events = vec![
+            event("2026-01-01T10:00:00Z", "Logs", "CREATE_COMPLETE", ""),
+            event(
+                "2026-01-01T10:02:00Z",
+                "Site",
+                "CREATE_FAILED",
+                "Bucket name already exists",
+            ),
+            event(
+                "2026-01-01T10:03:00Z",
+                "app",
+                "ROLLBACK_IN_PROGRESS",
+                "Resource creation failed: [Site]",
+            ),
+        ];
+        let out = render("app", "prod", events, false, 30);
+        assert!(
+            out.contains("the newest 3 (all there are), 1 failure(s)"),
+            "{out}"
+        );
+        let first = out.find("failures first:").unwrap();
+        let failure = out
+            .find("| Site | AWS::S3::Bucket | CREATE_FAILED | Bucket name already exists |")
+            .unwrap();
+        let all = out.find("all events, newest first:").unwrap();
+        assert!(first < failure && failure < all, "{out}");
+        assert!(out.contains("| FAILED: CREATE_FAILED |"), "{out}");
+        // Newest first in the full list.
+        assert!(
+            out.rfind("ROLLBACK_IN_PROGRESS").unwrap() < out.rfind("CREATE_COMPLETE").unwrap(),
+            "{out}"
+        );
+        let out = render(
+            "app",
+            "prod",
+            vec![event("2026-01-01T10:00:00Z", "a", "CREATE_COMPLETE", "")],
+            true,
+            30,
+        );
+        assert!(
+            out.contains("older ones left out") && !out.contains("failures first"),
+            "{out}"
+        );
+    }
 }

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::account;
 use crate::Cloud;
-use crate::request::{CloudRequest, segment, url_of};
+use crate::request::{CloudError, CloudRequest, json_of, segment, url_of};
 
 /// The `lambda_invoke` tool.
 pub struct LambdaInvoke;
@@ -70,6 +70,51 @@ async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResul
         ));
     }
     let base = account.base_url("lambda").map_err(|e| e.to_string())?;
+    let not_found = |e: CloudError| {
+        if e.is_not_found() {
+            format!(
+                "no Lambda function {function:?} in {} (list them with `lambda_functions`): {e}",
+                account.name
+            )
+        } else {
+            e.to_string()
+        }
+    };
+    // The function first: an unknown name is said plainly (not every endpoint answers an
+    // invocation of one with 404), and what runs is named. A caller allowed to invoke but not
+    // to read the configuration goes on without it.
+    let config_url = url_of(
+        &base,
+        &format!("2015-03-31/functions/{}/configuration", segment(function)),
+        &[],
+    )
+    .map_err(|e| e.to_string())?;
+    let about = match host
+        .send_ok(
+            cx,
+            account,
+            "lambda",
+            CloudRequest::new(Method::GET, config_url),
+        )
+        .await
+    {
+        Ok(response) => {
+            let c = json_of("lambda", &response).unwrap_or_default();
+            let parts: Vec<&str> = ["Runtime", "State"]
+                .iter()
+                .filter_map(|k| c[*k].as_str())
+                .filter(|v| !v.is_empty())
+                .collect();
+            if parts.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", parts.join(", "))
+            }
+        }
+        Err(e) if e.is_not_found() => return Err(not_found(e)),
+        Err(CloudError::Service { status: 403, .. }) => String::new(),
+        Err(e) => return Err(e.to_string()),
+    };
     let mut query = Vec::new();
     if let Some(q) = args.qualifier.as_deref().filter(|q| !q.is_empty()) {
         query.push(("Qualifier", q));
@@ -88,16 +133,7 @@ async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResul
     let response = host
         .send_ok(cx, account, "lambda", request)
         .await
-        .map_err(|e| {
-            if e.is_not_found() {
-                format!(
-                    "no Lambda function {function:?} in {} (list them with `lambda_functions`): {e}",
-                    account.name
-                )
-            } else {
-                e.to_string()
-            }
-        })?;
+        .map_err(not_found)?;
     let header = |name: &str| {
         response
             .headers
@@ -107,7 +143,7 @@ async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResul
     };
     let function_error = header("x-amz-function-error");
     let mut out = format!(
-        "invoked {function} in {}: status {}{}",
+        "invoked {function}{about} in {}: status {}{}",
         account.name,
         response.status.as_u16(),
         match &header("x-amz-executed-version") {

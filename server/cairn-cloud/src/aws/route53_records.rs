@@ -222,6 +222,15 @@ async fn zone_id(
         }
         return Ok(given.to_owned());
     }
+    let valid = given.len() <= 255
+        && given
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | '*'));
+    if !valid {
+        return Err(format!(
+            "{zone:?} is neither a hosted zone id nor a domain name"
+        ));
+    }
     let wanted = fqdn(given);
     let answer = get(
         host,
