@@ -24,7 +24,7 @@ async fn send(
     let base = std::env::var("CAIRN_MOTO_URL").unwrap();
     let mut request = WebRequest::new(
         method,
-        &format!(
+        format!(
             "{}/{}",
             base.trim_end_matches('/'),
             path.trim_start_matches('/')

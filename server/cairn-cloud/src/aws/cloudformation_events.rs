@@ -157,6 +157,8 @@ fn render(
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+
     use super::render;
 
     fn event(at: &str, id: &str, status: &str, reason: &str) -> [String; 5] {

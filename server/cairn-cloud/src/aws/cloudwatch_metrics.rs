@@ -93,7 +93,7 @@ async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResul
         ));
     }
     let period = args.period.unwrap_or(300);
-    if period < 60 || period % 60 != 0 {
+    if period < 60 || !period.is_multiple_of(60) {
         return Err(format!(
             "`period` {period} must be 60 or a multiple of 60 seconds"
         ));

@@ -140,10 +140,10 @@ pub(crate) fn time_arg(what: &str, text: &str) -> Result<DateTime<Utc>, String> 
     if let Ok(at) = DateTime::parse_from_rfc3339(t) {
         return Ok(at.with_timezone(&Utc));
     }
-    if let Ok(day) = chrono::NaiveDate::parse_from_str(t, "%Y-%m-%d") {
-        if let Some(at) = day.and_hms_opt(0, 0, 0) {
-            return Ok(at.and_utc());
-        }
+    if let Ok(day) = chrono::NaiveDate::parse_from_str(t, "%Y-%m-%d")
+        && let Some(at) = day.and_hms_opt(0, 0, 0)
+    {
+        return Ok(at.and_utc());
     }
     let digits: String = t.chars().take_while(char::is_ascii_digit).collect();
     let unit = t[digits.len()..].trim();
