@@ -877,3 +877,95 @@ async fn ecs_lists_clusters_and_a_clusters_services() {
         r.text
     );
 }
+
+/// The AWS tools, by name.
+const AWS_TOOLS: &[&str] = &[
+    "ec2_instances",
+    "ec2_start_stop",
+    "iam_list",
+    "logs_groups",
+    "logs_events",
+    "cloudwatch_metrics",
+    "lambda_functions",
+    "lambda_invoke",
+    "cloudformation_stacks",
+    "cloudformation_events",
+    "route53_records",
+    "ecs_services",
+];
+
+/// What the catalog test checks of every tool, for these (no emulator needed: bad arguments
+/// are refused before any request): each field described, unknown fields refused, and a
+/// wrong or missing argument named.
+#[tokio::test]
+async fn the_aws_tools_describe_every_field_and_name_a_bad_argument() {
+    let (cloud, _) = cairn_cloud::Cloud::new(
+        &Default::default(),
+        None,
+        None,
+        cairn_workspace::ExactApprovals::new(),
+    );
+    let tools = cairn_cloud::cloud_tools(cloud);
+    for name in AWS_TOOLS {
+        let entry = cairn_cloud::CLOUD_TOOLS
+            .iter()
+            .find(|e| e.name() == *name)
+            .unwrap_or_else(|| panic!("{name} is not in CLOUD_TOOLS"));
+        let info = entry.info();
+        assert_eq!(info.category, "cloud", "{name}");
+        assert!(
+            !info
+                .tool
+                .description
+                .as_deref()
+                .unwrap_or_default()
+                .is_empty()
+        );
+        let schema = Value::Object((*info.tool.input_schema).clone());
+        assert_eq!(schema["additionalProperties"], false, "{name}");
+        let properties = schema["properties"].as_object().unwrap();
+        for (field, p) in properties {
+            assert!(
+                p["description"].as_str().is_some_and(|d| !d.is_empty()),
+                "{name}.{field}"
+            );
+        }
+        let valid_of = |p: &Value| match p["type"].as_str() {
+            Some("string") => p["enum"].get(0).cloned().unwrap_or(json!("x")),
+            Some("integer") => json!(1),
+            Some("array") => json!([]),
+            _ => json!({}),
+        };
+        let required: Vec<&str> = schema["required"]
+            .as_array()
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let base: serde_json::Map<String, Value> = required
+            .iter()
+            .map(|r| ((*r).to_owned(), valid_of(&properties[*r])))
+            .collect();
+        let mut cases = Vec::new();
+        let mut unknown = base.clone();
+        unknown.insert("zz_not_a_field".into(), json!(1));
+        cases.push((unknown, "zz_not_a_field".to_owned()));
+        if let Some(first) = required.first() {
+            let mut missing = base.clone();
+            missing.remove(*first);
+            cases.push((missing, (*first).to_owned()));
+        }
+        if let Some((field, _)) = properties.iter().find(|(_, p)| p["type"] == "string") {
+            let mut wrong = base.clone();
+            wrong.insert(field.clone(), json!(12345));
+            cases.push((wrong, field.clone()));
+        }
+        for (args, field) in cases {
+            let r = call(&tools, name, Value::Object(args.clone())).await;
+            assert!(r.is_error, "{name} {args:?}: {}", r.text);
+            assert!(
+                r.text.starts_with("invalid argument") && r.text.contains(&field),
+                "{name} {args:?}: {}",
+                r.text
+            );
+        }
+    }
+}

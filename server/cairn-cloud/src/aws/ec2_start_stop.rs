@@ -18,9 +18,8 @@ pub struct Ec2StartStop;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Action {
-    /// Start stopped instances.
+    // No doc comments on the variants: the schema stays a plain string enum.
     Start,
-    /// Stop running instances (asks the user first).
     Stop,
 }
 
@@ -30,7 +29,7 @@ pub enum Action {
 pub struct Args {
     /// The `[cloud.NAME]` account; needed only when several fit.
     account: Option<String>,
-    /// `start` or `stop`.
+    /// `start` (stopped instances) or `stop` (running ones; asks the user first).
     action: Action,
     /// The instances (`i-0abc...`, as `ec2_instances` shows), 1 to 20.
     instance_ids: Vec<String>,

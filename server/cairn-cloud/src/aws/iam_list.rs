@@ -19,11 +19,9 @@ pub struct IamList;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum What {
-    /// The account's users.
+    // No doc comments on the variants: the schema stays a plain string enum.
     Users,
-    /// The account's roles.
     Roles,
-    /// The managed policies attached to, and the inline policies of, the `user` or `role`.
     Policies,
 }
 
@@ -33,7 +31,8 @@ pub enum What {
 pub struct Args {
     /// The `[cloud.NAME]` account; needed only when several fit.
     account: Option<String>,
-    /// `users`, `roles`, or `policies` (of `user` or `role`).
+    /// `users`, `roles`, or `policies`: the managed policies attached to, and the inline
+    /// policies of, `user` or `role`.
     what: What,
     /// With `policies`: the user whose policies to list.
     user: Option<String>,
