@@ -969,3 +969,187 @@ async fn the_aws_tools_describe_every_field_and_name_a_bad_argument() {
         }
     }
 }
+
+/// The token a listing's note says to pass as `argument` for the next page.
+fn token_in(text: &str, argument: &str) -> String {
+    let start = text
+        .find(&format!("`{argument}: \""))
+        .unwrap_or_else(|| panic!("no `{argument}` in: {text}"))
+        + argument.len()
+        + 4;
+    text[start..][..text[start..].find('"').unwrap()].to_owned()
+}
+
+#[tokio::test]
+async fn listings_are_capped_with_a_note_and_go_on_from_the_token_given() {
+    if !common::emulators() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let s = setup(dir.path());
+    let prefix = format!("/cairn/{}/", unique("paged"));
+    for n in ["a", "b", "c"] {
+        aws_json(
+            "logs",
+            &format!("{LOGS}.CreateLogGroup"),
+            json!({ "logGroupName": format!("{prefix}{n}") }),
+        )
+        .await;
+    }
+    let r = call(
+        &s.tools,
+        "logs_groups",
+        json!({ "prefix": prefix, "max": 2 }),
+    )
+    .await;
+    assert!(!r.is_error, "{}", r.text);
+    assert!(
+        r.text.contains(&format!("| {prefix}a |")) && r.text.contains(&format!("| {prefix}b |")),
+        "{}",
+        r.text
+    );
+    assert!(!r.text.contains(&format!("| {prefix}c |")), "{}", r.text);
+    assert!(
+        r.text.contains("2 rows shown; more were left out"),
+        "{}",
+        r.text
+    );
+    let token = token_in(&r.text, "next_token");
+    let r = call(
+        &s.tools,
+        "logs_groups",
+        json!({ "prefix": prefix, "max": 2, "next_token": token }),
+    )
+    .await;
+    assert!(
+        r.text.contains(&format!("| {prefix}c |")) && r.text.contains("(1 row)"),
+        "{}",
+        r.text
+    );
+
+    let path = format!("/{}/", unique("paged"));
+    let names: Vec<String> = (0..3).map(|i| format!("{}-{i}", unique("r"))).collect();
+    for n in &names {
+        query(
+            "iam",
+            IAM,
+            "CreateUser",
+            &[("UserName", n), ("Path", &path)],
+        )
+        .await;
+        query(
+            "iam",
+            IAM,
+            "CreateRole",
+            &[
+                ("RoleName", n),
+                ("Path", &path),
+                ("AssumeRolePolicyDocument", "{}"),
+            ],
+        )
+        .await;
+    }
+    // Roles page on the service (`marker`).
+    let r = call(
+        &s.tools,
+        "iam_list",
+        json!({ "what": "roles", "path_prefix": path, "max": 2 }),
+    )
+    .await;
+    assert!(
+        r.text.contains("2 rows shown; more were left out"),
+        "{}",
+        r.text
+    );
+    let marker = token_in(&r.text, "marker");
+    let second = call(
+        &s.tools,
+        "iam_list",
+        json!({ "what": "roles", "path_prefix": path, "max": 2, "marker": marker }),
+    )
+    .await;
+    assert!(second.text.contains("(1 row)"), "{}", second.text);
+    for n in &names {
+        assert!(
+            r.text.contains(n.as_str()) ^ second.text.contains(n.as_str()),
+            "{n}: {}\n{}",
+            r.text,
+            second.text
+        );
+    }
+    // moto ignores the page size for users: the tool still shows no more than asked.
+    let users = call(
+        &s.tools,
+        "iam_list",
+        json!({ "what": "users", "path_prefix": path, "max": 2 }),
+    )
+    .await;
+    assert!(
+        users.text.contains("2 rows shown; more were left out"),
+        "{}",
+        users.text
+    );
+    assert!(!r.text.contains(common::AWS_SECRET) && !second.text.contains(common::AWS_SECRET));
+}
+
+#[tokio::test]
+async fn an_endpoint_that_does_not_answer_or_is_not_allowed_is_a_clear_error() {
+    if !common::emulators() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // Nothing listens on a port just freed.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut accounts = common::accounts();
+    accounts.get_mut("aws").unwrap().endpoint = Some(format!("http://127.0.0.1:{port}"));
+    let s = common::setup_with(dir.path(), &accounts, common::guard(common::secrets()));
+    let r = call(&s.tools, "ec2_instances", json!({})).await;
+    assert!(r.is_error, "{}", r.text);
+    assert!(
+        r.text.contains(&format!("127.0.0.1:{port}"))
+            && r.text.contains("the service did not answer"),
+        "{}",
+        r.text
+    );
+    assert!(!r.text.contains(common::AWS_SECRET), "{}", r.text);
+
+    // The guard as users have it (no loopback): refused before anything leaves.
+    let strict = std::sync::Arc::new(
+        cairn_web::WebGuard::new(cairn_web::GuardConfig::default())
+            .unwrap()
+            .with_credentials(std::sync::Arc::new(common::secrets())),
+    );
+    let s = common::setup_with(dir.path(), &common::accounts(), strict);
+    let group = format!("/cairn/{}", unique("never"));
+    let r = call(&s.tools, "logs_groups", json!({ "prefix": group })).await;
+    assert!(r.is_error, "{}", r.text);
+    assert!(
+        r.text.contains("refused 127.0.0.1") && r.text.contains("loopback"),
+        "{}",
+        r.text
+    );
+    assert!(!r.text.contains("did not answer"), "{}", r.text);
+}
+
+#[tokio::test]
+async fn a_cancelled_run_stops_the_call() {
+    if !common::emulators() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let s = setup(dir.path());
+    let cancel = tokio_util::sync::CancellationToken::new();
+    cancel.cancel();
+    let r = cairn_test_support::tools::call_with(
+        &s.tools,
+        "logs_events",
+        json!({ "group": "/cairn/any" }),
+        cancel,
+    )
+    .await;
+    assert!(r.is_error && r.text.contains("cancelled"), "{}", r.text);
+}

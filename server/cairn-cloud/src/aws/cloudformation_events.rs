@@ -8,7 +8,7 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
 use super::cloudformation_stacks::{check_stack, stack_error};
-use super::{CLOUDFORMATION, Params, account, find, items, show_timestamp, text_at};
+use super::{CLOUDFORMATION, Params, account, find, items, said, show_timestamp, text_at};
 use crate::Cloud;
 use crate::request::xml;
 
@@ -48,7 +48,7 @@ impl Tool for CloudformationEvents {
 }
 
 async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResult, String> {
-    let account = account(host, args.account.as_deref()).map_err(|e| e.to_string())?;
+    let account = account(host, args.account.as_deref()).map_err(said)?;
     let stack = check_stack(&args.stack)?;
     let max = args.max.unwrap_or(30).clamp(1, 100) as usize;
     // One page: the service returns events newest first, and that page holds the recent ones.
@@ -65,7 +65,7 @@ async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResul
         )
         .await
         .map_err(|e| stack_error(e, stack, account))?;
-    let doc = xml("cloudformation", &answer).map_err(|e| e.to_string())?;
+    let doc = xml("cloudformation", &answer).map_err(said)?;
     let result = find(&doc, "DescribeStackEventsResult")
         .ok_or("CloudFormation answered without a result")?;
     let events: Vec<[String; 5]> = items(result, "StackEvents", "member")

@@ -10,7 +10,7 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
 use super::{
-    CLOUDFORMATION, Params, account, find, items, next_page, show_timestamp, table, text_at,
+    CLOUDFORMATION, Params, account, find, items, next_page, said, show_timestamp, table, text_at,
 };
 use crate::Cloud;
 use crate::account::Account;
@@ -76,7 +76,7 @@ pub(super) fn stack_error(e: CloudError, stack: &str, account: &Account) -> Stri
 }
 
 async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResult, String> {
-    let account = account(host, args.account.as_deref()).map_err(|e| e.to_string())?;
+    let account = account(host, args.account.as_deref()).map_err(said)?;
     match args.stack.as_deref() {
         None => list(host, account, args.next_token.as_deref(), cx).await,
         Some(stack) => describe(host, account, check_stack(stack)?, cx).await,
@@ -101,8 +101,8 @@ async fn list(
             &params.0,
         )
         .await
-        .map_err(|e| e.to_string())?;
-    let doc = xml("cloudformation", &answer).map_err(|e| e.to_string())?;
+        .map_err(said)?;
+    let doc = xml("cloudformation", &answer).map_err(said)?;
     let result =
         find(&doc, "DescribeStacksResult").ok_or("CloudFormation answered without a result")?;
     let rows = items(result, "Stacks", "member")
@@ -136,6 +136,7 @@ async fn list(
             "description",
         ],
         rows,
+        super::MAX_ROWS,
         next.is_some(),
         &hint,
     ))
@@ -196,7 +197,7 @@ async fn describe(
         )
         .await
         .map_err(|e| stack_error(e, stack, account))?;
-    let doc = xml("cloudformation", &answer).map_err(|e| e.to_string())?;
+    let doc = xml("cloudformation", &answer).map_err(said)?;
     let result =
         find(&doc, "DescribeStacksResult").ok_or("CloudFormation answered without a result")?;
     let Some(s) = items(result, "Stacks", "member").into_iter().next() else {

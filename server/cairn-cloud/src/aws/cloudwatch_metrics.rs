@@ -10,7 +10,8 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
 use super::{
-    CLOUDWATCH, Params, account, find, items, show_time, show_timestamp, table, text_at, time_arg,
+    CLOUDWATCH, Params, account, find, items, said, show_time, show_timestamp, table, text_at,
+    time_arg,
 };
 use crate::Cloud;
 use crate::request::xml;
@@ -68,7 +69,7 @@ const STATISTICS: &[&str] = &["Average", "Sum", "Minimum", "Maximum", "SampleCou
 const MAX_POINTS: i64 = 1440;
 
 async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResult, String> {
-    let account = account(host, args.account.as_deref()).map_err(|e| e.to_string())?;
+    let account = account(host, args.account.as_deref()).map_err(said)?;
     let namespace = args.namespace.trim();
     let metric = args.metric.trim();
     if namespace.is_empty() || metric.is_empty() || namespace.len() > 255 || metric.len() > 255 {
@@ -146,8 +147,8 @@ async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResul
             &params.0,
         )
         .await
-        .map_err(|e| e.to_string())?;
-    let doc = xml("monitoring", &answer).map_err(|e| e.to_string())?;
+        .map_err(said)?;
+    let doc = xml("monitoring", &answer).map_err(said)?;
     let result = find(&doc, "GetMetricStatisticsResult")
         .ok_or("CloudWatch answered without GetMetricStatisticsResult")?;
     let mut points: Vec<(String, Vec<String>)> = items(result, "Datapoints", "member")
@@ -190,6 +191,7 @@ async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResul
         &heading,
         &columns,
         points.into_iter().map(|(_, r)| r).collect(),
+        MAX_POINTS as usize,
         false,
         "use a longer `period` or a shorter range",
     ))

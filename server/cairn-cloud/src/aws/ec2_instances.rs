@@ -7,7 +7,8 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
 use super::{
-    EC2, Params, account, child, children, find, items, next_page, rows_wanted, table, text_at,
+    EC2, Params, account, child, children, find, items, next_page, rows_wanted, said, table,
+    text_at,
 };
 use crate::Cloud;
 use crate::request::{CloudError, xml};
@@ -130,7 +131,7 @@ pub(super) fn parse(text: &str) -> Result<(Vec<Instance>, Option<String>), Cloud
 }
 
 async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResult, String> {
-    let account = account(host, args.account.as_deref()).map_err(|e| e.to_string())?;
+    let account = account(host, args.account.as_deref()).map_err(said)?;
     let ids = args.instance_ids.unwrap_or_default();
     check_ids(&ids, 100)?;
     let mut params = Params::new();
@@ -166,12 +167,11 @@ async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResul
     let answer = host
         .aws_query(cx, account, "ec2", EC2, "DescribeInstances", &params.0)
         .await
-        .map_err(|e| e.to_string())?;
-    let (instances, token) = parse(&answer).map_err(|e| e.to_string())?;
-    let more = token.is_some() || instances.len() > max;
+        .map_err(said)?;
+    let (instances, token) = parse(&answer).map_err(said)?;
+    let more = token.is_some();
     let rows = instances
         .into_iter()
-        .take(max)
         .map(|i| {
             vec![
                 i.id,
@@ -200,6 +200,7 @@ async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResul
             "public ip",
         ],
         rows,
+        max,
         more,
         &hint,
     ))

@@ -7,7 +7,7 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
 use super::ec2_instances::{Instance, check_ids, parse};
-use super::{EC2, Params, account, find, items, text_at};
+use super::{EC2, Params, account, find, items, said, text_at};
 use crate::Cloud;
 use crate::request::xml;
 
@@ -70,7 +70,7 @@ fn shown(i: &Instance) -> String {
 }
 
 async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResult, String> {
-    let account = account(host, args.account.as_deref()).map_err(|e| e.to_string())?;
+    let account = account(host, args.account.as_deref()).map_err(said)?;
     let mut ids = args.instance_ids.clone();
     ids.sort();
     ids.dedup();
@@ -88,8 +88,8 @@ async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResul
     let answer = host
         .aws_query(cx, account, "ec2", EC2, "DescribeInstances", &params.0)
         .await
-        .map_err(|e| e.to_string())?;
-    let (found, _) = parse(&answer).map_err(|e| e.to_string())?;
+        .map_err(said)?;
+    let (found, _) = parse(&answer).map_err(said)?;
     let listed = found.iter().map(shown).collect::<Vec<_>>().join(", ");
     let (action, verb) = match args.action {
         Action::Start => ("StartInstances", "start"),
@@ -123,8 +123,8 @@ async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResul
     let answer = host
         .aws_query(cx, account, "ec2", EC2, action, &params.0)
         .await
-        .map_err(|e| e.to_string())?;
-    let doc = xml("ec2", &answer).map_err(|e| e.to_string())?;
+        .map_err(said)?;
+    let doc = xml("ec2", &answer).map_err(said)?;
     let root = find(&doc, &format!("{action}Response"))
         .ok_or_else(|| format!("ec2 answered {action} without a {action}Response"))?;
     let mut out = format!(

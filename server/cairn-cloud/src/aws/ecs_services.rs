@@ -7,7 +7,7 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{account, next_page, table};
+use super::{account, next_page, said, table};
 use crate::Cloud;
 use crate::account::Account;
 use crate::request::CloudError;
@@ -83,7 +83,7 @@ fn s(v: &Value) -> String {
 }
 
 async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResult, String> {
-    let account = account(host, args.account.as_deref()).map_err(|e| e.to_string())?;
+    let account = account(host, args.account.as_deref()).map_err(said)?;
     let max = args.max.unwrap_or(50).clamp(1, 100);
     let mut body = json!({ "maxResults": max });
     if let Some(t) = &args.next_token {
@@ -97,7 +97,7 @@ async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResul
     else {
         let listed = ecs(host, cx, account, "ListClusters", body)
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(said)?;
         let arns: Vec<Value> = listed["clusterArns"]
             .as_array()
             .cloned()
@@ -113,7 +113,7 @@ async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResul
                 json!({ "clusters": arns }),
             )
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(said)?;
             for c in described["clusters"].as_array().into_iter().flatten() {
                 rows.push(vec![
                     s(&c["clusterName"]),
@@ -141,6 +141,7 @@ async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResul
                 "instances",
             ],
             rows,
+            max as usize,
             token.is_some(),
             &hint,
         ));
@@ -176,7 +177,7 @@ async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResul
             json!({ "cluster": cluster, "services": chunk }),
         )
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(said)?;
         for v in described["services"].as_array().into_iter().flatten() {
             let deployments = v["deployments"].as_array().map_or(0, Vec::len);
             rows.push(vec![
@@ -213,6 +214,7 @@ async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResul
             "deployments",
         ],
         rows,
+        max as usize,
         token.is_some(),
         &hint,
     ))

@@ -6,7 +6,7 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
 use super::{
-    IAM, Params, account, find, items, next_page, rows_wanted, show_timestamp, table, text_at,
+    IAM, Params, account, find, items, next_page, rows_wanted, said, show_timestamp, table, text_at,
 };
 use crate::Cloud;
 use crate::account::Account;
@@ -100,7 +100,7 @@ fn not_found(e: CloudError, kind: &str, name: &str) -> String {
 }
 
 async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResult, String> {
-    let account = account(host, args.account.as_deref()).map_err(|e| e.to_string())?;
+    let account = account(host, args.account.as_deref()).map_err(said)?;
     let max = rows_wanted(args.max);
     let mut params = Params::new();
     params
@@ -138,7 +138,7 @@ async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResul
                 ]
             })
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(said)?;
             let last = if users {
                 "password last used"
             } else {
@@ -148,6 +148,7 @@ async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResul
                 &format!("IAM {kind} of {}", account.name),
                 &["name", "path", "arn", "created", last],
                 rows,
+                max,
                 marker.is_some(),
                 &paged(&marker),
             ))
@@ -215,6 +216,7 @@ async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResul
                 &format!("IAM policies of {kind} {name} in {}", account.name),
                 &["policy", "kind", "arn"],
                 rows,
+                super::MAX_ROWS,
                 marker.is_some() || inline_more.is_some(),
                 &paged(&marker),
             ))

@@ -6,7 +6,7 @@ use cairn_web::Method;
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
-use super::{account, next_page, rows_wanted, show_timestamp, table};
+use super::{account, next_page, rows_wanted, said, show_timestamp, table};
 use crate::Cloud;
 use crate::request::{CloudRequest, json_of, url_of};
 
@@ -46,19 +46,20 @@ impl Tool for LambdaFunctions {
 }
 
 async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResult, String> {
-    let account = account(host, args.account.as_deref()).map_err(|e| e.to_string())?;
-    let max = rows_wanted(args.max).min(50).to_string();
-    let mut query = vec![("MaxItems", max.as_str())];
+    let account = account(host, args.account.as_deref()).map_err(said)?;
+    let max = rows_wanted(args.max).min(50);
+    let max_items = max.to_string();
+    let mut query = vec![("MaxItems", max_items.as_str())];
     if let Some(m) = args.marker.as_deref() {
         query.push(("Marker", m));
     }
-    let base = account.base_url("lambda").map_err(|e| e.to_string())?;
-    let url = url_of(&base, "2015-03-31/functions/", &query).map_err(|e| e.to_string())?;
+    let base = account.base_url("lambda").map_err(said)?;
+    let url = url_of(&base, "2015-03-31/functions/", &query).map_err(said)?;
     let response = host
         .send_ok(cx, account, "lambda", CloudRequest::new(Method::GET, url))
         .await
-        .map_err(|e| e.to_string())?;
-    let answer = json_of("lambda", &response).map_err(|e| e.to_string())?;
+        .map_err(said)?;
+    let answer = json_of("lambda", &response).map_err(said)?;
     let s = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_owned();
     let rows = answer["Functions"]
         .as_array()
@@ -101,6 +102,7 @@ async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResul
             "last modified (UTC)",
         ],
         rows,
+        max,
         marker.is_some(),
         &hint,
     ))

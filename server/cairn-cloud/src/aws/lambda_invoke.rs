@@ -5,12 +5,12 @@ use base64::Engine;
 use cairn_toolkit::reply::{error, text};
 use cairn_toolkit::table::cut;
 use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
-use cairn_web::Method;
+use cairn_web::{Method, WebResponse};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::account;
+use super::{account, said};
 use crate::Cloud;
 use crate::request::{CloudError, CloudRequest, json_of, segment, url_of};
 
@@ -56,7 +56,7 @@ const MAX_PAYLOAD: usize = 256 * 1024;
 const SHOWN_PAYLOAD: usize = 8000;
 
 async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResult, String> {
-    let account = account(host, args.account.as_deref()).map_err(|e| e.to_string())?;
+    let account = account(host, args.account.as_deref()).map_err(said)?;
     let function = args.function.trim();
     if function.is_empty() || function.len() > 170 {
         return Err("`function` must be a function name or ARN (1 to 170 characters)".into());
@@ -69,7 +69,7 @@ async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResul
             payload.len()
         ));
     }
-    let base = account.base_url("lambda").map_err(|e| e.to_string())?;
+    let base = account.base_url("lambda").map_err(said)?;
     let not_found = |e: CloudError| {
         if e.is_not_found() {
             format!(
@@ -88,7 +88,7 @@ async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResul
         &format!("2015-03-31/functions/{}/configuration", segment(function)),
         &[],
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(said)?;
     let about = match host
         .send_ok(
             cx,
@@ -124,16 +124,25 @@ async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResul
         &format!("2015-03-31/functions/{}/invocations", segment(function)),
         &query,
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(said)?;
     let request = CloudRequest::new(Method::POST, url)
         .body(payload, "application/json")
         .and_then(|r| r.header("x-amz-invocation-type", "RequestResponse"))
         .and_then(|r| r.header("x-amz-log-type", "Tail"))
-        .map_err(|e| e.to_string())?;
+        .map_err(said)?;
     let response = host
         .send_ok(cx, account, "lambda", request)
         .await
         .map_err(not_found)?;
+    Ok(text(report(
+        &format!("{function}{about} in {}", account.name),
+        &response,
+    )))
+}
+
+/// What an invocation came to: the status, whether the function failed, the payload it
+/// returned (capped) and the log tail Lambda sent back, decoded.
+fn report(what: &str, response: &WebResponse) -> String {
     let header = |name: &str| {
         response
             .headers
@@ -143,8 +152,7 @@ async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResul
     };
     let function_error = header("x-amz-function-error");
     let mut out = format!(
-        "invoked {function}{about} in {}: status {}{}",
-        account.name,
+        "invoked {what}: status {}{}",
         response.status.as_u16(),
         match &header("x-amz-executed-version") {
             Some(v) => format!(", version {v}"),
@@ -183,11 +191,67 @@ async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResul
                 let log = String::from_utf8_lossy(&bytes);
                 out.push_str(&format!(
                     "\n\nlog tail (the last 4 KB Lambda returns):\n{}",
-                    log.trim_end()
+                    cut(log.trim_end(), 4096)
                 ));
             }
             Err(_) => out.push_str("\n\n(the log tail Lambda returned is not base64)"),
         }
     }
-    Ok(text(out))
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use base64::Engine;
+    use cairn_web::WebResponse;
+    use cairn_web::header::HeaderMap;
+
+    use super::report;
+
+    #[test]
+    fn a_function_error_and_the_log_tail_are_shown() {
+        let mut headers = HeaderMap::new();
+        headers.insert("x-amz-function-error", "Unhandled".parse().unwrap());
+        headers.insert("x-amz-executed-version", "$LATEST".parse().unwrap());
+        let log = "START RequestId: 1\nTraceback: KeyError 'id'\nEND RequestId: 1\n";
+        let encoded = base64::engine::general_purpose::STANDARD.encode(log);
+        headers.insert("x-amz-log-result", encoded.parse().unwrap());
+        let response = WebResponse {
+            status: 200u16.try_into().unwrap(),
+            final_url: "http://127.0.0.1/".parse().unwrap(),
+            headers,
+            body: br#"{"errorMessage":"'id'","errorType":"KeyError"}"#.to_vec(),
+            truncated: false,
+            redirects: 0,
+        };
+        let out = report("orders in prod", &response);
+        assert!(
+            out.starts_with("invoked orders in prod: status 200, version $LATEST"),
+            "{out}"
+        );
+        assert!(out.contains("the function failed (Unhandled)"), "{out}");
+        assert!(out.contains("\"errorType\": \"KeyError\""), "{out}");
+        assert!(out.contains("log tail (the last 4 KB Lambda returns):\nSTART RequestId: 1\nTraceback: KeyError 'id'"), "{out}");
+    }
+
+    #[test]
+    fn a_large_payload_is_cut_and_said_so() {
+        let response = WebResponse {
+            status: 200u16.try_into().unwrap(),
+            final_url: "http://127.0.0.1/".parse().unwrap(),
+            headers: HeaderMap::new(),
+            body: format!("\"{}\"", "a".repeat(20_000)).into_bytes(),
+            truncated: true,
+            redirects: 0,
+        };
+        let out = report("f in prod", &response);
+        assert!(
+            out.contains("payload returned (20002 bytes, cut at the web size cap)"),
+            "{out}"
+        );
+        assert!(out.contains("… (20002 characters)"), "{out}");
+        assert!(out.len() < 9000, "{}", out.len());
+    }
 }

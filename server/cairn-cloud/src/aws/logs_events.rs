@@ -10,7 +10,7 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{account, rows_wanted, show_millis, show_time, table, time_arg};
+use super::{account, rows_wanted, said, show_millis, show_time, table, time_arg};
 use crate::Cloud;
 
 /// The `logs_events` tool.
@@ -61,7 +61,7 @@ impl Tool for LogsEvents {
 const MAX_PAGES: usize = 20;
 
 async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResult, String> {
-    let account = account(host, args.account.as_deref()).map_err(|e| e.to_string())?;
+    let account = account(host, args.account.as_deref()).map_err(said)?;
     let group = args.group.trim();
     if group.is_empty() || group.len() > 512 {
         return Err(
@@ -183,6 +183,7 @@ async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResul
         &heading,
         &["time (UTC)", "stream", "message"],
         rows,
+        max,
         unread,
         "narrow `start`/`end` or the pattern",
     ))

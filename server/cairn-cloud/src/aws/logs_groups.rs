@@ -6,7 +6,7 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{account, next_page, show_millis, table};
+use super::{account, next_page, said, show_millis, table};
 use crate::Cloud;
 
 /// The `logs_groups` tool.
@@ -63,7 +63,7 @@ fn size(bytes: u64) -> String {
 }
 
 async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResult, String> {
-    let account = account(host, args.account.as_deref()).map_err(|e| e.to_string())?;
+    let account = account(host, args.account.as_deref()).map_err(said)?;
     let max = args.max.unwrap_or(50).clamp(1, 50);
     let mut body = json!({ "limit": max });
     if let Some(p) = args.prefix.as_deref().filter(|p| !p.is_empty()) {
@@ -82,7 +82,7 @@ async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResul
             &body,
         )
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(said)?;
     let groups = answer["logGroups"].as_array().cloned().unwrap_or_default();
     let rows = groups
         .iter()
@@ -117,6 +117,7 @@ async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResul
         &heading,
         &["group", "stored", "retention", "created"],
         rows,
+        max as usize,
         token.is_some(),
         &hint,
     ))

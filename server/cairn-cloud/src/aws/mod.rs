@@ -203,15 +203,19 @@ pub(crate) fn rows_wanted(asked: Option<u32>) -> usize {
         .clamp(1, MAX_ROWS)
 }
 
-/// The capped table a listing ends in: `more` says the service had more (how to page is in
-/// `hint`); an empty value is shown as `-`.
+/// The capped table a listing ends in: at most `max` rows (a service that ignores the page
+/// size asked for is cut here), `more` says the service had more (how to page is in `hint`);
+/// an empty value is shown as `-`.
 pub(crate) fn table(
     heading: &str,
     columns: &[&str],
-    rows: Vec<Vec<String>>,
+    mut rows: Vec<Vec<String>>,
+    max: usize,
     more: bool,
     hint: &str,
 ) -> CallToolResult {
+    let more = more || rows.len() > max;
+    rows.truncate(max);
     let table = Table {
         columns: columns.iter().map(|c| (*c).to_owned()).collect(),
         rows: rows
@@ -235,4 +239,16 @@ pub(crate) fn table(
 /// The note under a listing the service paged: how to ask for the next page.
 pub(crate) fn next_page(argument: &str, token: &str) -> String {
     format!("more on the service: pass `{argument}: \"{token}\"` for the next page")
+}
+
+/// A failed call as the model reads it; a service that could not be reached (not a refusal)
+/// says where to look.
+pub(crate) fn said(e: CloudError) -> String {
+    match &e {
+        CloudError::Web(w) if !w.is_denial() => format!(
+            "{e} (the service did not answer: check the account's `region` and `endpoint`, and \
+             try again later)"
+        ),
+        _ => e.to_string(),
+    }
 }

@@ -6,7 +6,7 @@ use cairn_web::Method;
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
-use super::{account, child, children, find, items, next_page, rows_wanted, table, text_at};
+use super::{account, child, children, find, items, next_page, rows_wanted, said, table, text_at};
 use crate::Cloud;
 use crate::account::Account;
 use crate::request::{CloudError, CloudRequest, segment, text_of, url_of, xml};
@@ -78,7 +78,7 @@ fn fqdn(name: &str) -> String {
 }
 
 async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResult, String> {
-    let account = account(host, args.account.as_deref()).map_err(|e| e.to_string())?;
+    let account = account(host, args.account.as_deref()).map_err(said)?;
     let max = rows_wanted(args.max).to_string();
     let Some(zone) = args
         .zone
@@ -95,8 +95,8 @@ async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResul
         }
         let answer = get(host, account, cx, "2013-04-01/hostedzone", &query)
             .await
-            .map_err(|e| e.to_string())?;
-        let doc = xml("route53", &answer).map_err(|e| e.to_string())?;
+            .map_err(said)?;
+        let doc = xml("route53", &answer).map_err(said)?;
         let root =
             find(&doc, "ListHostedZonesResponse").ok_or("Route 53 answered without a zone list")?;
         let rows = items(root, "HostedZones", "HostedZone")
@@ -127,6 +127,7 @@ async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResul
             &format!("Route 53 hosted zones in {}", account.name),
             &["id", "name", "visibility", "records", "comment"],
             rows,
+            rows_wanted(args.max),
             next.is_some(),
             &hint,
         ));
@@ -158,7 +159,7 @@ async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResul
             e.to_string()
         }
     })?;
-    let doc = xml("route53", &answer).map_err(|e| e.to_string())?;
+    let doc = xml("route53", &answer).map_err(said)?;
     let root = find(&doc, "ListResourceRecordSetsResponse")
         .ok_or("Route 53 answered without record sets")?;
     let rows = items(root, "ResourceRecordSets", "ResourceRecordSet")
@@ -200,6 +201,7 @@ async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResul
         &format!("record sets of zone {zone} ({id}) in {}", account.name),
         &["name", "type", "ttl", "values", "set id"],
         rows,
+        rows_wanted(args.max),
         next.is_some(),
         &hint,
     ))
@@ -240,8 +242,8 @@ async fn zone_id(
         &[("dnsname", wanted.as_str()), ("maxitems", "100")],
     )
     .await
-    .map_err(|e| e.to_string())?;
-    let doc = xml("route53", &answer).map_err(|e| e.to_string())?;
+    .map_err(said)?;
+    let doc = xml("route53", &answer).map_err(said)?;
     let zones: Vec<(String, bool)> = find(&doc, "HostedZones")
         .into_iter()
         .flat_map(|z| children(z, "HostedZone"))
