@@ -245,6 +245,21 @@ async fn ec2_refuses_bad_ids_and_states_and_says_what_an_unknown_instance_is() {
     .await;
     assert!(r.is_error, "{}", r.text);
     assert!(r.text.contains("InvalidInstanceID.NotFound"), "{}", r.text);
+    // An account of another kind, or none by that name, is said plainly.
+    let r = call(&s.tools, "ec2_instances", json!({ "account": "s3" })).await;
+    assert!(
+        r.is_error && r.text.contains("account `s3` is s3; this tool needs aws"),
+        "{}",
+        r.text
+    );
+    let r = call(&s.tools, "route53_records", json!({ "account": "prod" })).await;
+    assert!(
+        r.is_error
+            && r.text
+                .contains("no cloud account `prod`; configured: aws, azure, gcp, s3"),
+        "{}",
+        r.text
+    );
     let ids: Vec<String> = (0..21).map(|i| format!("i-{i:017x}")).collect();
     let r = call(
         &s.tools,
