@@ -1104,6 +1104,11 @@ async fn listings_are_capped_with_a_note_and_go_on_from_the_token_given() {
         "{}",
         users.text
     );
+    assert!(
+        users.text.contains("more were left out: raise `max`"),
+        "{}",
+        users.text
+    );
     assert!(!r.text.contains(common::AWS_SECRET) && !second.text.contains(common::AWS_SECRET));
 }
 

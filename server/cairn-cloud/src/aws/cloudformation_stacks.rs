@@ -243,7 +243,11 @@ async fn describe(
                 escape(&text_at(*o, "OutputKey")),
                 escape(&cut(&text_at(*o, "OutputValue"), VALUE_CHARS)),
                 escape(&cut(&text_at(*o, "Description"), VALUE_CHARS)),
-                escape(&text_at(*o, "ExportName")),
+                escape(
+                    &Some(text_at(*o, "ExportName"))
+                        .filter(|e| !e.is_empty())
+                        .unwrap_or_else(|| "-".into())
+                ),
             ));
         }
     }

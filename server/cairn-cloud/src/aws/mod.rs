@@ -214,7 +214,14 @@ pub(crate) fn table(
     more: bool,
     hint: &str,
 ) -> CallToolResult {
-    let more = more || rows.len() > max;
+    // Rows past `max` that the service sent anyway have no page token: say how to see them.
+    let cut_here = rows.len() > max;
+    let hint = if cut_here && !more {
+        "raise `max`"
+    } else {
+        hint
+    };
+    let more = more || cut_here;
     rows.truncate(max);
     let table = Table {
         columns: columns.iter().map(|c| (*c).to_owned()).collect(),
