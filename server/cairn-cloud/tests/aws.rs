@@ -162,6 +162,26 @@ async fn ec2_lists_instances_and_stopping_asks_first_naming_them() {
     );
     assert!(r.text.contains("(1 row)"), "{}", r.text);
 
+    // A tag key alone matches any value.
+    let r = call(
+        &s.tools,
+        "ec2_instances",
+        json!({ "tag": "Name", "instance_ids": [id] }),
+    )
+    .await;
+    assert!(
+        r.text.contains(&format!("| {id} | {name} |")) && r.text.contains("(1 row)"),
+        "{}",
+        r.text
+    );
+    let r = call(
+        &s.tools,
+        "ec2_instances",
+        json!({ "tag": "Owner", "instance_ids": [id] }),
+    )
+    .await;
+    assert!(!r.is_error && r.text.contains("(0 rows)"), "{}", r.text);
+
     // Stopping asks, naming the instance; nothing changes until the user says yes.
     let args = json!({ "action": "stop", "instance_ids": [id] });
     let r = call(&s.tools, "ec2_start_stop", args.clone()).await;
