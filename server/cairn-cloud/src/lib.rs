@@ -140,6 +140,18 @@ pub const CLOUD_TOOLS: &[Entry<Cloud>] = &[
     Entry::of::<secrets::CloudSecretToVault>(),
     // -- end of secrets
     // AWS services (aws/)
+    Entry::of::<aws::Ec2Instances>(),
+    Entry::of::<aws::Ec2StartStop>(),
+    Entry::of::<aws::IamList>(),
+    Entry::of::<aws::LogsGroups>(),
+    Entry::of::<aws::LogsEvents>(),
+    Entry::of::<aws::CloudwatchMetrics>(),
+    Entry::of::<aws::LambdaFunctions>(),
+    Entry::of::<aws::LambdaInvoke>(),
+    Entry::of::<aws::CloudformationStacks>(),
+    Entry::of::<aws::CloudformationEvents>(),
+    Entry::of::<aws::Route53Records>(),
+    Entry::of::<aws::EcsServices>(),
     // -- end of aws
 ];
 
