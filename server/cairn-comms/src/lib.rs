@@ -90,10 +90,15 @@ pub const COMMS_TOOLS: &[Entry<Comms>] = &[
     // email (email/)
     // -- end of email
     // Matrix and Slack (chat/)
+    Entry::of::<chat::matrix_send::MatrixSend>(),
+    Entry::of::<chat::matrix_read::MatrixRead>(),
+    Entry::of::<chat::matrix_rooms::MatrixRooms>(),
     // -- end of chat
     // webhooks and SMS (notify/)
     // -- end of notify
     // calendars (calendar/)
+    Entry::of::<calendar::calendar_events::CalendarEvents>(),
+    Entry::of::<calendar::calendar_create::CalendarCreate>(),
     // -- end of calendar
 ];
 

@@ -24,7 +24,9 @@ pub enum SendRefusal {
         allowed: String,
     },
     /// More recipients than `[comms] max_recipients`.
-    #[error("{service}: {count} recipients, more than the {max} one message may have (`[comms] max_recipients`)")]
+    #[error(
+        "{service}: {count} recipients, more than the {max} one message may have (`[comms] max_recipients`)"
+    )]
     TooMany {
         service: String,
         count: usize,
@@ -34,7 +36,9 @@ pub enum SendRefusal {
     #[error("{service}: no recipient given")]
     NoRecipient { service: String },
     /// Over `[comms] sends_per_minute` for this user.
-    #[error("{service}: not sent, over the limit of {per_minute} messages a minute (`[comms] sends_per_minute`); try again in a minute")]
+    #[error(
+        "{service}: not sent, over the limit of {per_minute} messages a minute (`[comms] sends_per_minute`); try again in a minute"
+    )]
     RateLimited { service: String, per_minute: u32 },
 }
 
@@ -140,18 +144,18 @@ impl Comms {
         let key = format!(
             "send:{}:{}",
             out.service,
-            digest.iter().take(16).map(|b| format!("{b:02x}")).collect::<String>()
+            digest
+                .iter()
+                .take(16)
+                .map(|b| format!("{b:02x}"))
+                .collect::<String>()
         );
         if !approved_once(&self.approvals, &key) {
             let mut text: String = out.text.chars().take(SHOWN_TEXT).collect();
             if text.len() < out.text.len() {
                 text.push_str(" […]");
             }
-            let shown = format!(
-                "{} to {}: {text}",
-                out.service,
-                out.recipients.join(", ")
-            );
+            let shown = format!("{} to {}: {text}", out.service, out.recipients.join(", "));
             return Err(strict_question(
                 format!(
                     "not sent yet: sending a message needs your approval of this exact message ({} to {})",
