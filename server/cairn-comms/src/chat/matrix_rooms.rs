@@ -48,10 +48,16 @@ impl Tool for MatrixRooms {
             Ok(m) => m,
             Err(e) => return e,
         };
-        let filter = r#"{"room":{"timeline":{"limit":0},"state":{"types":["m.room.name","m.room.canonical_alias"],"lazy_load_members":true},"ephemeral":{"types":[]},"account_data":{"types":[]}},"presence":{"types":[]},"account_data":{"types":[]}}"#;
+        // Homeservers cache a sync answer by its request (Synapse: two minutes), so a room just
+        // joined would be missing; an event type no room has, unique per call, makes the
+        // request new without changing what it selects.
+        let filter = format!(
+            r#"{{"room":{{"timeline":{{"limit":0,"not_types":["cairn.fresh.{}"]}},"state":{{"types":["m.room.name","m.room.canonical_alias"],"lazy_load_members":true}},"ephemeral":{{"types":[]}},"account_data":{{"types":[]}}}},"presence":{{"types":[]}},"account_data":{{"types":[]}}}}"#,
+            uuid::Uuid::new_v4().simple()
+        );
         let path = format!(
             "/_matrix/client/v3/sync?timeout=0&filter={}",
-            utf8_percent_encode(filter, NON_ALPHANUMERIC)
+            utf8_percent_encode(&filter, NON_ALPHANUMERIC)
         );
         let sync = match matrix.call(Method::GET, &path, None, &cx).await {
             Ok(v) => v,
@@ -95,7 +101,7 @@ impl Tool for MatrixRooms {
                 })
             })
             .collect();
-        // Allowed rooms first, then by name.
+        // Allowed rooms first, then by name. A room without a name or alias shows an empty cell.
         rooms.sort_by(|a, b| {
             b.0.cmp(&a.0)
                 .then_with(|| a.1.cmp(&b.1))
@@ -112,8 +118,8 @@ impl Tool for MatrixRooms {
                 .map(|(allowed, name, alias, id, members)| {
                     vec![
                         Cell::Text(if allowed { "yes" } else { "no" }.into()),
-                        text_or_null(name),
-                        text_or_null(alias),
+                        Cell::Text(name),
+                        Cell::Text(alias),
                         Cell::Text(id),
                         Cell::Text(members),
                     ]
@@ -143,14 +149,7 @@ impl Tool for MatrixRooms {
     }
 }
 
-fn text_or_null(s: String) -> Cell {
-    if s.is_empty() {
-        Cell::Null
-    } else {
-        Cell::Text(s)
-    }
-}
-
+/// A member count, or `?` when the homeserver gave none.
 fn count(v: &Value) -> String {
     v.as_u64().map_or_else(|| "?".into(), |n| n.to_string())
 }
