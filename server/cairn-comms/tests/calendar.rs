@@ -325,6 +325,24 @@ async fn a_wrong_password_is_a_clear_error_that_does_not_show_it() {
     let good = calendar(&env("CAIRN_CALDAV_TEST_PASSWORD"), &[]);
     assert!(!stored(&good).await.contains(&summary));
 
+    // A server that does not answer: said, without a hang.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let settings = CommsConfig {
+        caldav: Some(CalDavConfig {
+            url: format!("http://127.0.0.1:{closed}/cairn/calendar/"),
+            username: "cairn".into(),
+            password_secret: "caldav".into(),
+        }),
+        ..CommsConfig::default()
+    };
+    let s = setup(settings, Vault::of(&[("caldav", wrong, "127.0.0.1")]));
+    let r = s.err("calendar_events", json!({})).await;
+    assert!(r.contains("the calendar server did not answer"), "{r}");
+
     // No [comms.caldav]: said, with what to add.
     let s = setup(CommsConfig::default(), Vault::of(&[]));
     let r = s.err("calendar_events", json!({})).await;

@@ -262,6 +262,19 @@ async fn a_room_not_allowed_is_refused_and_nothing_is_posted() {
         .await;
     assert!(r.contains("not an allowed recipient"), "{r}");
 
+    // Too long or empty: said before anything is asked.
+    let r = s
+        .err(
+            "matrix_send",
+            json!({"room": room, "text": "x".repeat(20_000)}),
+        )
+        .await;
+    assert!(r.contains("20000 bytes, more than the 16384"), "{r}");
+    let r = s
+        .err("matrix_send", json!({"room": room, "text": " \n"}))
+        .await;
+    assert!(r.contains("`text` is empty"), "{r}");
+
     let r = s.err("matrix_read", json!({"room": other})).await;
     assert!(
         r.contains("is not an allowed room") && r.contains("matrix_rooms"),
@@ -336,6 +349,29 @@ async fn a_wrong_or_misbound_token_is_a_clear_error_that_does_not_show_it() {
     let r = s.err("matrix_read", json!({"room": room})).await;
     assert!(
         r.contains("refused before sending") && r.contains("not bound to 127.0.0.1"),
+        "{r}"
+    );
+
+    // A homeserver that does not answer: said, without a hang.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let settings = CommsConfig {
+        matrix: Some(MatrixConfig {
+            homeserver: format!("http://127.0.0.1:{closed}"),
+            token_secret: "matrix".into(),
+            allow_rooms: vec![room.clone()],
+        }),
+        ..CommsConfig::default()
+    };
+    let s = setup(settings, Vault::of(&[("matrix", wrong, "127.0.0.1")]));
+    let r = s.err("matrix_rooms", json!({})).await;
+    assert!(
+        r.contains(&format!(
+            "the homeserver http://127.0.0.1:{closed} did not answer"
+        )),
         "{r}"
     );
 
