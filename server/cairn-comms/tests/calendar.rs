@@ -58,33 +58,22 @@ fn basic() -> String {
     )
 }
 
-/// Every calendar object in the collection, as Radicale serves them (a PROPFIND listing, then
-/// a GET of each).
+/// Every calendar object in the collection, as Radicale serves them to another client (one
+/// calendar-query REPORT without a filter on time; the objects as stored, not expanded).
 async fn stored(s: &Setup) -> String {
     let url = env("CAIRN_CALDAV_TEST_URL");
-    let propfind = Method::from_bytes(b"PROPFIND").unwrap();
-    let (status, listing) = s
-        .raw_with(propfind, &url, &basic(), None, &[("depth", "1")])
+    let query = r#"<?xml version="1.0"?><C:calendar-query xmlns:D="DAV:" xmlns:C="urn:ietf:params:xml:ns:caldav"><D:prop><C:calendar-data/></D:prop><C:filter><C:comp-filter name="VCALENDAR"/></C:filter></C:calendar-query>"#;
+    let (status, body) = s
+        .raw_with(
+            Method::from_bytes(b"REPORT").unwrap(),
+            &url,
+            &basic(),
+            Some((query, "application/xml")),
+            &[("depth", "1")],
+        )
         .await;
-    assert_eq!(status, 207, "{listing}");
-    let mut all = String::new();
-    for href in listing.split("<href>").skip(1) {
-        let href = href.split('<').next().unwrap();
-        if href.ends_with(".ics") {
-            let base = url::Url::parse(&url).unwrap();
-            let (status, body) = s
-                .raw(
-                    Method::GET,
-                    base.join(href).unwrap().as_str(),
-                    &basic(),
-                    None,
-                )
-                .await;
-            assert_eq!(status, 200, "{body}");
-            all.push_str(&body);
-        }
-    }
-    all
+    assert_eq!(status, 207, "{body}");
+    body.replace("\r\n", "\n").replace("\n ", "")
 }
 
 #[tokio::test]
@@ -133,7 +122,7 @@ async fn an_event_created_is_listed_and_readable_from_radicale() {
         .split("BEGIN:VEVENT")
         .find(|e| e.contains(&uid))
         .expect("the event is stored");
-    let unfolded = event.replace("\r\n ", "");
+    let unfolded = event;
     assert!(
         unfolded.contains(&format!(
             "SUMMARY:{}",
@@ -259,7 +248,7 @@ async fn attendees_must_be_allowed_plain_addresses_and_nothing_else_is_created()
         "{}",
         out.text
     );
-    let raw = stored(&s).await.replace("\r\n ", "");
+    let raw = stored(&s).await;
     let event = raw
         .split("BEGIN:VEVENT")
         .find(|e| e.contains(&summary))
@@ -347,4 +336,45 @@ async fn a_wrong_password_is_a_clear_error_that_does_not_show_it() {
     let s = setup(CommsConfig::default(), Vault::of(&[]));
     let r = s.err("calendar_events", json!({})).await;
     assert!(r.contains("add `[comms.caldav]`"), "{r}");
+}
+
+#[tokio::test]
+async fn an_event_written_by_another_client_is_listed_per_occurrence_in_utc() {
+    if !enabled() {
+        return;
+    }
+    let s = calendar(&env("CAIRN_CALDAV_TEST_PASSWORD"), &[]);
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    // Another client's event: a local time with its zone, weekly, a folded line and an alarm.
+    let ics = format!(
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//test//EN\r\nBEGIN:VEVENT\r\nUID:{id}\r\n\
+         DTSTAMP:20260101T000000Z\r\nDTSTART;TZID=Europe/Berlin:20280103T090000\r\n\
+         DTEND;TZID=Europe/Berlin:20280103T093000\r\nRRULE:FREQ=WEEKLY;COUNT=10\r\n\
+         SUMMARY:Weekly stand-up\\, team \r\n {id}\r\nBEGIN:VALARM\r\nACTION:DISPLAY\r\n\
+         SUMMARY:not the event\r\nTRIGGER:-PT5M\r\nEND:VALARM\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+    );
+    let url = format!("{}{id}.ics", env("CAIRN_CALDAV_TEST_URL"));
+    let (status, body) = s
+        .raw(Method::PUT, &url, &basic(), Some((&ics, "text/calendar")))
+        .await;
+    assert_eq!(status, 201, "{body}");
+
+    let out = s
+        .ok(
+            "calendar_events",
+            json!({"from": "2028-01-10T00:00:00Z", "to": "2028-01-25T00:00:00Z"}),
+        )
+        .await;
+    let rows: Vec<&str> = out.lines().filter(|l| l.contains(&id)).collect();
+    assert_eq!(
+        rows,
+        ["10", "17", "24"]
+            .iter()
+            .map(|d| format!(
+                "| 2028-01-{d} 08:00 UTC (recurring) | 2028-01-{d} 08:30 UTC | Weekly stand-up, team {id} |  | {id} |"
+            ))
+            .collect::<Vec<_>>(),
+        "{out}"
+    );
+    assert!(!out.contains("not the event"), "{out}");
 }

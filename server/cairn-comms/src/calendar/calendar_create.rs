@@ -13,7 +13,7 @@ use serde::Deserialize;
 use super::CalDav;
 use super::ical::{NewEvent, When, write_event};
 use crate::Comms;
-use crate::send::Outgoing;
+use crate::send::{Outgoing, SendRefusal};
 
 /// Characters of the summary and location, and of the description, at most.
 const MAX_SHORT: usize = 500;
@@ -104,6 +104,18 @@ impl Tool for CalendarCreate {
                 return error("`start` and `end` must both be times or both be dates (all day)");
             }
             _ => {}
+        }
+        // A huge list is refused by its size before each address is looked at.
+        let max = host.settings.max_recipients;
+        if args.attendees.len() > max {
+            return error(
+                SendRefusal::TooMany {
+                    service: "calendar".into(),
+                    count: args.attendees.len(),
+                    max,
+                }
+                .to_string(),
+            );
         }
         let mut attendees: Vec<String> = Vec::new();
         for a in &args.attendees {

@@ -1,5 +1,7 @@
 //! `calendar_events`: the events of the configured CalDAV calendar in a time range, with a
-//! calendar-query REPORT the server filters.
+//! calendar-query REPORT the server filters, asking it to expand recurring events into their
+//! occurrences in the range (in UTC); a server that does not expand gives the recurring event
+//! once, marked as recurring.
 
 use cairn_toolkit::reply::error;
 use cairn_toolkit::table::{Cell, Limits, Table};
@@ -43,7 +45,7 @@ impl Tool for CalendarEvents {
     type Args = Args;
     const NAME: &'static str = "calendar_events";
     const TITLE: &'static str = "Calendar events";
-    const DESCRIPTION: &'static str = "List the events of the user's CalDAV calendar (`[comms.caldav]`) between two times (default: the next 7 days, at most a year): start, end, summary, location and uid; recurring events show their first occurrence.";
+    const DESCRIPTION: &'static str = "List the events of the user's CalDAV calendar (`[comms.caldav]`) between two times (default: the next 7 days, at most a year): start, end, summary, location and uid; each occurrence of a recurring event is listed where the server expands them (CalDAV `expand`).";
     const CATEGORY: Category = Category::Communication;
     const EFFECT: Effect = Effect::Network;
     const READ_ONLY: bool = true;
@@ -89,9 +91,9 @@ impl Tool for CalendarEvents {
         let query = format!(
             r#"<?xml version="1.0" encoding="utf-8"?>
 <C:calendar-query xmlns:D="DAV:" xmlns:C="urn:ietf:params:xml:ns:caldav">
-  <D:prop><D:getetag/><C:calendar-data/></D:prop>
+  <D:prop><D:getetag/><C:calendar-data><C:expand start="{0}" end="{1}"/></C:calendar-data></D:prop>
   <C:filter><C:comp-filter name="VCALENDAR"><C:comp-filter name="VEVENT">
-    <C:time-range start="{}" end="{}"/>
+    <C:time-range start="{0}" end="{1}"/>
   </C:comp-filter></C:comp-filter></C:filter>
 </C:calendar-query>"#,
             stamp(from),
@@ -127,13 +129,8 @@ impl Tool for CalendarEvents {
         };
         events.sort_by(|a, b| a.sort_key.cmp(&b.sort_key).then_with(|| a.uid.cmp(&b.uid)));
         let total = events.len();
-        let cell = |s: String| {
-            if s.is_empty() {
-                Cell::Null
-            } else {
-                Cell::Text(s)
-            }
-        };
+        // An event without a location shows an empty cell, not the table's SQL-like `NULL`.
+        let cell = Cell::Text;
         let table = Table {
             columns: ["start", "end", "summary", "location", "uid"]
                 .map(String::from)
@@ -143,7 +140,7 @@ impl Tool for CalendarEvents {
                 .take(limit)
                 .map(|e| {
                     let start = if e.repeats {
-                        format!("{} (repeats)", e.start)
+                        format!("{} (recurring)", e.start)
                     } else {
                         e.start
                     };

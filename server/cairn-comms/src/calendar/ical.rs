@@ -1,6 +1,6 @@
 //! The small part of iCalendar (RFC 5545) the calendar tools need: one VEVENT written with
 //! escaped text, folded lines and UTC or all-day times; and the VEVENTs of a calendar object
-//! read back (summary, start, end, location, uid, whether it repeats), with UTC, TZID, floating
+//! read back (summary, start, end, location, uid, whether it recurs), with UTC, TZID, floating
 //! and date values kept as they were written.
 
 use chrono::{DateTime, NaiveDate, Utc};
@@ -147,7 +147,8 @@ pub(crate) struct Event {
     pub location: String,
     /// A sortable form of the start (`20261203T090000`).
     pub sort_key: String,
-    /// It has an RRULE (the start shown is the first occurrence).
+    /// It recurs: an RRULE (not expanded: the start shown is the first occurrence), or a
+    /// RECURRENCE-ID (one occurrence, as an expanding server gives it).
     pub repeats: bool,
 }
 
@@ -251,7 +252,8 @@ pub(crate) fn parse_events(text: &str) -> Vec<Event> {
             ("DURATION", Some(e)) if e.end.is_empty() => {
                 e.end = format!("after {}", value.trim());
             }
-            ("RRULE", Some(e)) => e.repeats = true,
+            // A rule (not expanded), or one occurrence the server expanded.
+            ("RRULE" | "RECURRENCE-ID", Some(e)) => e.repeats = true,
             _ => {}
         }
     }
