@@ -352,6 +352,20 @@ async fn a_wrong_or_misbound_token_is_a_clear_error_that_does_not_show_it() {
         "{r}"
     );
 
+    // An allowed alias that does not exist: said, with the homeserver's words.
+    let s = matrix(
+        &["#no-such-room:localhost"],
+        &env("CAIRN_MATRIX_TEST_TOKEN"),
+    );
+    let r = s
+        .err("matrix_read", json!({"room": "#no-such-room:localhost"}))
+        .await;
+    assert!(
+        r.contains("could not resolve the alias #no-such-room:localhost")
+            && r.contains("404 (M_NOT_FOUND"),
+        "{r}"
+    );
+
     // A homeserver that does not answer: said, without a hang.
     let closed = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
