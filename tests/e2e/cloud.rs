@@ -96,7 +96,13 @@ endpoints = {{ storage = "http://127.0.0.1:{port}" }}
     vault_set(&sb, "gcp-token", "127.0.0.1", GCP_VALUE);
     let ws = sb.ws();
     let out = sb.run(
-        &["chat", "-w", ws.to_str().unwrap(), "--yes", "check my clouds"],
+        &[
+            "chat",
+            "-w",
+            ws.to_str().unwrap(),
+            "--yes",
+            "check my clouds",
+        ],
         &[],
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -117,14 +123,24 @@ endpoints = {{ storage = "http://127.0.0.1:{port}" }}
         let body = r.body.to_string();
         for secret in [AWS_VALUE, GCP_VALUE, azure_key.as_str()] {
             for form in forms(secret) {
-                assert!(!body.contains(&form), "a secret reached the model as {form}: {body}");
+                assert!(
+                    !body.contains(&form),
+                    "a secret reached the model as {form}: {body}"
+                );
             }
         }
     }
     // The model read what the tools found: the accounts by name (never their secrets' values),
     // moto's identity, the echo with the token redacted.
     let last = requests[5].body.to_string();
-    for shown in ["prod", "files", "gcs", "aws-prod", "123456789012", "[REDACTED"] {
+    for shown in [
+        "prod",
+        "files",
+        "gcs",
+        "aws-prod",
+        "123456789012",
+        "[REDACTED",
+    ] {
         assert!(last.contains(shown), "{shown} missing: {last}");
     }
     for shown in [text(&out.stdout), text(&out.stderr)] {

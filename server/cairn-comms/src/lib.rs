@@ -95,6 +95,9 @@ pub const COMMS_TOOLS: &[Entry<Comms>] = &[
     Entry::of::<email::email_move::EmailMove>(),
     // -- end of email
     // Matrix and Slack (chat/)
+    Entry::of::<chat::matrix_send::MatrixSend>(),
+    Entry::of::<chat::matrix_read::MatrixRead>(),
+    Entry::of::<chat::matrix_rooms::MatrixRooms>(),
     Entry::of::<chat::slack_post::SlackPost>(),
     Entry::of::<chat::slack_channels::SlackChannels>(),
     Entry::of::<chat::slack_history::SlackHistory>(),
@@ -104,6 +107,8 @@ pub const COMMS_TOOLS: &[Entry<Comms>] = &[
     Entry::of::<notify::sms_send::SmsSend>(),
     // -- end of notify
     // calendars (calendar/)
+    Entry::of::<calendar::calendar_events::CalendarEvents>(),
+    Entry::of::<calendar::calendar_create::CalendarCreate>(),
     // -- end of calendar
 ];
 
