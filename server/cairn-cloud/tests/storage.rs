@@ -683,3 +683,51 @@ async fn bad_names_wrong_keys_and_dead_endpoints_give_clear_results() {
     let seen = err(&d.tools, "storage_buckets", json!({"account": "s3"})).await;
     assert!(seen.text.contains("127.0.0.1:9"), "{}", seen.text);
 }
+
+#[tokio::test]
+async fn an_account_whose_token_is_sent_as_itself_downloads_only_up_to_the_web_cap() {
+    if !common::emulators() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // A Google account with an access token (sent as a Bearer header; the emulator ignores it).
+    let mut accounts = common::accounts();
+    let mut token = accounts["gcp"].clone();
+    token.secret = Some("gcp-token".into());
+    accounts.insert("gcptoken".into(), token);
+    let mut secrets = common::secrets();
+    secrets
+        .0
+        .push(("gcp-token".into(), "ya29.cairn-test-token".into()));
+    let s = common::setup_with(dir.path(), &accounts, common::guard(secrets));
+    let b = bucket(&s.tools, "gcptoken").await;
+    let body: Vec<u8> = (0..3 * 1024 * 1024u32).map(|i| (i % 249) as u8).collect();
+    put(&s.tools, dir.path(), "gcptoken", &b, "big.bin", &body).await;
+    put(&s.tools, dir.path(), "gcptoken", &b, "small.txt", b"small").await;
+    let seen = err(
+        &s.tools,
+        "storage_download",
+        json!({"account": "gcptoken", "bucket": b, "key": "big.bin", "path": "big.bin"}),
+    )
+    .await;
+    assert!(seen.text.contains("over the web size cap"), "{}", seen.text);
+    assert!(!dir.path().join("big.bin").exists());
+    ok(
+        &s.tools,
+        "storage_download",
+        json!({"account": "gcptoken", "bucket": b, "key": "small.txt", "path": "small.txt"}),
+    )
+    .await;
+    assert_eq!(
+        std::fs::read(dir.path().join("small.txt")).unwrap(),
+        b"small"
+    );
+    // The account without a token streams the same object.
+    ok(
+        &s.tools,
+        "storage_download",
+        json!({"account": "gcp", "bucket": b, "key": "big.bin", "path": "big.bin"}),
+    )
+    .await;
+    assert!(std::fs::read(dir.path().join("big.bin")).unwrap() == body);
+}

@@ -5,10 +5,10 @@
 //! replaced only with `overwrite`, never one open in the editor; the edit is reported.
 //!
 //! Decisions:
-//! - The body streams ([`cairn_web::WebGuard::fetch_to`]) into a private temp file, then is
-//!   copied into place through [`cairn_workspace::Workspace::write_from`] (temp file and
-//!   rename inside the workspace), so a multi-gigabyte object never sits in memory and never
-//!   appears half-written.
+//! - The body streams ([`cairn_web::WebGuard::fetch_to`]) through a bounded pipe into
+//!   [`cairn_workspace::Workspace::write_from`] (a temp file beside the target, renamed into
+//!   place), so a multi-gigabyte object never sits in memory, no copy lands outside the
+//!   workspace, and a download cut short or longer than announced never appears.
 //! - An object over 100 MiB needs the user's approval naming its size (the strict question,
 //!   once); the stream is capped at the size the service announced, so what was approved is
 //!   what lands.
@@ -16,8 +16,6 @@
 //!   by the guard (an echo of the token could not be scrubbed across chunks): their downloads
 //!   are capped at the web size cap (`[web] max_bytes`).
 //! - A body cut short or longer than announced is not saved.
-
-use std::path::PathBuf;
 
 use cairn_agent::tools::EditReport;
 use cairn_toolkit::reply::{approved_once, error, strict_question, text, with_edits};
@@ -82,12 +80,46 @@ enum Target {
     Existing(WorkspacePath),
 }
 
-/// A temp file of ours (not a model-given path), removed when dropped.
-struct TempFile(PathBuf);
+/// The pipe between the download and the file being written.
+const PIPE_BYTES: usize = 256 * 1024;
 
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
+/// The pipe's reading end as a blocking reader for [`Workspace::write_from`], which fails
+/// (so nothing is put in place) when the body ends before the announced size or goes past
+/// the cap.
+struct Bridge {
+    runtime: tokio::runtime::Handle,
+    pipe: tokio::io::DuplexStream,
+    expected: Option<u64>,
+    cap: u64,
+    got: u64,
+}
+
+impl std::io::Read for Bridge {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        use tokio::io::AsyncReadExt as _;
+        // A blocking thread (`off_thread`), so waiting on the runtime here is allowed.
+        let n = self.runtime.block_on(self.pipe.read(buf))?;
+        self.got += n as u64;
+        if self.got > self.cap {
+            return Err(std::io::Error::other(format!(
+                "the object is larger than the {} announced",
+                size_text(self.cap)
+            )));
+        }
+        if n == 0
+            && let Some(expected) = self.expected
+            && self.got < expected
+        {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                format!(
+                    "the download ended after {} of {}",
+                    size_text(self.got),
+                    size_text(expected)
+                ),
+            ));
+        }
+        Ok(n)
     }
 }
 
@@ -156,52 +188,54 @@ async fn download(cloud: &Cloud, a: Args, cx: &CallContext) -> Result<CallToolRe
             "a large download: it fills the disk and takes long; approve this size once",
         ));
     }
-    let temp = TempFile(
-        std::env::temp_dir().join(format!("cairn-storage-{}", uuid::Uuid::new_v4().simple())),
-    );
-    let mut file = tokio::fs::File::create(&temp.0)
-        .await
-        .map_err(|e| format!("nothing was saved: a temp file could not be created: {e}"))?;
-    // One more byte than announced, to tell an object that grew from one that fits.
-    let got = store
-        .download(bucket, key, cap.saturating_add(1), &mut file)
-        .await
-        .map_err(|e| format!("nothing was saved: {e}"))?;
-    drop(file);
-    if got.truncated || got.written > cap {
-        return Err(format!(
-            "nothing was saved: {what} sent more than the {} it announced (it changed meanwhile?); try again",
-            size_text(cap)
-        ));
-    }
-    if let Some(size) = size
-        && got.written < size
-    {
-        return Err(format!(
-            "nothing was saved: {what} ended after {} of {}; try again",
-            size_text(got.written),
-            size_text(size)
-        ));
-    }
     let (path, existed) = match target {
         Target::New(p) => (p, false),
         Target::Existing(p) => (p, true),
     };
     let shown_path = path.display_path();
+    // The body flows from the guard through a bounded pipe into the workspace file, written
+    // on a blocking thread: never all in memory, never half-written in place.
+    let (mut tx, rx) = tokio::io::duplex(PIPE_BYTES);
+    let bridge = Bridge {
+        runtime: tokio::runtime::Handle::current(),
+        pipe: rx,
+        expected: size,
+        cap,
+        got: 0,
+    };
     let written_path = path.clone();
-    let source = temp.0.clone();
-    let written = cairn_workspace::off_thread(&ws, move |ws| {
-        let mut file = std::fs::File::open(&source).map_err(|e| e.to_string())?;
-        ws.write_from(&written_path, &mut file, existed)
+    let writing = cairn_workspace::off_thread(&ws, move |ws| {
+        let mut bridge = bridge;
+        ws.write_from(&written_path, &mut bridge, existed)
+            .map(|()| bridge.got)
             .map_err(|e| e.to_string())
-    })
-    .await
-    .and_then(|r| r);
-    drop(temp);
+    });
+    let fetching = async move {
+        // One more byte than announced, to tell an object that grew from one that fits.
+        let got = store
+            .download(bucket, key, cap.saturating_add(1), &mut tx)
+            .await;
+        // The end of the pipe: the writer sees where the body ends (or stops short).
+        drop(tx);
+        got
+    };
+    let (fetched, written) = tokio::join!(fetching, writing);
+    let written = written.and_then(|r| r);
+    let written = match (fetched, written) {
+        // The file's side stopped first (the pipe broke because of it): its reason.
+        (Err(crate::CloudError::Web(cairn_web::WebError::Write { .. })), Err(w)) => Err(w),
+        // Otherwise the fetch's own error says more than the pipe's.
+        (Err(e), _) => Err(e.to_string()),
+        (Ok(got), _) if got.truncated || got.written > cap => Err(format!(
+            "{what} sent more than the {} it announced (it changed meanwhile?); try again",
+            size_text(cap)
+        )),
+        (Ok(_), w) => w,
+    };
     match written {
-        Ok(()) => {
+        Ok(bytes) => {
             let verb = if existed { "replaced" } else { "saved" };
-            let mut message = format!("{verb} {shown_path} ({}", size_text(got.written));
+            let mut message = format!("{verb} {shown_path} ({}", size_text(bytes));
             if let Some(t) = &head.content_type {
                 message.push_str(&format!(", {t}"));
             }
