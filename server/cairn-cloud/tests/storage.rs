@@ -731,3 +731,102 @@ async fn an_account_whose_token_is_sent_as_itself_downloads_only_up_to_the_web_c
     .await;
     assert!(std::fs::read(dir.path().join("big.bin")).unwrap() == body);
 }
+
+/// Every storage tool is in the set once, with a schema that describes every field and
+/// refuses unknown ones (no emulator needed).
+#[test]
+fn every_storage_tool_describes_its_arguments() {
+    use cairn_agent::tools::ToolHost;
+    let dir = tempfile::tempdir().unwrap();
+    // With a workspace, so the tools that need one are offered too.
+    let ws = cairn_workspace::Workspace::new(vec![dir.path().to_path_buf()]).unwrap();
+    let (cloud, _) = Cloud::new(
+        &std::collections::BTreeMap::new(),
+        None,
+        Some(std::sync::Arc::new(ws)),
+        cairn_workspace::ExactApprovals::new(),
+    );
+    let tools = cairn_cloud::cloud_tools(cloud);
+    let infos: Vec<_> = tools
+        .list()
+        .into_iter()
+        .filter(|i| i.tool.name.starts_with("storage_"))
+        .collect();
+    let names: Vec<_> = infos.iter().map(|i| i.tool.name.to_string()).collect();
+    assert_eq!(
+        names,
+        [
+            "storage_buckets",
+            "storage_list",
+            "storage_head",
+            "storage_download",
+            "storage_upload",
+            "storage_copy",
+            "storage_delete",
+            "storage_create_bucket",
+            "storage_presign"
+        ]
+    );
+    for info in infos {
+        let schema = serde_json::Value::Object(info.tool.input_schema.as_ref().clone());
+        assert_eq!(
+            schema["additionalProperties"],
+            json!(false),
+            "{}",
+            info.tool.name
+        );
+        for (field, property) in schema["properties"].as_object().unwrap() {
+            assert!(
+                property.get("description").is_some(),
+                "{}.{field}: {property}",
+                info.tool.name
+            );
+        }
+        assert_eq!(info.category, "cloud");
+        let changes = !matches!(
+            info.tool.name.as_ref(),
+            "storage_buckets" | "storage_list" | "storage_head"
+        );
+        assert_eq!(info.agent_only, changes, "{}", info.tool.name);
+    }
+}
+
+#[tokio::test]
+async fn without_the_guard_every_tool_says_why_it_cannot_reach_the_store() {
+    let mut accounts = std::collections::BTreeMap::new();
+    accounts.insert(
+        "s3".to_owned(),
+        cairn_config::CloudAccountConfig {
+            kind: cairn_config::CloudKind::S3,
+            region: None,
+            endpoint: Some("http://127.0.0.1:9/".into()),
+            endpoints: std::collections::BTreeMap::new(),
+            access_key_id: None,
+            account: None,
+            project: None,
+            secret: None,
+            auth: None,
+        },
+    );
+    let (cloud, problems) = Cloud::new(
+        &accounts,
+        None,
+        None,
+        cairn_workspace::ExactApprovals::new(),
+    );
+    assert!(problems.is_empty());
+    let tools = cairn_cloud::cloud_tools(cloud);
+    let seen = err(&tools, "storage_list", json!({"bucket": "b"})).await;
+    assert!(
+        seen.text.contains("web guard, which is off"),
+        "{}",
+        seen.text
+    );
+    let seen = err(
+        &tools,
+        "storage_presign",
+        json!({"bucket": "b", "key": "k"}),
+    )
+    .await;
+    assert!(seen.text.contains("no link was made"), "{}", seen.text);
+}

@@ -36,6 +36,7 @@ pub struct Args {
     continuation: Option<String>,
     /// Objects per page (default 100, at most 1000).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 1000))]
     max: Option<usize>,
 }
 
@@ -127,7 +128,7 @@ async fn list(cloud: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolRes
         text.push_str(&format!("({shown} rows"));
         if shown < shown_rows {
             text.push_str(&format!(
-                "; {} more of this page left out for size",
+                "; {} more of this page left out for size: call again with a smaller max to see them, as the continuation token skips them",
                 shown_rows - shown
             ));
         }
@@ -144,6 +145,10 @@ async fn list(cloud: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolRes
         )),
         None => {}
     }
+    // The same rows as the text shows, no more: the result stays as bounded as the table.
+    let folders_shown = shown.min(page.folders.len());
+    page.folders.truncate(folders_shown);
+    page.objects.truncate(shown - folders_shown);
     let mut result = cairn_toolkit::reply::text(text);
     result.structured_content = Some(serde_json::json!({
         "folders": page.folders,

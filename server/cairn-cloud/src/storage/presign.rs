@@ -44,6 +44,7 @@ pub struct Args {
     method: Access,
     /// How long the link works, in seconds (default 3600, at most 604800 = 7 days).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 604800))]
     expires_seconds: Option<u64>,
 }
 
