@@ -830,3 +830,26 @@ async fn without_the_guard_every_tool_says_why_it_cannot_reach_the_store() {
     .await;
     assert!(seen.text.contains("no link was made"), "{}", seen.text);
 }
+
+#[tokio::test]
+async fn a_cancelled_download_saves_nothing() {
+    if !common::emulators() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let s = common::setup(dir.path());
+    let b = bucket(&s.tools, "azure").await;
+    put(&s.tools, dir.path(), "azure", &b, "k.txt", b"body").await;
+    let cancel = tokio_util::sync::CancellationToken::new();
+    cancel.cancel();
+    let seen = cairn_test_support::tools::call_with(
+        &s.tools,
+        "storage_download",
+        json!({"account": "azure", "bucket": b, "key": "k.txt", "path": "k.txt"}),
+        cancel,
+    )
+    .await;
+    assert!(seen.is_error, "{}", seen.text);
+    assert!(seen.text.contains("cancelled"), "{}", seen.text);
+    assert!(!dir.path().join("k.txt").exists());
+}

@@ -166,7 +166,7 @@ async fn download(cloud: &Cloud, a: Args, cx: &CallContext) -> Result<CallToolRe
     let cap = match size {
         Some(size) if buffered && size > guard_cap => {
             return Err(format!(
-                "nothing was saved: {what} is {}, over the web size cap of {} (`[web] max_bytes`), and this account's token is not streamed (an echo of it could not be scrubbed); raise the cap, or fetch it with another tool",
+                "nothing was saved: {what} is {}, over the web size cap of {} (`[web] max_bytes`), and this account's token is not streamed (an echo of it could not be scrubbed across chunks); raise `[web] max_bytes` above its size to download it",
                 size_text(size),
                 size_text(guard_cap)
             ));
