@@ -213,3 +213,59 @@ pub(crate) async fn create_bucket(store: &Store<'_>, name: &str) -> Result<(), C
     store.send(S3, request).await?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::collections::BTreeMap;
+
+    use cairn_config::{CloudAccountConfig, CloudKind};
+
+    use super::*;
+
+    fn account(endpoint: Option<&str>) -> Account {
+        let config = CloudAccountConfig {
+            kind: if endpoint.is_some() {
+                CloudKind::S3
+            } else {
+                CloudKind::Aws
+            },
+            region: Some("eu-west-1".into()),
+            endpoint: endpoint.map(str::to_owned),
+            endpoints: BTreeMap::new(),
+            access_key_id: None,
+            account: None,
+            project: None,
+            secret: None,
+            auth: None,
+        };
+        Account::from_config("a", &config).unwrap()
+    }
+
+    #[test]
+    fn aws_uses_virtual_hosts_and_a_custom_endpoint_uses_paths() {
+        let aws = account(None);
+        assert_eq!(
+            object_url(&aws, "my-bucket", "dir/a b?.txt", &[])
+                .unwrap()
+                .as_str(),
+            "https://my-bucket.s3.eu-west-1.amazonaws.com/dir/a%20b%3F.txt"
+        );
+        assert_eq!(
+            url(&aws, "my-bucket", "", &[("list-type", "2")])
+                .unwrap()
+                .as_str(),
+            "https://my-bucket.s3.eu-west-1.amazonaws.com/?list-type=2"
+        );
+        let minio = account(Some("http://127.0.0.1:9000/base"));
+        assert_eq!(
+            object_url(&minio, "b", "x/y#z", &[]).unwrap().as_str(),
+            "http://127.0.0.1:9000/base/b/x/y%23z"
+        );
+        assert_eq!(
+            url(&minio, "b", "", &[]).unwrap().as_str(),
+            "http://127.0.0.1:9000/base/b"
+        );
+    }
+}

@@ -17,6 +17,9 @@
 //!   are capped at the web size cap (`[web] max_bytes`).
 //! - A body cut short or longer than announced is not saved.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use cairn_agent::tools::EditReport;
 use cairn_toolkit::reply::{approved_once, error, strict_question, text, with_edits};
 use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
@@ -92,6 +95,9 @@ struct Bridge {
     expected: Option<u64>,
     cap: u64,
     got: u64,
+    /// Set by the download when the whole body arrived: the end of the pipe without it (a
+    /// failure, a cancellation, the call dropped) is not the end of the object.
+    complete: Arc<AtomicBool>,
 }
 
 impl std::io::Read for Bridge {
@@ -105,6 +111,12 @@ impl std::io::Read for Bridge {
                 "the object is larger than the {} announced",
                 size_text(self.cap)
             )));
+        }
+        if n == 0 && !self.complete.load(Ordering::SeqCst) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "the download did not finish",
+            ));
         }
         if n == 0
             && let Some(expected) = self.expected
@@ -196,12 +208,14 @@ async fn download(cloud: &Cloud, a: Args, cx: &CallContext) -> Result<CallToolRe
     // The body flows from the guard through a bounded pipe into the workspace file, written
     // on a blocking thread: never all in memory, never half-written in place.
     let (mut tx, rx) = tokio::io::duplex(PIPE_BYTES);
+    let complete = Arc::new(AtomicBool::new(false));
     let bridge = Bridge {
         runtime: tokio::runtime::Handle::current(),
         pipe: rx,
         expected: size,
         cap,
         got: 0,
+        complete: complete.clone(),
     };
     let written_path = path.clone();
     let writing = cairn_workspace::off_thread(&ws, move |ws| {
@@ -215,6 +229,9 @@ async fn download(cloud: &Cloud, a: Args, cx: &CallContext) -> Result<CallToolRe
         let got = store
             .download(bucket, key, cap.saturating_add(1), &mut tx)
             .await;
+        if got.as_ref().is_ok_and(|g| !g.truncated) {
+            complete.store(true, Ordering::SeqCst);
+        }
         // The end of the pipe: the writer sees where the body ends (or stops short).
         drop(tx);
         got
