@@ -620,6 +620,44 @@ async fn a_download_over_100_mib_asks_about_its_size_first() {
     );
     assert!(!dir.path().join("huge.bin").exists());
     common::approve(&s.approvals, &seen.result);
+
+    // Cancelled while it streams (once the file's temp copy exists): nothing is put in place
+    // and the temp copy goes.
+    let temps = |dir: &Path| {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .filter(|e| {
+                let name = e.as_ref().unwrap().file_name();
+                name.to_string_lossy().starts_with(".cairn-edit-")
+            })
+            .count()
+    };
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let mut running = std::pin::pin!(cairn_test_support::tools::call_with(
+        &s.tools,
+        "storage_download",
+        args.clone(),
+        cancel.clone(),
+    ));
+    let watch = async {
+        while temps(dir.path()) == 0 {
+            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+        }
+        cancel.cancel();
+    };
+    let seen = tokio::select! {
+        seen = &mut running => seen,
+        () = watch => running.await,
+    };
+    assert!(
+        seen.is_error,
+        "the download finished before it was cancelled: {}",
+        seen.text
+    );
+    assert!(seen.text.contains("cancelled"), "{}", seen.text);
+    assert!(!dir.path().join("huge.bin").exists());
+    assert_eq!(temps(dir.path()), 0);
+
     let out = ok(&s.tools, "storage_download", args).await;
     assert!(
         out.contains("saved huge.bin (100.0 MiB (104857617 bytes)"),
