@@ -406,13 +406,16 @@ impl WebGuard {
             mut response,
             url,
             redirects,
-            ..
+            sent,
         } = last;
         let status = response.status();
         if !status.is_success() {
             let read = tokio::time::timeout(total, self.read(response, url.clone(), redirects))
                 .await
                 .map_err(|_| timeout(&url))??;
+            // A signature leaves nothing to scrub, but the error page is treated as `fetch`
+            // treats any body, so this path never depends on that.
+            let read = scrub(read, &sent);
             return Ok(StreamedResponse {
                 status,
                 final_url: read.final_url,
