@@ -100,13 +100,20 @@ impl<'a> Store<'a> {
         }
     }
 
-    /// The buckets, at most `max`, and whether there were more.
-    pub(crate) async fn buckets(&self, max: usize) -> Result<(Vec<Bucket>, bool), CloudError> {
+    /// The buckets whose names start with `prefix`, at most `max`, and whether there were
+    /// more.
+    pub(crate) async fn buckets(
+        &self,
+        prefix: &str,
+        max: usize,
+    ) -> Result<(Vec<Bucket>, bool), CloudError> {
         let mut all = match self.provider {
-            Provider::S3 => s3::buckets(self).await?,
-            Provider::Azure => azure::buckets(self).await?,
-            Provider::Gcs => gcs::buckets(self).await?,
+            Provider::S3 => s3::buckets(self, prefix).await?,
+            Provider::Azure => azure::buckets(self, prefix).await?,
+            Provider::Gcs => gcs::buckets(self, prefix).await?,
         };
+        // Also here: a store that ignores the prefix (an older S3-compatible one) is filtered.
+        all.retain(|b| b.name.starts_with(prefix));
         let more = all.len() > max;
         all.truncate(max);
         Ok((all, more))

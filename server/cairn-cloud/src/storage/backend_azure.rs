@@ -49,7 +49,7 @@ async fn send(
         .await
 }
 
-pub(crate) async fn buckets(store: &Store<'_>) -> Result<Vec<Bucket>, CloudError> {
+pub(crate) async fn buckets(store: &Store<'_>, prefix: &str) -> Result<Vec<Bucket>, CloudError> {
     let mut out = Vec::new();
     let mut marker: Option<String> = None;
     // Pages of 500; the caller shows a few hundred at most, so two pages are plenty.
@@ -57,6 +57,9 @@ pub(crate) async fn buckets(store: &Store<'_>) -> Result<Vec<Bucket>, CloudError
         let mut query = vec![("comp", "list"), ("maxresults", "500")];
         if let Some(m) = &marker {
             query.push(("marker", m.as_str()));
+        }
+        if !prefix.is_empty() {
+            query.push(("prefix", prefix));
         }
         let mut url = store.account.base_url(BLOB)?;
         url.query_pairs_mut().extend_pairs(query);

@@ -49,12 +49,12 @@ fn size(v: &Value) -> Option<u64> {
     }
 }
 
-pub(crate) async fn buckets(store: &Store<'_>) -> Result<Vec<Bucket>, CloudError> {
-    let url = url_of(
-        &base(store)?,
-        "storage/v1/b",
-        &[("project", project(store)), ("maxResults", "500")],
-    )?;
+pub(crate) async fn buckets(store: &Store<'_>, prefix: &str) -> Result<Vec<Bucket>, CloudError> {
+    let mut query = vec![("project", project(store)), ("maxResults", "500")];
+    if !prefix.is_empty() {
+        query.push(("prefix", prefix));
+    }
+    let url = url_of(&base(store)?, "storage/v1/b", &query)?;
     let answer = call(store, Method::GET, url, None).await?;
     Ok(items(&answer)
         .map(|b| Bucket {

@@ -59,8 +59,12 @@ pub(crate) fn object_url(
     url(account, bucket, key, query)
 }
 
-pub(crate) async fn buckets(store: &Store<'_>) -> Result<Vec<Bucket>, CloudError> {
-    let request = CloudRequest::new(Method::GET, store.account.base_url(S3)?);
+pub(crate) async fn buckets(store: &Store<'_>, prefix: &str) -> Result<Vec<Bucket>, CloudError> {
+    let mut url = store.account.base_url(S3)?;
+    if !prefix.is_empty() {
+        url.query_pairs_mut().append_pair("prefix", prefix);
+    }
+    let request = CloudRequest::new(Method::GET, url);
     let response = store.send(S3, request).await?;
     let text = text_of(S3, &response)?;
     let doc = xml(S3, &text)?;

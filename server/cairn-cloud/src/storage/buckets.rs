@@ -6,6 +6,7 @@ use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
+use super::backend::Provider;
 use crate::Cloud;
 
 /// The `storage_buckets` tool.
@@ -18,6 +19,9 @@ pub struct Args {
     /// The `[cloud.NAME]` account; needed only when several fit.
     #[serde(default)]
     account: Option<String>,
+    /// Only buckets whose names start with this; default all.
+    #[serde(default)]
+    prefix: String,
 }
 
 /// At most this many buckets are shown.
@@ -28,7 +32,7 @@ impl Tool for StorageBuckets {
     type Args = Args;
     const NAME: &'static str = "storage_buckets";
     const TITLE: &'static str = "List storage buckets";
-    const DESCRIPTION: &'static str = "List the buckets of an object storage account (S3, Google Cloud Storage) or the containers of an Azure storage account, with when each was created; at most 200.";
+    const DESCRIPTION: &'static str = "List the buckets of an object storage account (S3, Google Cloud Storage) or the containers of an Azure storage account, with when each was created, optionally by name prefix; at most 200.";
     const CATEGORY: Category = Category::Cloud;
     const EFFECT: Effect = Effect::Network;
     const READ_ONLY: bool = true;
@@ -43,13 +47,18 @@ impl Tool for StorageBuckets {
             Ok(s) => s,
             Err(e) => return error(e.to_string()),
         };
-        let (buckets, more) = match store.buckets(MAX).await {
+        let (buckets, more) = match store.buckets(&args.prefix, MAX).await {
             Ok(b) => b,
             Err(e) => return error(e.to_string()),
         };
         let word = store.bucket_word();
+        // Azure lists a container's last change, not its creation.
+        let date = match store.provider {
+            Provider::Azure => "modified",
+            Provider::S3 | Provider::Gcs => "created",
+        };
         let table = Table {
-            columns: vec![word.to_owned(), "created".to_owned()],
+            columns: vec![word.to_owned(), date.to_owned()],
             rows: buckets
                 .into_iter()
                 .map(|b| vec![Cell::Text(b.name), b.created.map_or(Cell::Null, Cell::Text)])
@@ -59,7 +68,7 @@ impl Tool for StorageBuckets {
         table.result_hinting(
             &format!("{word}s of account {}", store.account.name),
             &Limits::default(),
-            "list a bucket's objects with storage_list when you know its name",
+            "narrow them with `prefix`",
         )
     }
 }

@@ -84,8 +84,8 @@ async fn list(cloud: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolRes
             vec![
                 Cell::Text("folder".into()),
                 Cell::Text(f.clone()),
-                Cell::Null,
-                Cell::Null,
+                Cell::Text(String::new()),
+                Cell::Text(String::new()),
             ]
         })
         .collect();
@@ -125,7 +125,10 @@ async fn list(cloud: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolRes
             }
         );
     } else {
-        text.push_str(&format!("({shown} rows"));
+        text.push_str(&format!(
+            "({shown} row{}",
+            if shown == 1 { "" } else { "s" }
+        ));
         if shown < shown_rows {
             text.push_str(&format!(
                 "; {} more of this page left out for size: call again with a smaller max to see them, as the continuation token skips them",
