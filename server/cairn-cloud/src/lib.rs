@@ -118,6 +118,15 @@ impl Cloud {
 /// The cloud tools, in the order listed.
 pub const CLOUD_TOOLS: &[Entry<Cloud>] = &[
     // object storage (storage/)
+    Entry::of::<storage::buckets::StorageBuckets>(),
+    Entry::of::<storage::list::StorageList>(),
+    Entry::of::<storage::head::StorageHead>(),
+    Entry::of::<storage::download::StorageDownload>(),
+    Entry::of::<storage::upload::StorageUpload>(),
+    Entry::of::<storage::copy::StorageCopy>(),
+    Entry::of::<storage::delete::StorageDelete>(),
+    Entry::of::<storage::create_bucket::StorageCreateBucket>(),
+    Entry::of::<storage::presign::StoragePresign>(),
     // -- end of storage
     // queues and notifications (queues/)
     Entry::of::<queues::list::QueueList>(),

@@ -86,6 +86,10 @@ pub enum WebError {
     #[error("{url} did not finish within {} s", after.as_secs_f64())]
     Timeout { url: String, after: Duration },
 
+    /// Writing a streamed body ([`crate::WebGuard::fetch_to`]) failed.
+    #[error("writing the body of {url} failed: {reason}")]
+    Write { url: String, reason: String },
+
     /// Connecting, sending or receiving failed.
     #[error("request to {url} failed: {source}")]
     Http { url: String, source: reqwest::Error },

@@ -348,7 +348,12 @@ impl WebGuard {
         let url = self.check_url(&request.url)?;
         self.limits.check_user(&request.user)?;
         let total = self.config.total_timeout;
-        match tokio::time::timeout(total, self.run(request, url.clone())).await {
+        let whole = async {
+            let last = self.run(request, url.clone()).await?;
+            let response = self.read(last.response, last.url, last.redirects).await?;
+            Ok(scrub(response, &last.sent))
+        };
+        match tokio::time::timeout(total, whole).await {
             Ok(result) => result,
             Err(_) => Err(WebError::Timeout {
                 url: url.to_string(),
@@ -357,7 +362,112 @@ impl WebGuard {
         }
     }
 
-    async fn run(&self, request: WebRequest, mut url: Url) -> Result<WebResponse, WebError> {
+    /// [`WebGuard::fetch`], with a successful (2xx) final body streamed into `writer`, at most
+    /// `max_bytes` of it (the rest is not read; `truncated` says so), instead of read into
+    /// memory up to `web.max_bytes`: for downloads larger than that cap. The hops pass every
+    /// check `fetch` makes, within `web.total_timeout`; the body then flows as long as each
+    /// chunk arrives within that time (callers bound the whole by cancellation).
+    ///
+    /// An error status's body is read into memory as `fetch` reads it and nothing is written.
+    /// A credential placed as the secret itself (Bearer, Basic, a header, a query parameter, a
+    /// SAS token) is not streamed: an echo of it split across chunks could not be scrubbed, so
+    /// the body is fetched as `fetch` does (capped at `web.max_bytes`, scrubbed) and written
+    /// after. Signatures (SigV4, Shared Key) carry no secret to echo, so they stream.
+    pub async fn fetch_to<W>(
+        &self,
+        request: WebRequest,
+        max_bytes: u64,
+        writer: &mut W,
+    ) -> Result<StreamedResponse, WebError>
+    where
+        W: tokio::io::AsyncWrite + Unpin + Send,
+    {
+        let sends_secret = request.credential.as_ref().is_some_and(|c| {
+            !matches!(
+                c.placement,
+                Placement::AwsSigV4 { .. } | Placement::AzureSharedKey { .. }
+            )
+        });
+        if sends_secret {
+            let response = self.fetch(request).await?;
+            return write_buffered(response, max_bytes, writer).await;
+        }
+        let url = self.check_url(&request.url)?;
+        self.limits.check_user(&request.user)?;
+        let total = self.config.total_timeout;
+        let timeout = |url: &Url| WebError::Timeout {
+            url: url.to_string(),
+            after: total,
+        };
+        let last = tokio::time::timeout(total, self.run(request, url.clone()))
+            .await
+            .map_err(|_| timeout(&url))??;
+        let Last {
+            mut response,
+            url,
+            redirects,
+            sent,
+        } = last;
+        let status = response.status();
+        if !status.is_success() {
+            let read = tokio::time::timeout(total, self.read(response, url.clone(), redirects))
+                .await
+                .map_err(|_| timeout(&url))??;
+            // A signature leaves nothing to scrub, but the error page is treated as `fetch`
+            // treats any body, so this path never depends on that.
+            let read = scrub(read, &sent);
+            return Ok(StreamedResponse {
+                status,
+                final_url: read.final_url,
+                headers: read.headers,
+                written: 0,
+                truncated: read.truncated,
+                redirects,
+                body: read.body,
+            });
+        }
+        let headers = response.headers().clone();
+        let mut written: u64 = 0;
+        let mut truncated = false;
+        loop {
+            let chunk = tokio::time::timeout(total, response.chunk())
+                .await
+                .map_err(|_| timeout(&url))?
+                .map_err(|source| WebError::Http {
+                    url: url.to_string(),
+                    source: source.without_url(),
+                })?;
+            let Some(chunk) = chunk else { break };
+            let room = usize::try_from(max_bytes - written).unwrap_or(usize::MAX);
+            let take = chunk.len().min(room);
+            write_all(writer, &chunk[..take], &url).await?;
+            written += take as u64;
+            if take < chunk.len() {
+                truncated = true;
+                // Dropping the response closes the connection: the rest is never read.
+                break;
+            }
+        }
+        tokio::io::AsyncWriteExt::flush(writer)
+            .await
+            .map_err(|e| WebError::Write {
+                url: url.to_string(),
+                reason: e.to_string(),
+            })?;
+        Ok(StreamedResponse {
+            status,
+            final_url: url,
+            headers,
+            written,
+            truncated,
+            redirects,
+            body: Vec::new(),
+        })
+    }
+
+    /// Follows the hops of `request` (every check, the credential attached per hop) up to the
+    /// final answer, whose body is not read yet.
+    async fn run(&self, request: WebRequest, mut url: Url) -> Result<Last, WebError> {
         let WebRequest {
             mut method,
             mut headers,
@@ -412,8 +522,12 @@ impl WebGuard {
                 .flatten()
                 .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
             let Some(location) = location else {
-                let response = self.read(response, url, hop).await?;
-                return Ok(scrub(response, &sent));
+                return Ok(Last {
+                    response,
+                    url,
+                    redirects: hop,
+                    sent,
+                });
             };
             drop(response);
             if hop >= self.config.max_redirects {
@@ -717,6 +831,95 @@ impl WebGuard {
             redirects,
         })
     }
+}
+
+/// What [`WebGuard::fetch_to`] did: the final hop's status and headers, and how much of the
+/// body went to the writer.
+#[derive(Debug, Clone)]
+pub struct StreamedResponse {
+    pub status: StatusCode,
+    /// The URL of the last hop (after redirects).
+    pub final_url: Url,
+    pub headers: HeaderMap,
+    /// Bytes written.
+    pub written: u64,
+    /// The body was longer than the cap and was cut there.
+    pub truncated: bool,
+    /// How many redirects were followed.
+    pub redirects: usize,
+    /// An error status's body (at most `web.max_bytes`), read instead of written; empty when
+    /// the body was written.
+    pub body: Vec<u8>,
+}
+
+/// The final hop's answer, its body unread, and what the guard attached on the way.
+struct Last {
+    response: reqwest::Response,
+    url: Url,
+    redirects: usize,
+    sent: Vec<(String, String)>,
+}
+
+async fn write_all<W>(writer: &mut W, bytes: &[u8], url: &Url) -> Result<(), WebError>
+where
+    W: tokio::io::AsyncWrite + Unpin + Send,
+{
+    tokio::io::AsyncWriteExt::write_all(writer, bytes)
+        .await
+        .map_err(|e| WebError::Write {
+            url: url.to_string(),
+            reason: e.to_string(),
+        })
+}
+
+/// A body `fetch` read (and scrubbed), written as `fetch_to` would have: a success's body up
+/// to `max_bytes`, an error's kept in memory.
+async fn write_buffered<W>(
+    response: WebResponse,
+    max_bytes: u64,
+    writer: &mut W,
+) -> Result<StreamedResponse, WebError>
+where
+    W: tokio::io::AsyncWrite + Unpin + Send,
+{
+    let WebResponse {
+        status,
+        final_url,
+        headers,
+        body,
+        truncated,
+        redirects,
+    } = response;
+    if !status.is_success() {
+        return Ok(StreamedResponse {
+            status,
+            final_url,
+            headers,
+            written: 0,
+            truncated,
+            redirects,
+            body,
+        });
+    }
+    let take = body
+        .len()
+        .min(usize::try_from(max_bytes).unwrap_or(usize::MAX));
+    write_all(writer, &body[..take], &final_url).await?;
+    tokio::io::AsyncWriteExt::flush(writer)
+        .await
+        .map_err(|e| WebError::Write {
+            url: final_url.to_string(),
+            reason: e.to_string(),
+        })?;
+    Ok(StreamedResponse {
+        status,
+        final_url,
+        headers,
+        written: take as u64,
+        truncated: truncated || take < body.len(),
+        redirects,
+        body: Vec::new(),
+    })
 }
 
 /// What a signature covers: the request as it will be sent.

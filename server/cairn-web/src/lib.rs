@@ -54,7 +54,7 @@ pub use classify::{AddressClass, classify};
 pub use config::GuardConfig;
 pub use credentials::{CredentialRefusal, CredentialUse, Credentials, NoCredentials, Placement};
 pub use error::WebError;
-pub use guard::{WebGuard, WebRequest, WebResponse};
+pub use guard::{StreamedResponse, WebGuard, WebRequest, WebResponse};
 pub use resolve::{BoxFuture, Resolver, SystemResolver};
 pub use tls::PeerCertificates;
 

@@ -1074,3 +1074,119 @@ async fn an_echo_cut_at_the_size_cap_leaves_no_part_of_the_credential() {
         1000 + 4 * 6 - 10 * "Bearer tok-123".len()
     );
 }
+
+// `fetch_to` writes a success's body past the in-memory cap, up to its own cap, and stops
+// reading there.
+#[tokio::test(flavor = "multi_thread")]
+async fn fetch_to_streams_past_the_memory_cap_and_stops_at_its_own() {
+    const FIVE_MB: usize = 5 * 1024 * 1024;
+    let server = Server::start(|_| Reply::Big(FIVE_MB)).await;
+    let g = guard(loopback_ok());
+    let mut out: Vec<u8> = Vec::new();
+    let r = match g
+        .fetch_to(
+            WebRequest::get(server.url("/big")),
+            8 * 1024 * 1024,
+            &mut out,
+        )
+        .await
+    {
+        Ok(r) => r,
+        Err(e) => panic!("fetch_to: {e}"),
+    };
+    assert_eq!(
+        (r.status.as_u16(), r.written, r.truncated),
+        (200, FIVE_MB as u64, false)
+    );
+    assert_eq!(out.len(), FIVE_MB);
+    assert!(out.iter().all(|b| *b == b'x'));
+
+    const FIFTY_MB: usize = 50 * 1024 * 1024;
+    let huge = Server::start(|_| Reply::Big(FIFTY_MB)).await;
+    let mut out: Vec<u8> = Vec::new();
+    let r = match g
+        .fetch_to(WebRequest::get(huge.url("/big")), 2 * 1024 * 1024, &mut out)
+        .await
+    {
+        Ok(r) => r,
+        Err(e) => panic!("fetch_to: {e}"),
+    };
+    assert_eq!((r.written, r.truncated), (2 * 1024 * 1024, true));
+    assert_eq!(out.len(), 2 * 1024 * 1024);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let written = huge.written.load(Ordering::SeqCst);
+    assert!(written < 16 * 1024 * 1024, "server wrote {written} bytes");
+
+    // An error status: its body comes back in memory, nothing is written.
+    let missing = Server::start(|_| Reply::Text(404, vec![], "<Error>gone</Error>".into())).await;
+    let mut out: Vec<u8> = Vec::new();
+    let r = match g
+        .fetch_to(WebRequest::get(missing.url("/x")), 1024, &mut out)
+        .await
+    {
+        Ok(r) => r,
+        Err(e) => panic!("fetch_to: {e}"),
+    };
+    assert_eq!((r.status.as_u16(), r.written), (404, 0));
+    assert_eq!(r.body, b"<Error>gone</Error>");
+    assert!(out.is_empty());
+
+    // The hops pass the same checks as `fetch`: a redirect inward is refused.
+    let inward = Server::start(|_| redirect("http://10.0.0.1/")).await;
+    let mut out: Vec<u8> = Vec::new();
+    match g
+        .fetch_to(WebRequest::get(inward.url("/r")), 1024, &mut out)
+        .await
+    {
+        Err(e @ WebError::RedirectRefused { .. }) => {
+            assert_eq!(class_of(&e), Some(AddressClass::Private), "{e}");
+        }
+        other => panic!("expected a refused redirect, got {other:?}"),
+    }
+    assert!(out.is_empty());
+}
+
+// A credential sent as itself (here Basic) is not streamed: the body is read as `fetch` reads
+// it, capped at `max_bytes` and scrubbed of the echo, then written.
+#[tokio::test(flavor = "multi_thread")]
+async fn fetch_to_does_not_stream_a_secret_placed_as_itself() {
+    let body = ECHOES.join(" | ");
+    let echo = Server::start(move |_| ok(&body)).await;
+    let port = echo.addr.port();
+    let script = Arc::new(Script::default().with("api.test", &[&["127.0.0.1"]]));
+    let g = with_secrets(script.clone());
+    let basic = |path: &str| {
+        WebRequest::get(format!("http://api.test:{port}{path}")).with_credential(
+            cairn_web::CredentialUse {
+                secret: "github".into(),
+                placement: cairn_web::Placement::Basic {
+                    username: "me".into(),
+                },
+            },
+        )
+    };
+    let mut out: Vec<u8> = Vec::new();
+    let r = match g.fetch_to(basic("/user"), 1 << 30, &mut out).await {
+        Ok(r) => r,
+        Err(e) => panic!("fetch_to: {e}"),
+    };
+    assert!(!r.truncated);
+    assert_eq!(
+        String::from_utf8_lossy(&out),
+        vec!["[REDACTED:github]"; ECHOES.len()].join(" | ")
+    );
+
+    // A large body under such a credential stops at the web size cap (1 MiB), whatever the
+    // caller's cap.
+    let big = Server::start(|_| Reply::Big(5 * 1024 * 1024)).await;
+    let g = with_secrets(script);
+    let request = WebRequest::get(format!("http://api.test:{}/big", big.addr.port()))
+        .with_credential(cairn_web::CredentialUse::bearer("github"));
+    let mut out: Vec<u8> = Vec::new();
+    let r = match g.fetch_to(request, 1 << 30, &mut out).await {
+        Ok(r) => r,
+        Err(e) => panic!("fetch_to: {e}"),
+    };
+    assert!(r.truncated);
+    assert!(out.len() <= 1024 * 1024, "{} bytes written", out.len());
+}

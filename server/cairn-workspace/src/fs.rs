@@ -124,6 +124,45 @@ impl Workspace {
         parent.write_file(bytes, mode, existing.is_some())
     }
 
+    /// A file's content copied from `source` (a download too large for memory), as
+    /// [`Workspace::write_bytes_atomic`] writes (`replace`) or
+    /// [`Workspace::create_bytes_exclusive`] creates (not `replace`): through a temp file
+    /// renamed into place, with the same checks.
+    pub fn write_from(
+        &self,
+        path: &WorkspacePath,
+        source: &mut dyn Read,
+        replace: bool,
+    ) -> Result<(), ScopeError> {
+        self.check(path, Operation::Write)?;
+        let abs = path.as_path();
+        if path.is_root() {
+            return Err(ScopeError::IsADirectory {
+                path: abs.to_owned(),
+            });
+        }
+        self.parent_of(path)?;
+        let parent = open::Parent::open(path, true)?;
+        let existing = parent.lstat()?;
+        match &existing {
+            Some(_) if !replace => {
+                return Err(ScopeError::AlreadyExists {
+                    path: abs.to_owned(),
+                });
+            }
+            Some(st) if open::file_type(st) == FileType::Symlink => {
+                return Err(ScopeError::InvalidPath {
+                    requested: path.display_path(),
+                    reason: "it became a symlink; writes never follow symlinks".to_owned(),
+                });
+            }
+            Some(st) => open::check_regular(abs, open::file_type(st))?,
+            None => {}
+        }
+        let mode = existing.as_ref().map(open::permissions);
+        parent.write_file_from(source, mode, existing.is_some())
+    }
+
     /// The entries of a directory, sorted by name; symlinks are reported, never followed.
     pub fn list_dir(&self, path: &WorkspacePath) -> Result<Vec<DirEntry>, ScopeError> {
         let abs = path.as_path();

@@ -31,7 +31,6 @@
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
-use std::io::Write;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -273,6 +272,17 @@ impl<'a> Parent<'a> {
         mode: Option<Mode>,
         clobber: bool,
     ) -> Result<(), ScopeError> {
+        self.write_file_from(&mut &bytes[..], mode, clobber)
+    }
+
+    /// [`Parent::write_file`] with the content copied from `source` (a download too large to
+    /// hold in memory), still into a temp file renamed into place.
+    pub(crate) fn write_file_from(
+        &self,
+        source: &mut dyn std::io::Read,
+        mode: Option<Mode>,
+        clobber: bool,
+    ) -> Result<(), ScopeError> {
         let target = self.path.as_path();
         let parent_abs = target.parent().unwrap_or(target);
         let (tmp_name, fd) =
@@ -286,8 +296,7 @@ impl<'a> Parent<'a> {
             rustix::fs::fchmod(&fd, mode).map_err(|e| ScopeError::io(&tmp_abs, e.into()))?;
         }
         let mut file = File::from(fd);
-        file.write_all(bytes)
-            .map_err(|e| ScopeError::io(&tmp_abs, e))?;
+        std::io::copy(source, &mut file).map_err(|e| ScopeError::io(&tmp_abs, e))?;
         file.sync_all().map_err(|e| ScopeError::io(&tmp_abs, e))?;
         drop(file);
         let moved = if clobber {

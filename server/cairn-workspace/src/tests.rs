@@ -337,6 +337,36 @@ fn atomic_write_preserves_mode_and_creates_parents() {
 }
 
 #[test]
+fn write_from_streams_a_reader_into_place_without_clobbering() {
+    let f = fixture(&["ws/kept.txt => mine", "outside/target => outside"]);
+    let big: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
+    let p = f.ws.resolve("dl/big.bin").unwrap();
+    f.ws.write_from(&p, &mut &big[..], false).unwrap();
+    assert!(fs::read(f.root().join("dl/big.bin")).unwrap() == big);
+    // An existing file is not replaced unless asked, and then it is.
+    let kept = f.ws.resolve("kept.txt").unwrap();
+    let err = f.ws.write_from(&kept, &mut &b"new"[..], false).unwrap_err();
+    assert!(matches!(err, ScopeError::AlreadyExists { .. }), "{err}");
+    assert_eq!(
+        fs::read_to_string(f.root().join("kept.txt")).unwrap(),
+        "mine"
+    );
+    f.ws.write_from(&kept, &mut &b"new"[..], true).unwrap();
+    assert_eq!(
+        fs::read_to_string(f.root().join("kept.txt")).unwrap(),
+        "new"
+    );
+    // A symlink swapped in after resolution is not followed.
+    fs::remove_file(f.root().join("kept.txt")).unwrap();
+    symlink(f.base.join("outside/target"), f.root().join("kept.txt")).unwrap();
+    assert!(f.ws.write_from(&kept, &mut &b"pwned"[..], true).is_err());
+    assert_eq!(
+        fs::read_to_string(f.base.join("outside/target")).unwrap(),
+        "outside"
+    );
+}
+
+#[test]
 fn write_never_follows_a_symlink_swapped_in_after_resolution() {
     let f = fixture(&["ws/f.txt => mine", "outside/target => outside"]);
     let p = f.ws.resolve("f.txt").unwrap();

@@ -1,0 +1,206 @@
+//! Google Cloud Storage's JSON API (`storage/v1`), with the account's access token as a
+//! Bearer credential attached by the guard (an emulator needs none).
+
+use cairn_web::Method;
+use serde_json::{Value, json};
+use url::Url;
+
+use super::backend::{Bucket, Head, Listing, Object, Store};
+use crate::request::{CloudError, CloudRequest, segment, url_of};
+
+/// The service name.
+const STORAGE: &str = "storage";
+
+fn base(store: &Store<'_>) -> Result<Url, CloudError> {
+    store.account.base_url(STORAGE)
+}
+
+fn project<'a>(store: &Store<'a>) -> &'a str {
+    store.account.project.as_deref().unwrap_or_default()
+}
+
+/// `storage/v1/b/{bucket}/o/{object}`: the object name is one segment, its slashes encoded.
+fn object_path(bucket: &str, key: &str) -> String {
+    format!("storage/v1/b/{}/o/{}", segment(bucket), segment(key))
+}
+
+async fn call(
+    store: &Store<'_>,
+    method: Method,
+    url: Url,
+    body: Option<&Value>,
+) -> Result<Value, CloudError> {
+    store
+        .cloud
+        .gcp(store.cx, store.account, STORAGE, method, url, body)
+        .await
+}
+
+fn string(v: &Value, name: &str) -> Option<String> {
+    v.get(name).and_then(Value::as_str).map(str::to_owned)
+}
+
+/// Sizes come as decimal strings in the JSON API.
+fn size(v: &Value) -> Option<u64> {
+    match v.get("size") {
+        Some(Value::String(s)) => s.parse().ok(),
+        Some(Value::Number(n)) => n.as_u64(),
+        _ => None,
+    }
+}
+
+pub(crate) async fn buckets(store: &Store<'_>, prefix: &str) -> Result<Vec<Bucket>, CloudError> {
+    let mut query = vec![("project", project(store)), ("maxResults", "500")];
+    if !prefix.is_empty() {
+        query.push(("prefix", prefix));
+    }
+    let url = url_of(&base(store)?, "storage/v1/b", &query)?;
+    let answer = call(store, Method::GET, url, None).await?;
+    Ok(items(&answer)
+        .map(|b| Bucket {
+            name: string(b, "name").unwrap_or_default(),
+            created: string(b, "timeCreated"),
+        })
+        .collect())
+}
+
+fn items(answer: &Value) -> impl Iterator<Item = &Value> {
+    answer
+        .get("items")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+}
+
+pub(crate) async fn list(
+    store: &Store<'_>,
+    bucket: &str,
+    prefix: &str,
+    delimiter: Option<&str>,
+    continuation: Option<&str>,
+    max: usize,
+) -> Result<Listing, CloudError> {
+    let max_results = max.to_string();
+    let mut query = vec![("maxResults", max_results.as_str())];
+    if !prefix.is_empty() {
+        query.push(("prefix", prefix));
+    }
+    if let Some(d) = delimiter {
+        query.push(("delimiter", d));
+    }
+    if let Some(token) = continuation {
+        query.push(("pageToken", token));
+    }
+    let url = url_of(
+        &base(store)?,
+        &format!("storage/v1/b/{}/o", segment(bucket)),
+        &query,
+    )?;
+    let answer = call(store, Method::GET, url, None).await?;
+    let objects = items(&answer)
+        .map(|o| Object {
+            key: string(o, "name").unwrap_or_default(),
+            size: size(o),
+            modified: string(o, "updated"),
+        })
+        .collect();
+    let folders = answer
+        .get("prefixes")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p.as_str().map(str::to_owned))
+        .collect();
+    Ok(Listing {
+        objects,
+        folders,
+        next: string(&answer, "nextPageToken"),
+    })
+}
+
+pub(crate) async fn head(store: &Store<'_>, bucket: &str, key: &str) -> Result<Head, CloudError> {
+    let url = url_of(&base(store)?, &object_path(bucket, key), &[])?;
+    let answer = call(store, Method::GET, url, None).await?;
+    let mut metadata: Vec<(String, String)> = answer
+        .get("metadata")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                v.as_str().map_or_else(|| v.to_string(), str::to_owned),
+            )
+        })
+        .collect();
+    metadata.sort();
+    Ok(Head {
+        size: size(&answer),
+        content_type: string(&answer, "contentType"),
+        modified: string(&answer, "updated"),
+        etag: string(&answer, "etag"),
+        metadata,
+    })
+}
+
+pub(crate) fn get_request(
+    store: &Store<'_>,
+    bucket: &str,
+    key: &str,
+) -> Result<CloudRequest, CloudError> {
+    let url = url_of(
+        &base(store)?,
+        &object_path(bucket, key),
+        &[("alt", "media")],
+    )?;
+    Ok(CloudRequest::new(Method::GET, url))
+}
+
+pub(crate) async fn upload(
+    store: &Store<'_>,
+    bucket: &str,
+    key: &str,
+    body: Vec<u8>,
+    content_type: &str,
+) -> Result<(), CloudError> {
+    let url = url_of(
+        &base(store)?,
+        &format!("upload/storage/v1/b/{}/o", segment(bucket)),
+        &[("uploadType", "media"), ("name", key)],
+    )?;
+    let request = CloudRequest::new(Method::POST, url).body(body, content_type)?;
+    store.send(STORAGE, request).await?;
+    Ok(())
+}
+
+pub(crate) async fn copy(
+    store: &Store<'_>,
+    (from_bucket, from_key): (&str, &str),
+    (to_bucket, to_key): (&str, &str),
+) -> Result<(), CloudError> {
+    let path = format!(
+        "{}/copyTo/b/{}/o/{}",
+        object_path(from_bucket, from_key),
+        segment(to_bucket),
+        segment(to_key)
+    );
+    let url = url_of(&base(store)?, &path, &[])?;
+    call(store, Method::POST, url, Some(&json!({}))).await?;
+    Ok(())
+}
+
+pub(crate) async fn delete(store: &Store<'_>, bucket: &str, key: &str) -> Result<(), CloudError> {
+    let url = url_of(&base(store)?, &object_path(bucket, key), &[])?;
+    call(store, Method::DELETE, url, None).await?;
+    Ok(())
+}
+
+pub(crate) async fn create_bucket(store: &Store<'_>, name: &str) -> Result<(), CloudError> {
+    let url = url_of(
+        &base(store)?,
+        "storage/v1/b",
+        &[("project", project(store))],
+    )?;
+    call(store, Method::POST, url, Some(&json!({ "name": name }))).await?;
+    Ok(())
+}
