@@ -210,8 +210,6 @@ impl Cloud {
 
     /// An AWS JSON-protocol call (DynamoDB, CloudWatch Logs, ECS, SSM, Secrets Manager):
     /// `X-Amz-Target: {target}` (`DynamoDB_20120810.ListTables`), JSON both ways.
-    // Used by the tables and AWS tools; a branch without them would fail `-D warnings`.
-    #[allow(dead_code)]
     pub(crate) async fn aws_json(
         &self,
         cx: &CallContext,
