@@ -27,13 +27,12 @@ const WHY: &str = "a secret from the cloud goes into your vault, usable on the h
 /// The `cloud_secret_to_vault` tool.
 pub struct CloudSecretToVault;
 
-/// Where the secret is read.
+/// Where the secret is read (the variants carry no doc comments so the schema stays a plain
+/// string enum; the field's description says what each means).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Source {
-    /// AWS Secrets Manager (`id`: the secret's name or ARN).
     Secretsmanager,
-    /// AWS SSM Parameter Store (`id`: the parameter's name), typically a SecureString.
     Ssm,
 }
 
@@ -44,7 +43,8 @@ pub struct Args {
     /// The `[cloud.NAME]` account; needed only when several fit.
     #[serde(default)]
     account: Option<String>,
-    /// `secretsmanager` or `ssm`.
+    /// `secretsmanager` (AWS Secrets Manager; `id` is the secret's name or ARN) or `ssm` (SSM
+    /// Parameter Store; `id` is the parameter's name, typically a SecureString).
     source: Source,
     /// The secret's name or ARN (Secrets Manager), or the parameter's name (SSM).
     id: String,
