@@ -8,94 +8,16 @@ mod common;
 
 use base64::Engine;
 use cairn_test_support::tools::call;
-use cairn_web::{CredentialUse, Method, Placement, WebRequest};
+use cairn_web::Method;
 use serde_json::{Value, json};
 
-use common::{approve, setup, unique};
-
-/// A request to moto signed for `service` as the `aws` account's are.
-async fn send(
-    method: Method,
-    service: &str,
-    path: &str,
-    body: Option<(Vec<u8>, &str)>,
-    headers: &[(&str, &str)],
-) -> (u16, String) {
-    let base = std::env::var("CAIRN_MOTO_URL").unwrap();
-    let mut request = WebRequest::new(
-        method,
-        format!(
-            "{}/{}",
-            base.trim_end_matches('/'),
-            path.trim_start_matches('/')
-        ),
-    );
-    if let Some((bytes, kind)) = body {
-        request
-            .headers
-            .insert("content-type", kind.parse().unwrap());
-        request.body = Some(bytes);
-    }
-    for (k, v) in headers {
-        request.headers.insert(
-            cairn_web::header::HeaderName::from_bytes(k.as_bytes()).unwrap(),
-            v.parse().unwrap(),
-        );
-    }
-    let request = request.with_credential(CredentialUse {
-        secret: "aws-test".into(),
-        placement: Placement::AwsSigV4 {
-            access_key_id: "AKIDCAIRNTEST".into(),
-            region: "us-east-1".into(),
-            service: service.into(),
-        },
-    });
-    let response = common::guard(common::secrets())
-        .fetch(request)
-        .await
-        .unwrap();
-    (
-        response.status.as_u16(),
-        String::from_utf8_lossy(&response.body).into_owned(),
-    )
-}
+use common::{approve, aws_json, aws_send as send, setup, unique};
 
 /// An AWS query-protocol call, its XML answer (the call must succeed).
 async fn query(service: &str, version: &str, action: &str, params: &[(&str, &str)]) -> String {
-    let mut form = url::form_urlencoded::Serializer::new(String::new());
-    form.append_pair("Action", action)
-        .append_pair("Version", version);
-    for (k, v) in params {
-        form.append_pair(k, v);
-    }
-    let body = form.finish().into_bytes();
-    let (status, text) = send(
-        Method::POST,
-        service,
-        "/",
-        Some((body, "application/x-www-form-urlencoded; charset=utf-8")),
-        &[],
-    )
-    .await;
-    assert!(status < 300, "{action}: {status} {text}");
-    text
-}
-
-/// An AWS JSON-protocol call (the call must succeed).
-async fn aws_json(service: &str, target: &str, body: Value) -> Value {
-    let (status, text) = send(
-        Method::POST,
-        service,
-        "/",
-        Some((
-            serde_json::to_vec(&body).unwrap(),
-            "application/x-amz-json-1.1",
-        )),
-        &[("x-amz-target", target)],
-    )
-    .await;
-    assert!(status < 300, "{target}: {status} {text}");
-    serde_json::from_str(&text).unwrap_or(Value::Null)
+    let mut all = vec![("Action", action), ("Version", version)];
+    all.extend_from_slice(params);
+    common::aws_form(service, &all).await
 }
 
 /// The text of the first element `name` in an XML answer.

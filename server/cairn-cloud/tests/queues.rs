@@ -19,33 +19,9 @@ use tokio_util::sync::CancellationToken;
 
 /// An AWS query call (`sqs`, `sns`) to moto, signed: the XML answer.
 async fn aws(service: &str, version: &str, params: &[(&str, &str)]) -> String {
-    let mut form = url::form_urlencoded::Serializer::new(String::new());
-    form.append_pair("Version", version);
-    for (k, v) in params {
-        form.append_pair(k, v);
-    }
-    let body = form.finish();
-    let mut request = WebRequest::new(Method::POST, std::env::var("CAIRN_MOTO_URL").unwrap());
-    request.headers.insert(
-        "content-type",
-        "application/x-www-form-urlencoded".parse().unwrap(),
-    );
-    request.body = Some(body.into_bytes());
-    let request = request.with_credential(CredentialUse {
-        secret: "aws-test".into(),
-        placement: Placement::AwsSigV4 {
-            access_key_id: "AKIDCAIRNTEST".into(),
-            region: "us-east-1".into(),
-            service: service.into(),
-        },
-    });
-    let response = common::guard(common::secrets())
-        .fetch(request)
-        .await
-        .unwrap();
-    let text = String::from_utf8(response.body).unwrap();
-    assert!(response.status.is_success(), "{params:?}: {text}");
-    text
+    let mut all = vec![("Version", version)];
+    all.extend_from_slice(params);
+    common::aws_form(service, &all).await
 }
 
 async fn sqs(params: &[(&str, &str)]) -> String {

@@ -8,35 +8,8 @@ mod common;
 
 use base64::Engine;
 use cairn_test_support::tools::{Seen, call};
-use cairn_web::{CredentialUse, Method, Placement, WebRequest};
-use serde_json::{Value, json};
-
-/// An AWS JSON-protocol call on moto (`target` such as `AmazonSSM.PutParameter`), signed as
-/// the `aws` account signs: setting up and reading back without the tools.
-async fn aws(service: &str, target: &str, body: Value) -> Value {
-    let guard = common::guard(common::secrets());
-    let mut request = WebRequest::new(Method::POST, std::env::var("CAIRN_MOTO_URL").unwrap());
-    request
-        .headers
-        .insert("x-amz-target", target.parse().unwrap());
-    request.headers.insert(
-        "content-type",
-        "application/x-amz-json-1.1".parse().unwrap(),
-    );
-    request.body = Some(serde_json::to_vec(&body).unwrap());
-    let request = request.with_credential(CredentialUse {
-        secret: "aws-test".into(),
-        placement: Placement::AwsSigV4 {
-            access_key_id: "AKIDCAIRNTEST".into(),
-            region: "us-east-1".into(),
-            service: service.into(),
-        },
-    });
-    let response = guard.fetch(request).await.unwrap();
-    let answer = serde_json::from_slice(&response.body).unwrap_or(Value::Null);
-    assert_eq!(response.status.as_u16(), 200, "{target}: {answer}");
-    answer
-}
+use common::aws_json as aws;
+use serde_json::json;
 
 async fn put_parameter(name: &str, value: &str, kind: &str) {
     aws(

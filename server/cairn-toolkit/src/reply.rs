@@ -61,6 +61,21 @@ pub fn parse_args<T: DeserializeOwned>(
     })
 }
 
+/// `result` with the edit of `path` reported for the editor (applied, or not with `reason`),
+/// as the built-in file tools report theirs: for tools that save a file (downloads).
+pub fn with_edit(
+    result: CallToolResult,
+    path: &cairn_workspace::WorkspacePath,
+    reason: Option<String>,
+) -> CallToolResult {
+    let report = EditReport {
+        uri: path.uri(),
+        applied: reason.is_none(),
+        reason,
+    };
+    with_edits(result, &[report])
+}
+
 /// Whether the user approved `key` once, for this call: after a [`strict_question`] the agent
 /// holds that approval in `approvals` while the same call runs again, then drops it.
 pub fn approved_once(approvals: &cairn_workspace::ExactApprovals, key: &str) -> bool {

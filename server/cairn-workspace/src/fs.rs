@@ -365,6 +365,43 @@ impl Workspace {
         Ok(size)
     }
 
+    /// The file a download may be saved to at `requested`, checked before anything is fetched:
+    /// inside the scope, writable by the user (a protected path passes only with its approval
+    /// held), a file (not a root or a directory), replaced only with `overwrite`, and not open
+    /// in the editor with unsaved text. Returns the path and whether a file is there now.
+    pub fn download_target(
+        &self,
+        requested: &str,
+        overwrite: bool,
+    ) -> Result<(WorkspacePath, bool), String> {
+        let path = self.resolve(requested).map_err(|e| e.to_string())?;
+        if path.is_root() {
+            return Err(format!(
+                "refused path `{requested}`: it is a workspace root; name a file inside it"
+            ));
+        }
+        self.check(&path, Operation::Write)
+            .map_err(|e| e.to_string())?;
+        match self.stat(&path) {
+            Ok(stat) if stat.kind != EntryKind::File => Err(format!(
+                "refused path `{}`: something other than a file is there ({:?})",
+                path.display_path(),
+                stat.kind
+            )),
+            Ok(_) if !overwrite => Err(format!(
+                "{} already exists; pass overwrite: true to replace it, or choose another path",
+                path.display_path()
+            )),
+            Ok(_) if self.open_buffer(&path).is_some() => Err(format!(
+                "{} is open in the editor; close it first, so its unsaved text is not lost",
+                path.display_path()
+            )),
+            Ok(_) => Ok((path, true)),
+            Err(ScopeError::NotFound { .. }) => Ok((path, false)),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
     /// Metadata of `path`, without following a final symlink.
     pub fn stat(&self, path: &WorkspacePath) -> Result<FileStat, ScopeError> {
         let st = open::lstat(path)?;

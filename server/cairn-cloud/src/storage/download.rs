@@ -20,11 +20,9 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use cairn_agent::tools::EditReport;
-use cairn_toolkit::reply::{approved_once, error, strict_question, text, with_edits};
+use cairn_toolkit::reply::{approved_once, error, strict_question, text, with_edit};
 use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
 use cairn_web::Placement;
-use cairn_workspace::{Operation, ScopeError, Workspace, WorkspacePath};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
@@ -75,12 +73,6 @@ impl Tool for StorageDownload {
     async fn call(cloud: &Cloud, args: Args, cx: CallContext) -> CallToolResult {
         download(cloud, args, &cx).await.unwrap_or_else(error)
     }
-}
-
-/// What the path check found.
-enum Target {
-    New(WorkspacePath),
-    Existing(WorkspacePath),
 }
 
 /// The pipe between the download and the file being written.
@@ -147,7 +139,7 @@ async fn download(cloud: &Cloud, a: Args, cx: &CallContext) -> Result<CallToolRe
     let requested = a.path.clone();
     let overwrite = a.overwrite;
     let target =
-        cairn_workspace::off_thread(&ws, move |ws| check_target(ws, &requested, overwrite))
+        cairn_workspace::off_thread(&ws, move |ws| ws.download_target(&requested, overwrite))
             .await
             .and_then(|r| r)?;
     let head = store.head(bucket, key).await.map_err(|e| {
@@ -200,10 +192,7 @@ async fn download(cloud: &Cloud, a: Args, cx: &CallContext) -> Result<CallToolRe
             "a large download: it fills the disk and takes long; approve this size once",
         ));
     }
-    let (path, existed) = match target {
-        Target::New(p) => (p, false),
-        Target::Existing(p) => (p, true),
-    };
+    let (path, existed) = target;
     let shown_path = path.display_path();
     // The body flows from the guard through a bounded pipe into the workspace file, written
     // on a blocking thread: never all in memory, never half-written in place.
@@ -264,48 +253,4 @@ async fn download(cloud: &Cloud, a: Args, cx: &CallContext) -> Result<CallToolRe
             Ok(with_edit(error(message.clone()), &path, Some(message)))
         }
     }
-}
-
-/// Resolves and checks the target before anything is fetched (as `web_download` does).
-fn check_target(ws: &Workspace, requested: &str, overwrite: bool) -> Result<Target, String> {
-    let path = ws.resolve(requested).map_err(|e| e.to_string())?;
-    if path.is_root() {
-        return Err(format!(
-            "refused path `{requested}`: it is a workspace root; name a file inside it"
-        ));
-    }
-    ws.check(&path, Operation::Write)
-        .map_err(|e| e.to_string())?;
-    match ws.stat(&path) {
-        Ok(stat) if stat.kind != cairn_workspace::EntryKind::File => Err(format!(
-            "refused path `{}`: something other than a file is there ({:?})",
-            path.display_path(),
-            stat.kind
-        )),
-        Ok(_) if !overwrite => Err(format!(
-            "{} already exists; pass overwrite: true to replace it, or choose another path",
-            path.display_path()
-        )),
-        Ok(_) if ws.open_buffer(&path).is_some() => Err(format!(
-            "{} is open in the editor; close it first, so its unsaved text is not lost",
-            path.display_path()
-        )),
-        Ok(_) => Ok(Target::Existing(path)),
-        Err(ScopeError::NotFound { .. }) => Ok(Target::New(path)),
-        Err(e) => Err(e.to_string()),
-    }
-}
-
-/// The result with the edit reported for the editor, as the built-in file tools do.
-fn with_edit(
-    result: CallToolResult,
-    path: &WorkspacePath,
-    reason: Option<String>,
-) -> CallToolResult {
-    let report = EditReport {
-        uri: path.uri(),
-        applied: reason.is_none(),
-        reason,
-    };
-    with_edits(result, &[report])
 }

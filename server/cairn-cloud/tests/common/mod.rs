@@ -202,3 +202,87 @@ pub fn approve(approvals: &ExactApprovals, result: &rmcp::model::CallToolResult)
         approvals.hold(Path::new(&p.key), Operation::Write);
     }
 }
+
+/// A request to moto signed for `service` as the `aws` account's are (setting up and reading
+/// back without the tools): the status and the body.
+pub async fn aws_send(
+    method: cairn_web::Method,
+    service: &str,
+    path: &str,
+    body: Option<(Vec<u8>, &str)>,
+    headers: &[(&str, &str)],
+) -> (u16, String) {
+    use cairn_web::{CredentialUse, Placement, WebRequest};
+    let base = var("CAIRN_MOTO_URL");
+    let mut request = WebRequest::new(
+        method,
+        format!(
+            "{}/{}",
+            base.trim_end_matches('/'),
+            path.trim_start_matches('/')
+        ),
+    );
+    if let Some((bytes, kind)) = body {
+        request
+            .headers
+            .insert("content-type", kind.parse().unwrap());
+        request.body = Some(bytes);
+    }
+    for (k, v) in headers {
+        request.headers.insert(
+            cairn_web::header::HeaderName::from_bytes(k.as_bytes()).unwrap(),
+            v.parse().unwrap(),
+        );
+    }
+    let request = request.with_credential(CredentialUse {
+        secret: "aws-test".into(),
+        placement: Placement::AwsSigV4 {
+            access_key_id: "AKIDCAIRNTEST".into(),
+            region: "us-east-1".into(),
+            service: service.into(),
+        },
+    });
+    let response = guard(secrets()).fetch(request).await.unwrap();
+    (
+        response.status.as_u16(),
+        String::from_utf8_lossy(&response.body).into_owned(),
+    )
+}
+
+/// An AWS query-protocol call on moto (`params` hold `Action` and `Version`): its XML answer;
+/// the call must succeed.
+pub async fn aws_form(service: &str, params: &[(&str, &str)]) -> String {
+    let mut form = url::form_urlencoded::Serializer::new(String::new());
+    for (k, v) in params {
+        form.append_pair(k, v);
+    }
+    let body = form.finish().into_bytes();
+    let (status, text) = aws_send(
+        cairn_web::Method::POST,
+        service,
+        "/",
+        Some((body, "application/x-www-form-urlencoded; charset=utf-8")),
+        &[],
+    )
+    .await;
+    assert!(status < 300, "{params:?}: {status} {text}");
+    text
+}
+
+/// An AWS JSON-protocol call on moto (`target` such as `AmazonSSM.PutParameter`); the call
+/// must succeed.
+pub async fn aws_json(service: &str, target: &str, body: serde_json::Value) -> serde_json::Value {
+    let (status, text) = aws_send(
+        cairn_web::Method::POST,
+        service,
+        "/",
+        Some((
+            serde_json::to_vec(&body).unwrap(),
+            "application/x-amz-json-1.1",
+        )),
+        &[("x-amz-target", target)],
+    )
+    .await;
+    assert!(status < 300, "{target}: {status} {text}");
+    serde_json::from_str(&text).unwrap_or(serde_json::Value::Null)
+}

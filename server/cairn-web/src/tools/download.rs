@@ -20,10 +20,8 @@
 //!   says so: a file is read later by tools, the sandbox and the model, so it must not carry
 //!   what the model may not read. What the guard itself sent is already scrubbed from the body.
 
-use cairn_agent::tools::EditReport;
-use cairn_toolkit::reply::{error, text, with_edits};
+use cairn_toolkit::reply::{error, text, with_edit};
 use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
-use cairn_workspace::{Operation, ScopeError, Workspace, WorkspacePath};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
@@ -71,12 +69,6 @@ impl Tool for WebDownload {
     }
 }
 
-/// What the path check found.
-enum Target {
-    New(WorkspacePath),
-    Existing(WorkspacePath),
-}
-
 async fn download(web: &WebTools, a: Args) -> CallToolResult {
     let Some(ws) = web.workspace.clone() else {
         return error("web_download needs a workspace to save into; open a folder first");
@@ -84,7 +76,7 @@ async fn download(web: &WebTools, a: Args) -> CallToolResult {
     let requested = a.path.clone();
     let overwrite = a.overwrite;
     let checked =
-        cairn_workspace::off_thread(&ws, move |ws| check_target(ws, &requested, overwrite)).await;
+        cairn_workspace::off_thread(&ws, move |ws| ws.download_target(&requested, overwrite)).await;
     let target = match checked {
         Ok(Ok(target)) => target,
         Ok(Err(message)) | Err(message) => return error(message),
@@ -93,10 +85,7 @@ async fn download(web: &WebTools, a: Args) -> CallToolResult {
         Ok(r) => r,
         Err(message) => return error(format!("nothing was saved: {message}")),
     };
-    let (path, existed) = match target {
-        Target::New(p) => (p, false),
-        Target::Existing(p) => (p, true),
-    };
+    let (path, existed) = target;
     let shown = path.display_path();
     if !response.status.is_success() {
         return error(format!(
@@ -154,49 +143,4 @@ async fn download(web: &WebTools, a: Args) -> CallToolResult {
             with_edit(error(message.clone()), &path, Some(message))
         }
     }
-}
-
-/// Resolves and checks the target before anything is fetched.
-fn check_target(ws: &Workspace, requested: &str, overwrite: bool) -> Result<Target, String> {
-    let path = ws.resolve(requested).map_err(|e| e.to_string())?;
-    if path.is_root() {
-        return Err(format!(
-            "refused path `{requested}`: it is a workspace root; name a file inside it"
-        ));
-    }
-    // A protected path passes only with the user's approval of it held (the kit asked).
-    ws.check(&path, Operation::Write)
-        .map_err(|e| e.to_string())?;
-    match ws.stat(&path) {
-        Ok(stat) if stat.kind != cairn_workspace::EntryKind::File => Err(format!(
-            "refused path `{}`: something other than a file is there ({:?})",
-            path.display_path(),
-            stat.kind
-        )),
-        Ok(_) if !overwrite => Err(format!(
-            "{} already exists; pass overwrite: true to replace it, or choose another path",
-            path.display_path()
-        )),
-        Ok(_) if ws.open_buffer(&path).is_some() => Err(format!(
-            "{} is open in the editor; close it first, so its unsaved text is not lost",
-            path.display_path()
-        )),
-        Ok(_) => Ok(Target::Existing(path)),
-        Err(ScopeError::NotFound { .. }) => Ok(Target::New(path)),
-        Err(e) => Err(e.to_string()),
-    }
-}
-
-/// The result with the edit reported for the editor, as the built-in file tools do.
-fn with_edit(
-    result: CallToolResult,
-    path: &WorkspacePath,
-    reason: Option<String>,
-) -> CallToolResult {
-    let report = EditReport {
-        uri: path.uri(),
-        applied: reason.is_none(),
-        reason,
-    };
-    with_edits(result, &[report])
 }
