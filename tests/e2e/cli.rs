@@ -268,6 +268,39 @@ fn unknown_config_key_is_named_and_doctor_reports() {
     assert!(report.contains("model `scripted`"), "{report}");
 }
 
+/// `cairn doctor` checks the cloud accounts without the network: a good one with its secret in
+/// the vault, one whose secret is not there yet (what to run), and one that does not check out
+/// (a failure naming the missing setting).
+#[test]
+fn doctor_checks_cloud_accounts_and_their_secrets() {
+    let sb = Sandbox::new(Format::OpenAi, vec![]);
+    sb.user_config(
+        "[cloud.prod]\nkind = \"aws\"\naccess_key_id = \"AKIDDOCTOR\"\nsecret = \"aws-prod\"\n\n\
+         [cloud.files]\nkind = \"azure\"\naccount = \"files\"\nsecret = \"azure-files\"\n\n\
+         [cloud.broken]\nkind = \"gcp\"\n",
+    );
+    crate::support::vault_set(&sb, "aws-prod", "*.amazonaws.com", "doctor-secret-value");
+    let ws = sb.ws();
+    let out = run(&sb, &["doctor", "-w", ws.to_str().unwrap()]);
+    let report = text(&out.stdout);
+    assert!(!out.status.success(), "{report}");
+    assert!(
+        report.contains(
+            "ok   cloud account prod: aws; secret `aws-prod` in the vault for *.amazonaws.com"
+        ),
+        "{report}"
+    );
+    assert!(
+        report.contains("cloud account files: azure; secret `azure-files` is not in the vault yet: `cairn vault set azure-files --host HOST`"),
+        "{report}"
+    );
+    assert!(
+        report.contains("FAIL cloud account broken: `[cloud.broken]` (gcp) needs `project`"),
+        "{report}"
+    );
+    assert!(!report.contains("doctor-secret-value"), "{report}");
+}
+
 /// `--session` continues a conversation: the model sees the earlier turn.
 #[test]
 fn chat_sessions_continue() {

@@ -60,6 +60,64 @@ pub async fn run(env: &Env, root: Option<PathBuf>) -> anyhow::Result<ExitCode> {
         (Some(good), detail) => line(good, "vault", detail),
         (None, note) => println!("note vault: {note}"),
     }
+    // Cloud accounts and message services: checked without the network; an account that does
+    // not check out is a failure (its tools leave it out), a secret not in the vault a note.
+    let stored: Vec<(String, Vec<String>)> = crate::secrets::open_default(env)
+        .ok()
+        .flatten()
+        .map(|v| v.list())
+        .unwrap_or_default();
+    let secret_note = |secret: &str| match stored.iter().find(|(n, _)| n == secret) {
+        Some((_, hosts)) => format!("secret `{secret}` in the vault for {}", hosts.join(", ")),
+        None => format!(
+            "secret `{secret}` is not in the vault yet: `cairn vault set {secret} --host HOST`"
+        ),
+    };
+    for (name, account) in &config.cloud {
+        match cairn_cloud::Account::from_config(name, account) {
+            Ok(a) => {
+                let kind = cairn_cloud::account::kind_name(a.kind);
+                let signing = a
+                    .secret_name()
+                    .map_or_else(|| "unsigned (no secret)".to_owned(), |s| secret_note(s));
+                line(
+                    true,
+                    &format!("cloud account {name}"),
+                    format!("{kind}; {signing}"),
+                );
+            }
+            Err(e) => line(false, &format!("cloud account {name}"), e.to_string()),
+        }
+    }
+    let comms = &config.comms;
+    let services: Vec<(&str, &str)> = [
+        comms
+            .email
+            .as_ref()
+            .map(|e| ("email", e.password_secret.as_str())),
+        comms
+            .matrix
+            .as_ref()
+            .map(|m| ("matrix", m.token_secret.as_str())),
+        comms
+            .slack
+            .as_ref()
+            .map(|s| ("slack", s.token_secret.as_str())),
+        comms
+            .twilio
+            .as_ref()
+            .map(|t| ("twilio", t.token_secret.as_str())),
+        comms
+            .caldav
+            .as_ref()
+            .map(|c| ("caldav", c.password_secret.as_str())),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    for (service, secret) in services {
+        println!("note messages {service}: {}", secret_note(secret));
+    }
     // Code tools are optional: a missing engine or image is a note, not a failure.
     let sandbox = cairn_sandbox::Sandbox::new(config.sandbox.clone());
     match sandbox.engine().await {
