@@ -79,7 +79,7 @@ pub async fn run(env: &Env, root: Option<PathBuf>) -> anyhow::Result<ExitCode> {
                 let kind = cairn_cloud::account::kind_name(a.kind);
                 let signing = a
                     .secret_name()
-                    .map_or_else(|| "unsigned (no secret)".to_owned(), |s| secret_note(s));
+                    .map_or_else(|| "unsigned (no secret)".to_owned(), &secret_note);
                 line(
                     true,
                     &format!("cloud account {name}"),
