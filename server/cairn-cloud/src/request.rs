@@ -104,6 +104,17 @@ impl CloudRequest {
         Ok(self)
     }
 
+    /// The same request with the headers every Azure Storage request carries: `x-ms-date`
+    /// (now) and `x-ms-version`.
+    pub(crate) fn azure_headers(self) -> Result<CloudRequest, CloudError> {
+        let date = chrono::Utc::now()
+            .format("%a, %d %b %Y %H:%M:%S GMT")
+            .to_string();
+        self.header("x-ms-date", &date)?
+            .header("x-ms-version", AZURE_VERSION)
+    }
+
+    /// The same request with `body`, of `content_type`.
     pub(crate) fn body(
         mut self,
         body: Vec<u8>,
@@ -239,13 +250,8 @@ impl Cloud {
         service: &str,
         request: CloudRequest,
     ) -> Result<WebResponse, CloudError> {
-        let date = chrono::Utc::now()
-            .format("%a, %d %b %Y %H:%M:%S GMT")
-            .to_string();
-        let request = request
-            .header("x-ms-date", &date)?
-            .header("x-ms-version", AZURE_VERSION)?;
-        self.send_ok(cx, account, service, request).await
+        self.send_ok(cx, account, service, request.azure_headers()?)
+            .await
     }
 
     /// A Google JSON API call (`service`: `storage`, `pubsub`, `firestore`), JSON both ways;

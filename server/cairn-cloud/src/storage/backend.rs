@@ -62,6 +62,19 @@ pub(crate) struct Head {
     pub metadata: Vec<(String, String)>,
 }
 
+impl Head {
+    /// What S3 and Azure say in a HEAD answer's headers; user metadata under `meta_prefix`.
+    pub(crate) fn from_headers(h: &cairn_web::header::HeaderMap, meta_prefix: &str) -> Head {
+        Head {
+            size: header_text(h, "content-length").and_then(|s| s.parse().ok()),
+            content_type: header_text(h, "content-type"),
+            modified: header_text(h, "last-modified"),
+            etag: header_text(h, "etag"),
+            metadata: meta_headers(h, meta_prefix),
+        }
+    }
+}
+
 /// What a streamed download wrote.
 #[derive(Debug, Clone)]
 pub(crate) struct Downloaded {

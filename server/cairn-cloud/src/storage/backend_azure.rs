@@ -4,9 +4,9 @@
 use cairn_web::Method;
 use url::Url;
 
-use super::backend::{Bucket, Head, Listing, Object, Store, header_text, meta_headers};
+use super::backend::{Bucket, Head, Listing, Object, Store, header_text};
 use crate::account::Account;
-use crate::request::{AZURE_VERSION, CloudError, CloudRequest, segment, text_of, xml, xml_text};
+use crate::request::{CloudError, CloudRequest, segment, text_of, xml, xml_text};
 
 /// The service (and signing) name.
 const BLOB: &str = "blob";
@@ -158,14 +158,7 @@ pub(crate) async fn head(
 ) -> Result<Head, CloudError> {
     let url = blob_url(store.account, container, key, &[])?;
     let response = send(store, CloudRequest::new(Method::HEAD, url)).await?;
-    let h = &response.headers;
-    Ok(Head {
-        size: header_text(h, "content-length").and_then(|s| s.parse().ok()),
-        content_type: header_text(h, "content-type"),
-        modified: header_text(h, "last-modified"),
-        etag: header_text(h, "etag"),
-        metadata: meta_headers(h, "x-ms-meta-"),
-    })
+    Ok(Head::from_headers(&response.headers, "x-ms-meta-"))
 }
 
 pub(crate) fn get_request(
@@ -173,12 +166,7 @@ pub(crate) fn get_request(
     container: &str,
     key: &str,
 ) -> Result<CloudRequest, CloudError> {
-    let date = chrono::Utc::now()
-        .format("%a, %d %b %Y %H:%M:%S GMT")
-        .to_string();
-    CloudRequest::new(Method::GET, blob_url(store.account, container, key, &[])?)
-        .header("x-ms-date", &date)?
-        .header("x-ms-version", AZURE_VERSION)
+    CloudRequest::new(Method::GET, blob_url(store.account, container, key, &[])?).azure_headers()
 }
 
 pub(crate) async fn upload(

@@ -5,7 +5,7 @@
 use cairn_web::Method;
 use url::Url;
 
-use super::backend::{Bucket, Head, Listing, Object, Store, header_text, meta_headers};
+use super::backend::{Bucket, Head, Listing, Object, Store};
 use crate::account::Account;
 use crate::request::{CloudError, CloudRequest, segment, text_of, xml, xml_text};
 
@@ -137,14 +137,7 @@ pub(crate) async fn list(
 pub(crate) async fn head(store: &Store<'_>, bucket: &str, key: &str) -> Result<Head, CloudError> {
     let request = CloudRequest::new(Method::HEAD, url(store.account, bucket, key, &[])?);
     let response = store.send(S3, request).await?;
-    let h = &response.headers;
-    Ok(Head {
-        size: header_text(h, "content-length").and_then(|s| s.parse().ok()),
-        content_type: header_text(h, "content-type"),
-        modified: header_text(h, "last-modified"),
-        etag: header_text(h, "etag"),
-        metadata: meta_headers(h, "x-amz-meta-"),
-    })
+    Ok(Head::from_headers(&response.headers, "x-amz-meta-"))
 }
 
 pub(crate) fn get_request(
