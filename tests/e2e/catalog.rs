@@ -19,12 +19,18 @@ fn registry() -> Vec<ToolInfo> {
     all.extend(cairn_sandbox::tools::CODE_TOOLS.iter().map(|e| e.info()));
     all.extend(cairn_web::tools::WEB_TOOLS.iter().map(|e| e.info()));
     all.extend(cairn_web::api::API_TOOLS.iter().map(|e| e.info()));
+    all.extend(
+        cairn_web::api::services::SERVICE_TOOLS
+            .iter()
+            .map(|e| e.info()),
+    );
     all.extend(cairn_db::DB_TOOLS.iter().map(|e| e.info()));
     all.extend(cairn_data::DATA_TOOLS.iter().map(|e| e.info()));
     all.extend(cairn_devops::DEVOPS_TOOLS.iter().map(|e| e.info()));
     all.extend(cairn_system::SYSTEM_TOOLS.iter().map(|e| e.info()));
     all.extend(cairn_cloud::CLOUD_TOOLS.iter().map(|e| e.info()));
     all.extend(cairn_comms::COMMS_TOOLS.iter().map(|e| e.info()));
+    all.extend(cairn_ml::ML_TOOLS.iter().map(|e| e.info()));
     all
 }
 

@@ -31,7 +31,7 @@ pub use model::{
     ProviderKind, SandboxConfig, SearchProvider, SelectionConfig, SessionsConfig, SystemConfig,
     WebConfig, WebSearchConfig,
 };
-pub use model::{ApiAuthConfig, ApiAuthScheme, ApiConfig, OpenApiSpecConfig};
+pub use model::{ApiAuthConfig, ApiAuthScheme, ApiConfig, ApiServiceConfig, OpenApiSpecConfig};
 pub use model::{
     CalDavConfig, CloudAccountConfig, CloudKind, CommsConfig, EmailConfig, MatrixConfig,
     SlackConfig, TwilioConfig, WebhookConfig, WebhookKind,

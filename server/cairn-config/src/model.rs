@@ -369,6 +369,9 @@ pub struct ApiConfig {
     /// `[[api.openapi]]`: OpenAPI specs whose operations each become a tool
     /// `<name>_<operationId>`. Only the user's own config may declare them (see the layers).
     pub openapi: Vec<OpenApiSpecConfig>,
+    /// `[api.services.NAME]`: the services the first-class integrations use (`github`,
+    /// `gitlab`, `jira`, ...): where each answers and the vault secret it authenticates with.
+    pub services: BTreeMap<String, ApiServiceConfig>,
 }
 
 impl Default for ApiConfig {
@@ -376,8 +379,22 @@ impl Default for ApiConfig {
         Self {
             enabled: true,
             openapi: Vec::new(),
+            services: BTreeMap::new(),
         }
     }
+}
+
+/// `[api.services.NAME]`: one service of the first-class integrations.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ApiServiceConfig {
+    /// Where the service's API answers, over its public one (GitHub Enterprise, a self-managed
+    /// GitLab, your Jira site `https://example.atlassian.net`).
+    #[serde(default)]
+    pub base_url: Option<String>,
+    /// The vault secret the service authenticates with, and where the guard puts it.
+    #[serde(default)]
+    pub auth: Option<ApiAuthConfig>,
 }
 
 /// One `[[api.openapi]]` entry.

@@ -503,6 +503,7 @@ pub fn start_hub(
         );
         add_devops_and_system(&hub, env, &user, config, &path_approvals, None);
         add_cloud_and_comms(&hub, env, &user, config, &path_approvals, None);
+        add_ml(&hub, config, None);
     }
     if !roots.is_empty() && !unchanged {
         let mut workspace = Workspace::new(roots.to_vec()).map_err(|e| e.to_string())?;
@@ -553,6 +554,7 @@ pub fn start_hub(
             &path_approvals,
             Some(workspace.clone()),
         );
+        add_ml(&hub, config, Some(workspace.clone()));
         hub.add_builtin(
             "cairn-code",
             cairn_sandbox::tools::code_tools(sandbox_service(sandbox), Some(workspace)),
@@ -640,6 +642,18 @@ fn add_cloud_and_comms(
     .with_workspace(workspace)
     .with_user(user);
     hub.add_builtin("cairn-comms", cairn_comms::comms_tools(comms));
+}
+
+/// The AI/ML tools, over the workspace and the embedding model tool selection uses.
+fn add_ml(hub: &Hub, config: &Config, workspace: Option<Arc<Workspace>>) {
+    let spec = cairn_select::embed::ModelSpec {
+        repo: config.selection.model.clone(),
+        revision: config.selection.revision.clone(),
+    };
+    hub.add_builtin(
+        "cairn-ml",
+        cairn_ml::ml_tools(cairn_ml::Ml::new(workspace, spec)),
+    );
 }
 
 /// `[web.search]` as `web_search` takes it; `None` when no provider is set.
@@ -820,6 +834,21 @@ fn db_tools(
 /// delays only those. A spec that fails is logged and left out, never fatal.
 fn add_api(hub: &Hub, api: cairn_web::api::Api, config: &cairn_config::ApiConfig) {
     hub.add_builtin("cairn-api", cairn_web::api::api_tools(api.clone()));
+    let services = config
+        .services
+        .iter()
+        .map(|(name, service)| {
+            let settings = cairn_web::api::services::ServiceSettings {
+                base_url: service.base_url.clone(),
+                auth: service.auth.as_ref().map(api_auth),
+            };
+            (name.clone(), settings)
+        })
+        .collect();
+    hub.add_builtin(
+        "cairn-services",
+        cairn_web::api::services::service_tools(api.services(services)),
+    );
     if config.openapi.is_empty() {
         return;
     }
@@ -830,16 +859,7 @@ fn add_api(hub: &Hub, api: cairn_web::api::Api, config: &cairn_config::ApiConfig
             name: entry.name.clone(),
             spec: entry.spec.clone(),
             base_url: entry.base_url.clone(),
-            auth: entry.auth.as_ref().map(|a| cairn_web::api::ApiAuth {
-                secret: a.secret.clone(),
-                scheme: match a.scheme {
-                    cairn_config::ApiAuthScheme::Bearer => cairn_web::api::AuthScheme::Bearer,
-                    cairn_config::ApiAuthScheme::Basic => cairn_web::api::AuthScheme::Basic,
-                    cairn_config::ApiAuthScheme::Header => cairn_web::api::AuthScheme::Header,
-                    cairn_config::ApiAuthScheme::Query => cairn_web::api::AuthScheme::Query,
-                },
-                name: a.name.clone(),
-            }),
+            auth: entry.auth.as_ref().map(api_auth),
         })
         .collect();
     let hub = hub.clone();
@@ -858,6 +878,20 @@ fn add_api(hub: &Hub, api: cairn_web::api::Api, config: &cairn_config::ApiConfig
         Err(_) => {
             tracing::warn!("the [[api.openapi]] tools are off: no runtime to load their specs")
         }
+    }
+}
+
+/// A configured API credential as the API tools take it.
+fn api_auth(a: &cairn_config::ApiAuthConfig) -> cairn_web::api::ApiAuth {
+    cairn_web::api::ApiAuth {
+        secret: a.secret.clone(),
+        scheme: match a.scheme {
+            cairn_config::ApiAuthScheme::Bearer => cairn_web::api::AuthScheme::Bearer,
+            cairn_config::ApiAuthScheme::Basic => cairn_web::api::AuthScheme::Basic,
+            cairn_config::ApiAuthScheme::Header => cairn_web::api::AuthScheme::Header,
+            cairn_config::ApiAuthScheme::Query => cairn_web::api::AuthScheme::Query,
+        },
+        name: a.name.clone(),
     }
 }
 

@@ -16,6 +16,7 @@ mod graphql;
 mod jwt;
 mod openapi;
 mod request;
+pub mod services;
 pub mod tools;
 
 use std::future::Future;
@@ -85,6 +86,18 @@ impl std::fmt::Debug for Api {
             .field("user", &self.user)
             .field("workspace", &self.workspace.is_some())
             .finish_non_exhaustive()
+    }
+}
+
+impl Api {
+    /// The first-class integrations over the same guard, user and workspace, for the services
+    /// in `settings` (`[api.services]`).
+    pub fn services(
+        &self,
+        settings: std::collections::BTreeMap<String, services::ServiceSettings>,
+    ) -> services::Services {
+        services::Services::new(self.guard.clone(), self.user.clone(), settings)
+            .with_workspace(self.workspace.clone())
     }
 }
 

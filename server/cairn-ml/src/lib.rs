@@ -1,0 +1,79 @@
+//! The AI/ML tools (category `ai`), one type per file, served in-process as the [`ToolSet`]
+//! [`ml_tools`] builds from [`ML_TOOLS`].
+//!
+//! Local first: text metrics, language detection and keywords need nothing but their
+//! arguments and workspace files (`text/`); similarity, clustering, near-duplicates, zero-shot
+//! labels and small classifiers use the local sentence embedder cairn already has for tool
+//! selection (`embed/`), loaded once from the hf-hub cache at its pinned revision, on a
+//! blocking thread. Nothing here reaches the network.
+
+mod embed;
+mod text;
+
+use std::sync::{Arc, OnceLock};
+
+use cairn_select::embed::{Embedder, ModelSpec};
+use cairn_toolkit::{Entry, ToolSet};
+use cairn_workspace::Workspace;
+
+/// What the AI/ML tools share: the workspace, and the embedder, loaded on first use.
+pub struct Ml {
+    workspace: Option<Arc<Workspace>>,
+    spec: ModelSpec,
+    embedder: OnceLock<Result<Arc<Embedder>, String>>,
+}
+
+impl std::fmt::Debug for Ml {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ml").finish_non_exhaustive()
+    }
+}
+
+impl cairn_toolkit::Host for Ml {
+    fn workspace(&self) -> Option<&Arc<Workspace>> {
+        self.workspace.as_ref()
+    }
+}
+
+impl Ml {
+    /// The tools' host: `spec` names the embedding model (`[selection] model` and `revision`).
+    pub fn new(workspace: Option<Arc<Workspace>>, spec: ModelSpec) -> Ml {
+        Ml {
+            workspace,
+            spec,
+            embedder: OnceLock::new(),
+        }
+    }
+
+    /// The embedder, loaded the first time (on a blocking thread: it reads and maps the
+    /// model's files); a model that cannot be loaded is an error that says why and how to
+    /// get it, every time it is asked for.
+    pub(crate) async fn embedder(&self) -> Result<Arc<Embedder>, String> {
+        if let Some(loaded) = self.embedder.get() {
+            return loaded.clone();
+        }
+        let spec = self.spec.clone();
+        let loaded = tokio::task::spawn_blocking(move || Embedder::load(spec))
+            .await
+            .map_err(|e| format!("loading the embedding model: {e}"))
+            .and_then(|r| {
+                r.map(Arc::new).map_err(|e| {
+                    format!("the embedding model is not available: {e} (`cairn doctor` says how to get it)")
+                })
+            });
+        self.embedder.get_or_init(|| loaded).clone()
+    }
+}
+
+/// The AI/ML tools, in the order listed.
+pub const ML_TOOLS: &[Entry<Ml>] = &[
+    // text (text/)
+    // -- end of text
+    // embeddings (embed/)
+    // -- end of embed
+];
+
+/// The AI/ML tools over `host`.
+pub fn ml_tools(host: Ml) -> ToolSet<Ml> {
+    ToolSet::new(host, ML_TOOLS)
+}
