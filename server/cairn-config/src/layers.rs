@@ -88,6 +88,10 @@ pub const WORKSPACE_FORBIDDEN: &[(&str, &str)] = &[
         "its specs would be fetched when cairn starts, before any approval, and their operations offered to the model as trusted built-in tools",
     ),
     (
+        "api.services",
+        "its services would be called with your credentials and addresses it chose",
+    ),
+    (
         "agent.system_prompt",
         "it would put the repository's words in place of cairn's instructions",
     ),
