@@ -93,13 +93,16 @@ impl Tool for GithubIssue {
             }
         );
 
-        let total = n(&issue, "comments");
+        // The count on the issue can lag its comments: the list is read whatever it says.
         let max = bounded(args.max_comments, 20, 100);
-        if total > 0 {
-            let query = [("per_page", max.to_string())];
-            match get(host, &cx, &format!("{issue_path}/comments"), &query, &what).await {
-                Ok(comments) => {
-                    let list = comments.as_array().map(Vec::as_slice).unwrap_or(&[]);
+        let query = [("per_page", max.to_string())];
+        match get(host, &cx, &format!("{issue_path}/comments"), &query, &what).await {
+            Ok(comments) => {
+                let list = comments.as_array().map(Vec::as_slice).unwrap_or(&[]);
+                let total = n(&issue, "comments").max(list.len() as u64);
+                if total == 0 {
+                    out.push_str("\n\nno comments");
+                } else {
                     let _ = write!(out, "\n\n{total} comment(s)");
                     if (list.len() as u64) < total {
                         let _ = write!(
@@ -109,22 +112,21 @@ impl Tool for GithubIssue {
                         );
                     }
                     out.push(':');
-                    for c in list {
-                        let _ = write!(
-                            out,
-                            "\n\n--- {} at {}:\n{}",
-                            login(c, "user"),
-                            when(s(c, "created_at")),
-                            cut(s(c, "body").trim(), MAX_COMMENT)
-                        );
-                    }
                 }
-                Err(e) => {
-                    let _ = write!(out, "\n\n{total} comment(s), not read: {e}");
+                for c in list {
+                    let _ = write!(
+                        out,
+                        "\n\n--- {} at {}:\n{}",
+                        login(c, "user"),
+                        when(s(c, "created_at")),
+                        cut(s(c, "body").trim(), MAX_COMMENT)
+                    );
                 }
             }
-        } else {
-            out.push_str("\n\nno comments");
+            Err(super::ServiceError::Cancelled) => return cairn_toolkit::reply::error("cancelled"),
+            Err(e) => {
+                let _ = write!(out, "\n\ncomments not read: {e}");
+            }
         }
         cairn_toolkit::reply::text(out)
     }
