@@ -232,6 +232,29 @@ async fn the_github_tools_are_in_the_catalog_reads_open_to_all_and_writes_agent_
         assert_eq!(i.effect, Effect::Write, "{name}");
         assert!(i.agent_only, "{name}");
     }
+    // The choices are plain string enums the model reads in the field's description.
+    let property =
+        |tool: &str, field: &str| info(tool).tool.input_schema["properties"][field].clone();
+    let state = property("github_search", "state");
+    assert_eq!(state["type"], "string", "{state}");
+    assert_eq!(state["enum"], json!(["open", "closed", "all"]), "{state}");
+    assert!(
+        state["description"].as_str().unwrap().contains("`open`"),
+        "{state}"
+    );
+    assert_eq!(
+        property("github_search", "kind")["enum"],
+        json!(["issue", "pr", "any"])
+    );
+    let status = property("github_workflow_runs", "status");
+    assert_eq!(status["type"], "string", "{status}");
+    assert_eq!(status["enum"].as_array().unwrap().len(), 9, "{status}");
+    assert!(
+        status["enum"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("in_progress"))
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
