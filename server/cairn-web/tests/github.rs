@@ -748,3 +748,143 @@ async fn repositories_that_are_not_owner_slash_name_are_refused_before_sending()
     );
     assert!(api.requests().is_empty(), "{:?}", api.requests());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn github_pull_files_pages_through_many_files_and_cuts_long_patches() {
+    // 150 files: a full first page of 100, then 50; each patch 5 lines.
+    let api = Server::start(|r, _| {
+        let page: usize = r
+            .target
+            .split("page=")
+            .last()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(1);
+        let count = if page == 1 { 100 } else { 50 };
+        let files: Vec<Value> = (0..count)
+            .map(|i| {
+                let n = (page - 1) * 100 + i + 1;
+                json!({"filename": format!("src/f{n}.rs"), "status": "modified",
+                       "additions": 2, "deletions": 1,
+                       "patch": "@@ -1,3 +1,4 @@\n a\n-b\n+c\n+d"})
+            })
+            .collect();
+        api_support::json_answer(&Value::Array(files).to_string())
+    })
+    .await;
+    let t = tools(&api.url("/"));
+    let all = call(
+        &t,
+        "github_pull_files",
+        json!({"repo": "o/r", "number": 5, "max_files": 300, "max_patch_lines": 2}),
+    )
+    .await;
+    assert!(!all.is_error, "{}", all.text);
+    // 150 files, 2 + 1 lines each: +300 -150.
+    assert!(
+        all.text
+            .starts_with("pull request o/r#5: 150 file(s), +300 -150"),
+        "{}",
+        all.text
+    );
+    assert!(
+        all.text.contains(
+            "modified src/f150.rs (+2 -1)\n```diff\n@@ -1,3 +1,4 @@\n a\n```\n(3 more patch line(s): raise max_patch_lines)"
+        ),
+        "{}",
+        all.text
+    );
+    let targets: Vec<String> = api.requests().iter().map(|r| r.target.clone()).collect();
+    assert_eq!(
+        targets,
+        vec![
+            "/repos/o/r/pulls/5/files?per_page=100&page=1",
+            "/repos/o/r/pulls/5/files?per_page=100&page=2"
+        ]
+    );
+
+    // At the default cap of 100 the second page is not asked for, and that is said.
+    let capped = call(
+        &t,
+        "github_pull_files",
+        json!({"repo": "o/r", "number": 5, "patch": false}),
+    )
+    .await;
+    assert!(
+        capped.text.starts_with(
+            "pull request o/r#5: 100 file(s) shown (more not listed: raise max_files, at most 300), +200 -100"
+        ),
+        "{}",
+        capped.text
+    );
+    assert!(!capped.text.contains("```"), "{}", capped.text);
+    assert_eq!(api.requests().len(), 3);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn github_issue_shows_a_plain_issue_and_says_how_many_comments_were_left_out() {
+    let api = Server::start(|r, _| match r.path() {
+        "/repos/o/r/issues/3" => api_support::json_answer(
+            &json!({"number": 3, "title": "Crash on start", "state": "closed",
+                    "user": {"login": "ana"}, "labels": [{"name": "bug"}, {"name": "p1"}],
+                    "comments": 3, "body": "It crashes.", "created_at": "2024-02-03T04:05:06Z",
+                    "updated_at": "2024-02-04T00:00:00Z",
+                    "html_url": "https://github.com/o/r/issues/3"})
+            .to_string(),
+        ),
+        "/repos/o/r/issues/3/comments" => api_support::json_answer(
+            &json!([{"user": {"login": "bo"}, "body": "Same here", "created_at": "2024-02-03T05:00:00Z"},
+                    {"user": {"login": "ana"}, "body": "Fixed in #4", "created_at": "2024-02-03T06:00:00Z"}])
+            .to_string(),
+        ),
+        _ => (404, vec![], String::new()),
+    })
+    .await;
+    let t = tools(&api.url("/"));
+    let seen = call(
+        &t,
+        "github_issue",
+        json!({"repo": "o/r", "number": 3, "max_comments": 2}),
+    )
+    .await;
+    assert_eq!(
+        seen.text,
+        "o/r#3 (issue) Crash on start\nstate: closed, by ana, created 2024-02-03 04:05 UTC, updated 2024-02-04 00:00 UTC\n\
+         labels: bug, p1\nhttps://github.com/o/r/issues/3\n\nIt crashes.\n\n\
+         3 comment(s), the first 2 shown (raise max_comments, at most 100):\n\n\
+         --- bo at 2024-02-03 05:00 UTC:\nSame here\n\n--- ana at 2024-02-03 06:00 UTC:\nFixed in #4"
+    );
+    // No pull request lookups for an issue.
+    let targets: Vec<String> = api.requests().iter().map(|r| r.target.clone()).collect();
+    assert_eq!(
+        targets,
+        vec![
+            "/repos/o/r/issues/3",
+            "/repos/o/r/issues/3/comments?per_page=2"
+        ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_github_call_that_gets_no_answer_ends_when_the_run_is_cancelled() {
+    // Accepts and never answers.
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((stream, _)) = listener.accept().await {
+            held.push(stream);
+        }
+    });
+    let t = tools(&url);
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let c = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        c.cancel();
+    });
+    let seen =
+        cairn_test_support::tools::call_with(&t, "github_search", json!({"repo": "o/r"}), cancel)
+            .await;
+    assert!(seen.is_error);
+    assert!(seen.text.contains("cancel"), "{}", seen.text);
+}
