@@ -888,3 +888,41 @@ async fn a_github_call_that_gets_no_answer_ends_when_the_run_is_cancelled() {
     assert!(seen.is_error);
     assert!(seen.text.contains("cancel"), "{}", seen.text);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn github_issue_bounds_an_answer_with_many_long_comments() {
+    let api = Server::start(|r, _| match r.path() {
+        "/repos/o/r/issues/9" => api_support::json_answer(
+            &json!({"number": 9, "title": "Long thread", "state": "open", "comments": 100,
+                    "body": "y".repeat(10_000)})
+            .to_string(),
+        ),
+        _ => {
+            let comments: Vec<Value> = (0..100)
+                .map(|_| json!({"user": {"login": "u"}, "body": "x".repeat(3000)}))
+                .collect();
+            api_support::json_answer(&Value::Array(comments).to_string())
+        }
+    })
+    .await;
+    let t = tools(&api.url("/"));
+    let seen = call(
+        &t,
+        "github_issue",
+        json!({"repo": "o/r", "number": 9, "max_comments": 100}),
+    )
+    .await;
+    assert!(!seen.is_error, "{}", seen.text);
+    // The description cut at 4000 characters, each comment at 1500, the whole near 48 KB.
+    assert!(
+        seen.text.contains("… (10000 characters)"),
+        "{}",
+        &seen.text[..300]
+    );
+    assert!(seen.text.contains("… (3000 characters)"));
+    assert!(
+        seen.text
+            .contains("more comment(s) not shown: the answer reached 48 KB")
+    );
+    assert!(seen.text.len() < 52 * 1024, "{}", seen.text.len());
+}

@@ -30,6 +30,8 @@ pub struct Args {
 const MAX_BODY: usize = 4000;
 /// Characters of one comment shown.
 const MAX_COMMENT: usize = 1500;
+/// Bytes of the answer after which further comments are left out.
+const MAX_TEXT: usize = 48 * 1024;
 
 impl Tool for GithubIssue {
     type Host = Services;
@@ -113,7 +115,16 @@ impl Tool for GithubIssue {
                     }
                     out.push(':');
                 }
-                for c in list {
+                for (i, c) in list.iter().enumerate() {
+                    if out.len() > MAX_TEXT {
+                        let _ = write!(
+                            out,
+                            "\n\n({} more comment(s) not shown: the answer reached {} KB; lower max_comments)",
+                            list.len() - i,
+                            MAX_TEXT / 1024
+                        );
+                        break;
+                    }
                     let _ = write!(
                         out,
                         "\n\n--- {} at {}:\n{}",
