@@ -926,3 +926,43 @@ async fn github_issue_bounds_an_answer_with_many_long_comments() {
     );
     assert!(seen.text.len() < 52 * 1024, "{}", seen.text.len());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn github_429_waited_once_then_answered_and_403_rate_limit_said() {
+    let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let c = calls.clone();
+    let api = Server::start(move |_, _| {
+        if c.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+            (429, vec![("Retry-After".into(), "1".into())], String::new())
+        } else {
+            api_support::json_answer(r#"{"total_count": 0, "workflow_runs": []}"#)
+        }
+    })
+    .await;
+    let t = tools(&api.url("/"));
+    let seen = call(&t, "github_workflow_runs", json!({"repo": "o/r"})).await;
+    assert!(!seen.is_error, "{}", seen.text);
+    assert!(
+        seen.text.starts_with("Actions runs of o/r: 0 matching"),
+        "{}",
+        seen.text
+    );
+    assert_eq!(api.requests().len(), 2);
+
+    // GitHub's primary rate limit is a 403 with its message: the model reads it.
+    let limited = Server::start(|_, _| {
+        (
+            403,
+            vec![("Content-Type".into(), "application/json".into())],
+            r#"{"message":"API rate limit exceeded for user ID 1."}"#.into(),
+        )
+    })
+    .await;
+    let t = tools(&limited.url("/"));
+    let seen = call(&t, "github_releases", json!({"repo": "o/r"})).await;
+    assert!(seen.is_error);
+    assert_eq!(
+        seen.text,
+        "github answered 403: not allowed: API rate limit exceeded for user ID 1."
+    );
+}
