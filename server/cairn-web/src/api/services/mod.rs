@@ -9,6 +9,8 @@
 //! (401, 403, 404, 429 waited as `Retry-After` says when short, 5xx). Writes are agent-only
 //! tools with effect `write`, so the approval shows what will be created.
 
+pub mod github;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -279,6 +281,14 @@ fn message_of(json: &Value) -> String {
 /// The integrations, in the order listed.
 pub const SERVICE_TOOLS: &[Entry<Services>] = &[
     // GitHub (github/)
+    Entry::of::<github::search::GithubSearch>(),
+    Entry::of::<github::issue::GithubIssue>(),
+    Entry::of::<github::create_issue::GithubCreateIssue>(),
+    Entry::of::<github::comment::GithubComment>(),
+    Entry::of::<github::workflow_runs::GithubWorkflowRuns>(),
+    Entry::of::<github::failed_jobs::GithubFailedJobs>(),
+    Entry::of::<github::releases::GithubReleases>(),
+    Entry::of::<github::pull_files::GithubPullFiles>(),
     // -- end of github
     // GitLab (gitlab/)
     // -- end of gitlab
