@@ -19,6 +19,9 @@ use cairn_workspace::Workspace;
 use serde_json::Value;
 use url::Url;
 
+pub mod gitlab;
+pub mod jira;
+
 use super::ApiAuth;
 use crate::{Method, WebError, WebGuard, WebRequest, WebResponse};
 
@@ -281,8 +284,16 @@ pub const SERVICE_TOOLS: &[Entry<Services>] = &[
     // GitHub (github/)
     // -- end of github
     // GitLab (gitlab/)
+    Entry::of::<gitlab::issues::GitlabIssues>(),
+    Entry::of::<gitlab::merge_requests::GitlabMergeRequests>(),
+    Entry::of::<gitlab::pipelines::GitlabPipelines>(),
+    Entry::of::<gitlab::create_issue::GitlabCreateIssue>(),
     // -- end of gitlab
     // Jira (jira/)
+    Entry::of::<jira::search::JiraSearch>(),
+    Entry::of::<jira::issue::JiraIssue>(),
+    Entry::of::<jira::create_issue::JiraCreateIssue>(),
+    Entry::of::<jira::transition::JiraTransition>(),
     // -- end of jira
 ];
 
