@@ -74,11 +74,19 @@ async fn jira_search_sends_jql_and_shows_the_page_with_warnings() {
         seen.text
     );
     assert!(seen.text.contains("(1 row)"), "{}", seen.text);
-    let sent = relay.to("/rest/api/3/search");
-    assert_eq!(sent.len(), 1);
-    let r = &sent[0];
+    // Jira Cloud's `search/jql` first; this description predates it (Prism: 404), so the
+    // older `search`, from the first issue.
+    let sent = relay.requests();
+    assert_eq!(sent.len(), 2);
+    assert_eq!(
+        (sent[0].path(), sent[0].status),
+        ("/rest/api/3/search/jql", 404)
+    );
+    let r = &sent[1];
+    assert_eq!(r.path(), "/rest/api/3/search");
     assert_eq!((r.method.as_str(), r.status), ("GET", 200));
     assert!(query_has(r, "jql", jql) && query_has(r, "maxResults", "20"));
+    assert!(query_has(r, "startAt", "0"));
     assert!(query_has(
         r,
         "fields",
@@ -92,7 +100,7 @@ async fn jira_search_sends_jql_and_shows_the_page_with_warnings() {
         "{}",
         seen.text
     );
-    assert_eq!(relay.requests().len(), 1);
+    assert_eq!(relay.requests().len(), 2);
 }
 
 #[tokio::test]
@@ -333,4 +341,60 @@ async fn jira_names_a_missing_issue_and_reads_rich_descriptions() {
     );
     assert!(seen.text.ends_with("\nNo comments.\n"), "{}", seen.text);
     assert_eq!(server.requests()[0].header("authorization"), Some(BASIC));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn jira_search_pages_by_token_on_jira_cloud() {
+    // Jira Cloud's `search/jql` answer: issues, `nextPageToken` while `isLast` is false.
+    let server = Server::start(|r, _| {
+        let token = r
+            .target
+            .split_once('?')
+            .map(|(_, q)| q.contains("nextPageToken=tok%2B2"))
+            .unwrap_or(false);
+        if r.path() != "/rest/api/3/search/jql" {
+            return (500, vec![], String::new());
+        }
+        let body = if token {
+            json!({"issues": [{"key": "PROJ-1", "fields": {"summary": "Third"}}], "isLast": true})
+        } else {
+            json!({"issues": [
+                {"key": "PROJ-3", "fields": {"summary": "First | one", "status": {"name": "To Do"},
+                 "assignee": {"displayName": "Ana Diaz"}, "priority": {"name": "High"},
+                 "updated": "2026-11-30T10:00:00.000+0000"}},
+                {"key": "PROJ-2", "fields": {"summary": "Second", "assignee": null}}
+            ], "nextPageToken": "tok+2", "isLast": false})
+        };
+        json_answer(&body.to_string())
+    })
+    .await;
+    let t = services("jira", Some(&server.url("")), auth(), TOKEN);
+
+    let seen = call(
+        &t,
+        "jira_search",
+        json!({"jql": "project = PROJ", "max_results": 2}),
+    )
+    .await;
+    assert!(!seen.is_error, "{}", seen.text);
+    assert_eq!(
+        seen.text,
+        "Jira issues matching `project = PROJ`\n\n\
+         | key | summary | status | assignee | priority | updated |\n\
+         | --- | --- | --- | --- | --- | --- |\n\
+         | PROJ-3 | First \\| one | To Do | Ana Diaz | High | 2026-11-30T10:00:00.000+0000 |\n\
+         | PROJ-2 | Second | - | - | - |  |\n\n\
+         (2 rows shown; more were left out: call again with page_token=\"tok+2\")"
+    );
+    let seen = call(
+        &t,
+        "jira_search",
+        json!({"jql": "project = PROJ", "max_results": 2, "page_token": "tok+2"}),
+    )
+    .await;
+    assert!(seen.text.contains("| PROJ-1 | Third |"), "{}", seen.text);
+    assert!(seen.text.ends_with("(1 row)"), "{}", seen.text);
+    let sent = server.requests();
+    assert_eq!(sent.len(), 2);
+    assert!(!sent[0].target.contains("nextPageToken") && !sent[0].target.contains("startAt"));
 }

@@ -1,5 +1,6 @@
 //! `jira_search`: issues matching a JQL query (key, summary, status, assignee, priority,
-//! updated), a page at a time.
+//! updated), a page at a time. Jira Cloud answers on `search/jql` (paged by token); sites and
+//! descriptions without it (a 404 there) are asked on the older `search` (paged by index).
 
 use cairn_toolkit::reply::{error, text};
 use cairn_toolkit::table::{Cell, Limits, Table};
@@ -10,12 +11,14 @@ use serde_json::Value;
 
 use super::{call, name_at, text_at};
 use crate::Method;
-use crate::api::services::Services;
+use crate::api::services::{ServiceError, Services};
 
 /// The most issues one page shows (and the default).
 const MAX_RESULTS: u32 = 50;
 /// The longest JQL accepted.
 const MAX_JQL: usize = 4000;
+/// The fields shown.
+const FIELDS: &str = "summary,status,assignee,priority,updated";
 
 /// The `jira_search` tool.
 pub struct JiraSearch;
@@ -28,8 +31,8 @@ pub struct Args {
     jql: String,
     /// How many issues to show, 1 to 50 (default 50).
     max_results: Option<u32>,
-    /// The index of the first issue to show, for the next page (default 0).
-    start_at: Option<u32>,
+    /// For the next page: the `page_token` the previous page ended with.
+    page_token: Option<String>,
 }
 
 impl Tool for JiraSearch {
@@ -64,81 +67,133 @@ impl Tool for JiraSearch {
             .max_results
             .unwrap_or(MAX_RESULTS)
             .clamp(1, MAX_RESULTS);
-        let start = args.start_at.unwrap_or(0);
-        let query = [
+        let token = args
+            .page_token
+            .as_deref()
+            .map(str::trim)
+            .filter(|t| !t.is_empty());
+        let mut query = vec![
             ("jql", jql.to_owned()),
-            ("startAt", start.to_string()),
             ("maxResults", max.to_string()),
-            (
-                "fields",
-                "summary,status,assignee,priority,updated".to_owned(),
-            ),
+            ("fields", FIELDS.to_owned()),
         ];
-        let json = match call(
+        if let Some(t) = token {
+            query.push(("nextPageToken", t.to_owned()));
+        }
+        let current = call(
             services,
             &cx,
             Method::GET,
-            "search",
+            "search/jql",
             &query,
             None,
             "the search",
         )
-        .await
-        {
-            Ok((_, json)) => json,
+        .await;
+        let (json, paging) = match current {
+            Ok((_, json)) => {
+                let next = (json.get("isLast").and_then(Value::as_bool) != Some(true))
+                    .then(|| text_at(&json, "nextPageToken"))
+                    .filter(|t| !t.is_empty());
+                (json, Paging::Token(next))
+            }
+            Err(ServiceError::NotFound { .. }) => {
+                // The older search, paged by index: the token is the index to start at.
+                let start: u64 = match token.map(str::parse).transpose() {
+                    Ok(s) => s.unwrap_or(0),
+                    Err(_) => {
+                        return error(format!(
+                            "page_token {:?} is not one this Jira gave: leave it out for the first page",
+                            token.unwrap_or_default()
+                        ));
+                    }
+                };
+                query.retain(|(k, _)| *k != "nextPageToken");
+                query.push(("startAt", start.to_string()));
+                match call(
+                    services,
+                    &cx,
+                    Method::GET,
+                    "search",
+                    &query,
+                    None,
+                    "the search",
+                )
+                .await
+                {
+                    Ok((_, json)) => {
+                        let total = json.get("total").and_then(Value::as_u64);
+                        (json, Paging::Index { start, total })
+                    }
+                    Err(e) => return error(e.to_string()),
+                }
+            }
             Err(e) => return error(e.to_string()),
         };
-        let issues: Vec<&Value> = json
-            .get("issues")
-            .and_then(Value::as_array)
-            .map(|a| a.iter().take(max as usize).collect())
-            .unwrap_or_default();
-        let total = json.get("total").and_then(Value::as_u64);
-        let mut heading = format!("Jira issues matching `{jql}`");
-        if let Some(total) = total {
-            heading.push_str(&format!(
-                ": {total} in all, from {}",
-                start.saturating_add(1)
-            ));
-        }
-        if let Some(w) = json.get("warningMessages").and_then(Value::as_array) {
-            for m in w.iter().filter_map(Value::as_str) {
-                heading.push_str(&format!("\nJira warns: {m}"));
-            }
-        }
-        if issues.is_empty() {
-            return text(format!("{heading}\n\nNo issues on this page."));
-        }
-        let shown_to = u64::from(start) + issues.len() as u64;
-        let table = Table {
-            columns: [
-                "key", "summary", "status", "assignee", "priority", "updated",
-            ]
-            .map(str::to_owned)
-            .to_vec(),
-            rows: issues
-                .iter()
-                .map(|i| {
-                    let f = i.get("fields").unwrap_or(&Value::Null);
-                    [
-                        text_at(i, "key"),
-                        text_at(f, "summary"),
-                        name_at(f, "status"),
-                        name_at(f, "assignee"),
-                        name_at(f, "priority"),
-                        text_at(f, "updated"),
-                    ]
-                    .into_iter()
-                    .map(Cell::Text)
-                    .collect()
-                })
-                .collect(),
-            more: total.is_some_and(|t| shown_to < t),
-        };
-        table.result_hinting(
-            &heading,
-            &Limits::default(),
-            &format!("call again with start_at={shown_to}"),
-        )
+        page(jql, &json, max, &paging)
     }
+}
+
+/// How the answer pages: by Jira Cloud's token (the next one, if any), or by index.
+enum Paging {
+    Token(Option<String>),
+    Index { start: u64, total: Option<u64> },
+}
+
+/// The page as a table, with Jira's warnings and how to get the next page.
+fn page(jql: &str, json: &Value, max: u32, paging: &Paging) -> CallToolResult {
+    let issues: Vec<&Value> = json
+        .get("issues")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().take(max as usize).collect())
+        .unwrap_or_default();
+    let mut heading = format!("Jira issues matching `{jql}`");
+    let next = match paging {
+        Paging::Token(next) => next.clone(),
+        Paging::Index { start, total } => {
+            if let Some(total) = total {
+                heading.push_str(&format!(": {total} in all, from {}", start + 1));
+            }
+            let to = start + issues.len() as u64;
+            total.filter(|t| to < *t).map(|_| to.to_string())
+        }
+    };
+    if let Some(w) = json.get("warningMessages").and_then(Value::as_array) {
+        for m in w.iter().filter_map(Value::as_str) {
+            heading.push_str(&format!("\nJira warns: {m}"));
+        }
+    }
+    if issues.is_empty() {
+        return text(format!("{heading}\n\nNo issues on this page."));
+    }
+    let table = Table {
+        columns: [
+            "key", "summary", "status", "assignee", "priority", "updated",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+        rows: issues
+            .iter()
+            .map(|i| {
+                let f = i.get("fields").unwrap_or(&Value::Null);
+                [
+                    text_at(i, "key"),
+                    text_at(f, "summary"),
+                    name_at(f, "status"),
+                    name_at(f, "assignee"),
+                    name_at(f, "priority"),
+                    text_at(f, "updated"),
+                ]
+                .into_iter()
+                .map(Cell::Text)
+                .collect()
+            })
+            .collect(),
+        more: next.is_some(),
+    };
+    table.result_hinting(
+        &heading,
+        &Limits::default(),
+        &format!("call again with page_token={:?}", next.unwrap_or_default()),
+    )
 }
