@@ -407,3 +407,72 @@ async fn gitlab_merge_request_counts_diff_lines_and_lists_failed_jobs_first() {
     );
     assert_eq!(server.requests()[1].header("private-token"), Some(TOKEN));
 }
+
+#[test]
+fn the_tracker_tools_schemas_describe_every_field_and_refuse_unknown_ones() {
+    let ours: Vec<_> = cairn_web::api::services::SERVICE_TOOLS
+        .iter()
+        .filter(|e| e.name().starts_with("gitlab_") || e.name().starts_with("jira_"))
+        .map(|e| e.info())
+        .collect();
+    assert_eq!(ours.len(), 8);
+    for info in ours {
+        let name = info.tool.name.to_string();
+        let schema = Value::Object((*info.tool.input_schema).clone());
+        assert_eq!(schema["additionalProperties"], false, "{name}");
+        for (field, p) in schema["properties"].as_object().unwrap() {
+            assert!(
+                p["description"].as_str().is_some_and(|d| !d.is_empty()),
+                "{name}.{field} has no description"
+            );
+            // Enums are plain strings, their values listed in the field.
+            if let Some(values) = p.get("enum") {
+                assert!(
+                    values.as_array().unwrap().iter().all(Value::is_string),
+                    "{name}.{field}"
+                );
+            }
+            assert!(p.get("oneOf").is_none(), "{name}.{field}: {p}");
+        }
+        if name == "gitlab_issues" {
+            assert_eq!(
+                schema["properties"]["state"]["enum"],
+                json!(["opened", "closed", "all"]),
+                "{schema}"
+            );
+        }
+        let writes = name.contains("create") || name == "jira_transition";
+        assert_eq!(info.agent_only, writes, "{name}");
+        assert_eq!(info.category, "api", "{name}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_gitlab_call_to_a_server_that_never_answers_ends_when_cancelled() {
+    let peer = std::sync::Arc::new(Recorder::hanging().await);
+    let t = services(
+        "gitlab",
+        Some(&format!("{}/api/v4", peer.url)),
+        auth(),
+        TOKEN,
+    );
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let (fire, watched) = (cancel.clone(), peer.clone());
+    // Cancel once the request has arrived, while the tool waits for an answer.
+    tokio::spawn(async move {
+        while watched.requests().is_empty() {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        fire.cancel();
+    });
+    let seen = cairn_test_support::tools::call_with(
+        &t,
+        "gitlab_pipelines",
+        json!({"project": "g/p"}),
+        cancel,
+    )
+    .await;
+    assert!(seen.is_error);
+    assert_eq!(seen.text, "cancelled");
+    assert_eq!(peer.requests().len(), 1);
+}
