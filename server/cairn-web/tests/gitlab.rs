@@ -328,6 +328,19 @@ async fn gitlab_names_what_was_not_found() {
         "{}",
         seen.text
     );
+    // Paths that would resolve elsewhere are refused before anything is sent.
+    let before = server.requests().len();
+    for project in ["..", "group/../other", "group//x", " / "] {
+        let seen = call(&t, "gitlab_issues", json!({"project": project})).await;
+        assert!(seen.is_error, "{project}: {}", seen.text);
+        assert!(
+            seen.text
+                .contains("give a numeric id or a path like `group/name`"),
+            "{}",
+            seen.text
+        );
+    }
+    assert_eq!(server.requests().len(), before);
 }
 
 #[tokio::test(flavor = "multi_thread")]

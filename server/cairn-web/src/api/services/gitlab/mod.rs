@@ -24,6 +24,15 @@ pub(crate) fn project_segment(project: &str) -> Result<String, String> {
     if project.is_empty() {
         return Err("`project` is empty: give a numeric id or a path like `group/name`".into());
     }
+    // A `.` or `..` part would be resolved away in the address, asking another path.
+    if project
+        .split('/')
+        .any(|p| p.is_empty() || p == "." || p == "..")
+    {
+        return Err(format!(
+            "{project:?} is not a GitLab project: give a numeric id or a path like `group/name`"
+        ));
+    }
     Ok(url::form_urlencoded::byte_serialize(project.as_bytes())
         .collect::<String>()
         .replace('+', "%20"))
