@@ -9,6 +9,9 @@
 //! (401, 403, 404, 429 waited as `Retry-After` says when short, 5xx). Writes are agent-only
 //! tools with effect `write`, so the approval shows what will be created.
 
+pub mod gitlab;
+pub mod jira;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,9 +21,6 @@ use cairn_toolkit::{Entry, ToolSet};
 use cairn_workspace::Workspace;
 use serde_json::Value;
 use url::Url;
-
-pub mod gitlab;
-pub mod jira;
 
 use super::ApiAuth;
 use crate::{Method, WebError, WebGuard, WebRequest, WebResponse};
