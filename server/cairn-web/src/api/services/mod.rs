@@ -10,6 +10,8 @@
 //! tools with effect `write`, so the approval shows what will be created.
 
 pub mod github;
+pub mod gitlab;
+pub mod jira;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -291,8 +293,16 @@ pub const SERVICE_TOOLS: &[Entry<Services>] = &[
     Entry::of::<github::pull_files::GithubPullFiles>(),
     // -- end of github
     // GitLab (gitlab/)
+    Entry::of::<gitlab::issues::GitlabIssues>(),
+    Entry::of::<gitlab::merge_requests::GitlabMergeRequests>(),
+    Entry::of::<gitlab::pipelines::GitlabPipelines>(),
+    Entry::of::<gitlab::create_issue::GitlabCreateIssue>(),
     // -- end of gitlab
     // Jira (jira/)
+    Entry::of::<jira::search::JiraSearch>(),
+    Entry::of::<jira::issue::JiraIssue>(),
+    Entry::of::<jira::create_issue::JiraCreateIssue>(),
+    Entry::of::<jira::transition::JiraTransition>(),
     // -- end of jira
 ];
 
