@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use cairn_config::{CommsConfig, TwilioConfig, WebhookConfig, WebhookKind};
 use cairn_test_support::tools::call;
 use recorder::{Recorder, Vault, approved, tools};
-use serde_json::{Value, json};
+use serde_json::json;
 
 const HOOK_TOKEN: &str = "Xq9vT2bLr7KpW4mZs8NcYd3F";
 const TWILIO_TOKEN: &str = "twilio-auth-5b1e9c0d7a";
@@ -59,10 +59,6 @@ fn assert_hidden(text: &str, url: &str) {
     );
 }
 
-fn json_of(r: &recorder::Request) -> Value {
-    serde_json::from_slice(&r.body).unwrap()
-}
-
 #[tokio::test]
 async fn webhook_post_sends_each_kind_its_format() {
     if !gate() {
@@ -99,7 +95,7 @@ async fn webhook_post_sends_each_kind_its_format() {
     );
     assert_eq!(got[0].header("content-type"), Some("application/json"));
     assert_eq!(
-        json_of(&got[0]),
+        got[0].json(),
         json!({"content": "**CI**\nBuild 812 passed @everyone", "allowed_mentions": {"parse": []}})
     );
 
@@ -112,7 +108,7 @@ async fn webhook_post_sends_each_kind_its_format() {
     .await;
     assert_eq!(done.text, "posted to webhook ops (generic): 204 No Content");
     assert_eq!(
-        json_of(&peer.requests()[1]),
+        peer.requests()[1].json(),
         json!({"text": "disk at 91%", "title": "db-1"})
     );
 
@@ -124,7 +120,7 @@ async fn webhook_post_sends_each_kind_its_format() {
     )
     .await;
     assert!(!done.is_error, "{}", done.text);
-    let card = json_of(&peer.requests()[2]);
+    let card = peer.requests()[2].json();
     assert_eq!(card["type"], "message");
     assert_eq!(
         card["attachments"][0]["contentType"],
@@ -143,7 +139,7 @@ async fn webhook_post_sends_each_kind_its_format() {
     )
     .await;
     assert!(!done.is_error, "{}", done.text);
-    assert_eq!(json_of(&peer.requests()[3]), json!({"text": "p1 resolved"}));
+    assert_eq!(peer.requests()[3].json(), json!({"text": "p1 resolved"}));
     assert_eq!(peer.requests().len(), 4);
 }
 
@@ -588,7 +584,7 @@ async fn a_webhook_that_never_answers_is_left_when_the_run_is_cancelled() {
     let key = std::path::PathBuf::from(&cairn_agent::tools::protected_of(&asked.result)[0].key);
     approvals.hold(&key, cairn_workspace::Operation::Write);
     let cancel = tokio_util::sync::CancellationToken::new();
-    recorder::cancel_when_received(&peer, cancel.clone());
+    peer.cancel_when_received(cancel.clone());
     let seen = cairn_test_support::tools::call_with(&t, "webhook_post", args, cancel).await;
     assert!(seen.is_error, "{}", seen.text);
     assert_eq!(seen.text, "webhook slow: cancelled");

@@ -462,7 +462,7 @@ async fn a_slack_that_never_answers_is_left_when_the_run_is_cancelled() {
         true,
     );
     let cancel = tokio_util::sync::CancellationToken::new();
-    recorder::cancel_when_received(&peer, cancel.clone());
+    peer.cancel_when_received(cancel.clone());
     let seen = cairn_test_support::tools::call_with(
         &t,
         "slack_history",

@@ -8,6 +8,7 @@
 
 pub mod fuzz;
 pub mod gate;
+pub mod recorder;
 mod render;
 mod script;
 mod server;

@@ -9,17 +9,15 @@
 mod api_support;
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
 
-use api_support::{Recorded, Server, TestVault, guard};
+use api_support::{Server, TestVault, guard};
 use cairn_agent::tools::{Effect, ToolHost};
+use cairn_test_support::recorder::{Recorder, Request};
 use cairn_test_support::tools::call;
 use cairn_toolkit::ToolSet;
 use cairn_web::api::services::{ServiceSettings, Services, service_tools};
 use cairn_web::api::{ApiAuth, AuthScheme};
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
 
 const TOKEN: &str = "ghp_cairnTEST0123456789abcdef";
 
@@ -53,153 +51,29 @@ fn tools(base: &str) -> ToolSet<Services> {
     service_tools(Services::new(guard(vault), "tester", settings))
 }
 
-/// One request through the relay and what Prism answered it.
-#[derive(Debug, Clone)]
-struct Exchange {
-    request: Recorded,
-    status: u16,
-}
-
-impl Exchange {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.request.body).unwrap()
-    }
-}
-
-/// Forwards every request to Prism as it came, recording it and Prism's status.
-struct Relay {
-    url: String,
-    seen: Arc<Mutex<Vec<Exchange>>>,
-}
-
-impl Relay {
-    async fn to(upstream: &str) -> Relay {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let (s, upstream) = (seen.clone(), upstream.trim_end_matches('/').to_owned());
-        // The relay is a fixture passing requests to Prism as they came, not a tool's request:
-        // it has no guard to go through.
-        #[allow(clippy::disallowed_methods)]
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .unwrap();
-        tokio::spawn(async move {
-            while let Ok((stream, _)) = listener.accept().await {
-                let (s, upstream, client) = (s.clone(), upstream.clone(), client.clone());
-                tokio::spawn(async move {
-                    let _ = relay_one(stream, &upstream, &client, &s).await;
-                });
-            }
-        });
-        Relay { url, seen }
-    }
-
-    fn exchanges(&self) -> Vec<Exchange> {
-        self.seen.lock().unwrap().clone()
-    }
-}
-
-async fn relay_one(
-    mut stream: TcpStream,
-    upstream: &str,
-    client: &reqwest::Client,
-    seen: &Mutex<Vec<Exchange>>,
-) -> std::io::Result<()> {
-    let mut raw = Vec::new();
-    let mut buf = [0u8; 8192];
-    let head_end = loop {
-        if let Some(i) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
-            break i + 4;
-        }
-        let n = stream.read(&mut buf).await?;
-        if n == 0 {
-            return Ok(());
-        }
-        raw.extend_from_slice(&buf[..n]);
-    };
-    let head = String::from_utf8_lossy(&raw[..head_end]).into_owned();
-    let mut lines = head.split("\r\n");
-    let mut first = lines.next().unwrap_or("").split_whitespace();
-    let method = first.next().unwrap_or("").to_owned();
-    let target = first.next().unwrap_or("/").to_owned();
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
-        .collect();
-    let length: usize = headers
-        .iter()
-        .find(|(k, _)| k == "content-length")
-        .and_then(|(_, v)| v.parse().ok())
-        .unwrap_or(0);
-    let mut body = raw[head_end..].to_vec();
-    while body.len() < length {
-        let n = stream.read(&mut buf).await?;
-        if n == 0 {
-            break;
-        }
-        body.extend_from_slice(&buf[..n]);
-    }
-    let mut forward = client.request(
-        reqwest::Method::from_bytes(method.as_bytes()).unwrap(),
-        format!("{upstream}{target}"),
-    );
-    for (k, v) in &headers {
-        if !matches!(k.as_str(), "host" | "content-length" | "connection") {
-            forward = forward.header(k, v);
-        }
-    }
-    let answer = forward.body(body.clone()).send().await.unwrap();
-    let status = answer.status().as_u16();
-    let mut out = format!("HTTP/1.1 {status} X\r\n");
-    for name in ["content-type", "location", "retry-after"] {
-        if let Some(v) = answer.headers().get(name).and_then(|v| v.to_str().ok()) {
-            out.push_str(&format!("{name}: {v}\r\n"));
-        }
-    }
-    let answer_body = answer.bytes().await.unwrap();
-    out.push_str(&format!(
-        "content-length: {}\r\nconnection: close\r\n\r\n",
-        answer_body.len()
-    ));
-    seen.lock().unwrap().push(Exchange {
-        request: Recorded {
-            method,
-            target,
-            headers,
-            body: String::from_utf8_lossy(&body).into_owned(),
-        },
-        status,
-    });
-    stream.write_all(out.as_bytes()).await?;
-    stream.write_all(&answer_body).await?;
-    stream.shutdown().await
-}
-
 /// Asserts Prism accepted every request (a 2xx, or the 302 GitHub's log endpoint answers) and
 /// that each carried the token the guard attached.
-fn all_accepted(exchanges: &[Exchange]) {
+fn all_accepted(exchanges: &[Request]) {
     assert!(!exchanges.is_empty());
     for e in exchanges {
         assert!(
             (200..300).contains(&e.status) || e.status == 302,
             "Prism refused {} {}: {}",
-            e.request.method,
-            e.request.target,
+            e.method,
+            e.target,
             e.status
         );
         assert_eq!(
-            e.request.header("authorization"),
+            e.header("authorization"),
             Some(format!("Bearer {TOKEN}").as_str())
         );
     }
 }
 
-fn targets(exchanges: &[Exchange]) -> Vec<String> {
+fn targets(exchanges: &[Request]) -> Vec<String> {
     exchanges
         .iter()
-        .map(|e| format!("{} {}", e.request.method, e.request.target))
+        .map(|e| format!("{} {}", e.method, e.target))
         .collect()
 }
 
@@ -260,7 +134,7 @@ async fn the_github_tools_are_in_the_catalog_reads_open_to_all_and_writes_agent_
 #[tokio::test(flavor = "multi_thread")]
 async fn github_search_sends_the_qualifiers_and_lists_what_prism_answered() {
     let Some(api) = prism() else { return };
-    let relay = Relay::to(&api).await;
+    let relay = Recorder::relaying(&api).await;
     let t = tools(&relay.url);
     let seen = call(
         &t,
@@ -270,7 +144,7 @@ async fn github_search_sends_the_qualifiers_and_lists_what_prism_answered() {
     )
     .await;
     assert!(!seen.is_error, "{}", seen.text);
-    let ex = relay.exchanges();
+    let ex = relay.requests();
     all_accepted(&ex);
     assert_eq!(
         targets(&ex),
@@ -302,13 +176,13 @@ async fn github_search_sends_the_qualifiers_and_lists_what_prism_answered() {
         "{}",
         none.text
     );
-    assert_eq!(relay.exchanges().len(), 1);
+    assert_eq!(relay.requests().len(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn github_issue_reads_a_pull_request_with_its_branches_checks_and_comments() {
     let Some(api) = prism() else { return };
-    let relay = Relay::to(&api).await;
+    let relay = Recorder::relaying(&api).await;
     let t = tools(&relay.url);
     let seen = call(
         &t,
@@ -317,7 +191,7 @@ async fn github_issue_reads_a_pull_request_with_its_branches_checks_and_comments
     )
     .await;
     assert!(!seen.is_error, "{}", seen.text);
-    let ex = relay.exchanges();
+    let ex = relay.requests();
     all_accepted(&ex);
     assert_eq!(
         targets(&ex),
@@ -345,7 +219,7 @@ async fn github_issue_reads_a_pull_request_with_its_branches_checks_and_comments
 #[tokio::test(flavor = "multi_thread")]
 async fn github_create_issue_posts_title_body_labels_and_assignees() {
     let Some(api) = prism() else { return };
-    let relay = Relay::to(&api).await;
+    let relay = Recorder::relaying(&api).await;
     let t = tools(&relay.url);
     let seen = call(
         &t,
@@ -356,7 +230,7 @@ async fn github_create_issue_posts_title_body_labels_and_assignees() {
     )
     .await;
     assert!(!seen.is_error, "{}", seen.text);
-    let ex = relay.exchanges();
+    let ex = relay.requests();
     all_accepted(&ex);
     assert_eq!(targets(&ex), vec!["POST /repos/octocat/Hello-World/issues"]);
     assert_eq!(ex[0].status, 201);
@@ -393,13 +267,13 @@ async fn github_create_issue_posts_title_body_labels_and_assignees() {
         "{}",
         long.text
     );
-    assert_eq!(relay.exchanges().len(), 1);
+    assert_eq!(relay.requests().len(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn github_comment_posts_on_an_issue_and_answers_its_address() {
     let Some(api) = prism() else { return };
-    let relay = Relay::to(&api).await;
+    let relay = Recorder::relaying(&api).await;
     let t = tools(&relay.url);
     let seen = call(
         &t,
@@ -408,7 +282,7 @@ async fn github_comment_posts_on_an_issue_and_answers_its_address() {
     )
     .await;
     assert!(!seen.is_error, "{}", seen.text);
-    let ex = relay.exchanges();
+    let ex = relay.requests();
     all_accepted(&ex);
     assert_eq!(
         targets(&ex),
@@ -431,13 +305,13 @@ async fn github_comment_posts_on_an_issue_and_answers_its_address() {
         "{}",
         empty.text
     );
-    assert_eq!(relay.exchanges().len(), 1);
+    assert_eq!(relay.requests().len(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn github_workflow_runs_filters_by_workflow_branch_and_status() {
     let Some(api) = prism() else { return };
-    let relay = Relay::to(&api).await;
+    let relay = Recorder::relaying(&api).await;
     let t = tools(&relay.url);
     let seen = call(
         &t,
@@ -454,7 +328,7 @@ async fn github_workflow_runs_filters_by_workflow_branch_and_status() {
     )
     .await;
     assert!(!all.is_error, "{}", all.text);
-    let ex = relay.exchanges();
+    let ex = relay.requests();
     all_accepted(&ex);
     assert_eq!(
         targets(&ex),
@@ -481,7 +355,7 @@ async fn github_workflow_runs_filters_by_workflow_branch_and_status() {
 #[tokio::test(flavor = "multi_thread")]
 async fn github_failed_jobs_says_when_no_job_failed() {
     let Some(api) = prism() else { return };
-    let relay = Relay::to(&api).await;
+    let relay = Recorder::relaying(&api).await;
     let t = tools(&relay.url);
     let seen = call(
         &t,
@@ -490,7 +364,7 @@ async fn github_failed_jobs_says_when_no_job_failed() {
     )
     .await;
     assert!(!seen.is_error, "{}", seen.text);
-    let ex = relay.exchanges();
+    let ex = relay.requests();
     all_accepted(&ex);
     // Prism's one job succeeded: no log is asked for.
     assert_eq!(
@@ -506,7 +380,7 @@ async fn github_failed_jobs_says_when_no_job_failed() {
 #[tokio::test(flavor = "multi_thread")]
 async fn github_releases_lists_and_reads_one_by_tag_with_notes_and_assets() {
     let Some(api) = prism() else { return };
-    let relay = Relay::to(&api).await;
+    let relay = Recorder::relaying(&api).await;
     let t = tools(&relay.url);
     let list = call(
         &t,
@@ -528,7 +402,7 @@ async fn github_releases_lists_and_reads_one_by_tag_with_notes_and_assets() {
     )
     .await;
     assert!(!one.is_error, "{}", one.text);
-    let ex = relay.exchanges();
+    let ex = relay.requests();
     all_accepted(&ex);
     assert_eq!(
         targets(&ex),
@@ -550,7 +424,7 @@ async fn github_releases_lists_and_reads_one_by_tag_with_notes_and_assets() {
 #[tokio::test(flavor = "multi_thread")]
 async fn github_pull_files_lists_changes_with_the_patch() {
     let Some(api) = prism() else { return };
-    let relay = Relay::to(&api).await;
+    let relay = Recorder::relaying(&api).await;
     let t = tools(&relay.url);
     let seen = call(
         &t,
@@ -559,7 +433,7 @@ async fn github_pull_files_lists_changes_with_the_patch() {
     )
     .await;
     assert!(!seen.is_error, "{}", seen.text);
-    let ex = relay.exchanges();
+    let ex = relay.requests();
     all_accepted(&ex);
     assert_eq!(
         targets(&ex),
@@ -866,22 +740,11 @@ async fn github_issue_shows_a_plain_issue_and_says_how_many_comments_were_left_o
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_github_call_that_gets_no_answer_ends_when_the_run_is_cancelled() {
-    // Accepts and never answers.
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/", listener.local_addr().unwrap());
-    tokio::spawn(async move {
-        let mut held = Vec::new();
-        while let Ok((stream, _)) = listener.accept().await {
-            held.push(stream);
-        }
-    });
-    let t = tools(&url);
+    // Takes the request and never answers; the run is cancelled once it arrived.
+    let peer = Recorder::hanging().await;
+    let t = tools(&format!("{}/", peer.url));
     let cancel = tokio_util::sync::CancellationToken::new();
-    let c = cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-        c.cancel();
-    });
+    peer.cancel_when_received(cancel.clone());
     let seen =
         cairn_test_support::tools::call_with(&t, "github_search", json!({"repo": "o/r"}), cancel)
             .await;
@@ -929,7 +792,7 @@ async fn github_issue_bounds_an_answer_with_many_long_comments() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn github_429_waited_once_then_answered_and_403_rate_limit_said() {
-    let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let c = calls.clone();
     let api = Server::start(move |_, _| {
         if c.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
