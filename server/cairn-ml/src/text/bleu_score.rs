@@ -63,7 +63,7 @@ impl Tool for BleuScore {
             .and_read_opt(args.candidate_path.as_deref())
     }
 
-    async fn call(ml: &Ml, args: Args, _: CallContext) -> CallToolResult {
+    async fn call(ml: &Ml, args: Args, cx: CallContext) -> CallToolResult {
         let refs_given = args.references.len() + args.reference_paths.len();
         if refs_given == 0 {
             return error("give at least one reference (`references` or `reference_paths`)");
@@ -99,14 +99,20 @@ impl Tool for BleuScore {
                 Err(e) => return error(e),
             }
         }
-        match score(
-            &candidate,
-            &references,
-            args.smoothing.unwrap_or(Smoothing::None),
-            args.lowercase,
-        ) {
-            Ok(t) => text(t + &source::notes(std::iter::once(&candidate).chain(&references))),
-            Err(e) => error(e),
+        let smoothing = args.smoothing.unwrap_or(Smoothing::None);
+        let lowercase = args.lowercase;
+        // Counting n-grams of megabytes of references takes a moment: off the async threads.
+        let scored = tokio::task::spawn_blocking(move || {
+            score(&candidate, &references, smoothing, lowercase)
+                .map(|t| t + &source::notes(std::iter::once(&candidate).chain(&references)))
+        });
+        tokio::select! {
+            r = scored => match r {
+                Ok(Ok(t)) => text(t),
+                Ok(Err(e)) => error(e),
+                Err(e) => error(format!("bleu_score failed: {e}")),
+            },
+            () = cx.cancel.cancelled() => error("cancelled"),
         }
     }
 }
