@@ -10,10 +10,11 @@ use std::sync::Arc;
 
 use cairn_ml::{Ml, ml_tools};
 use cairn_select::embed::ModelSpec;
-use cairn_test_support::tools::call;
+use cairn_test_support::tools::{call, call_with};
 use cairn_toolkit::ToolSet;
 use cairn_workspace::Workspace;
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
 fn ws() -> (tempfile::TempDir, ToolSet<Ml>) {
     let dir = tempfile::tempdir().unwrap();
@@ -147,6 +148,22 @@ async fn edit_distance_refuses_what_it_cannot_compare() {
     )
     .await;
     assert!(e.contains("unit"), "{e}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_edit_distance_stops() {
+    let (_d, t) = ws();
+    // 20000 × 20000 cells: seconds of work, stopped at the next row.
+    let cancel = CancellationToken::new();
+    cancel.cancel();
+    let r = call_with(
+        &t,
+        "edit_distance",
+        json!({"a": "a".repeat(20_000), "b": "b".repeat(20_000)}),
+        cancel,
+    )
+    .await;
+    assert!(r.is_error && r.text.contains("cancel"), "{}", r.text);
 }
 
 // bleu_score

@@ -5,6 +5,7 @@ use cairn_toolkit::reply::{error, text};
 use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
+use tokio_util::sync::CancellationToken;
 
 use super::source::{self, Input};
 use crate::Ml;
@@ -81,7 +82,7 @@ impl Tool for EditDistance {
             if lines {
                 by_lines(&a, &b, unit, damerau, &cancel)
             } else {
-                whole(&a, &b, unit, damerau)
+                whole(&a, &b, unit, damerau, &cancel)
             }
         });
         tokio::select! {
@@ -113,7 +114,13 @@ fn unit_name(unit: Unit) -> &'static str {
     }
 }
 
-fn whole(a: &Input, b: &Input, unit: Unit, damerau: bool) -> Result<String, String> {
+fn whole(
+    a: &Input,
+    b: &Input,
+    unit: Unit,
+    damerau: bool,
+    cancel: &CancellationToken,
+) -> Result<String, String> {
     let (ua, ub) = (units(&a.text, unit), units(&b.text, unit));
     if ua.len() > MAX_UNITS || ub.len() > MAX_UNITS {
         return Err(format!(
@@ -123,7 +130,7 @@ fn whole(a: &Input, b: &Input, unit: Unit, damerau: bool) -> Result<String, Stri
             unit_name(unit)
         ));
     }
-    let d = distance(&ua, &ub, damerau);
+    let d = distance(&ua, &ub, damerau, cancel).ok_or("cancelled")?;
     let kind = if damerau {
         "Damerau (optimal string alignment)"
     } else {
@@ -145,7 +152,7 @@ fn by_lines(
     b: &Input,
     unit: Unit,
     damerau: bool,
-    cancel: &tokio_util::sync::CancellationToken,
+    cancel: &CancellationToken,
 ) -> Result<String, String> {
     let (la, lb): (Vec<&str>, Vec<&str>) = (a.text.lines().collect(), b.text.lines().collect());
     let pairs = la.len().max(lb.len());
@@ -169,7 +176,7 @@ fn by_lines(
             stopped_at = Some(i);
             break;
         }
-        let d = distance(&ux, &uy, damerau);
+        let d = distance(&ux, &uy, damerau, cancel).ok_or("cancelled")?;
         total += d;
         sim_sum += similarity(d, ux.len(), uy.len());
         if d > 0 {
@@ -230,12 +237,21 @@ fn similarity(d: usize, la: usize, lb: usize) -> f64 {
 }
 
 /// Levenshtein distance, or with `damerau` the optimal string alignment distance (a swap of
-/// two adjacent units is one edit; no substring is edited twice), in three rolling rows.
-fn distance<T: PartialEq>(a: &[T], b: &[T], damerau: bool) -> usize {
+/// two adjacent units is one edit; no substring is edited twice), in three rolling rows;
+/// `None` once `cancel` fires (checked every row: a row is at most [`MAX_UNITS`] cells).
+fn distance<T: PartialEq>(
+    a: &[T],
+    b: &[T],
+    damerau: bool,
+    cancel: &CancellationToken,
+) -> Option<usize> {
     let mut prev2: Vec<usize> = vec![0; b.len() + 1];
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     let mut cur: Vec<usize> = vec![0; b.len() + 1];
     for i in 1..=a.len() {
+        if cancel.is_cancelled() {
+            return None;
+        }
         cur[0] = i;
         for j in 1..=b.len() {
             let cost = usize::from(a[i - 1] != b[j - 1]);
@@ -248,5 +264,5 @@ fn distance<T: PartialEq>(a: &[T], b: &[T], damerau: bool) -> usize {
         std::mem::swap(&mut prev2, &mut prev);
         std::mem::swap(&mut prev, &mut cur);
     }
-    prev[b.len()]
+    Some(prev[b.len()])
 }
