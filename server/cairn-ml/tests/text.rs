@@ -12,13 +12,19 @@ use cairn_ml::{Ml, ml_tools};
 use cairn_select::embed::ModelSpec;
 use cairn_test_support::tools::{call, call_with};
 use cairn_toolkit::ToolSet;
-use cairn_workspace::Workspace;
+use cairn_workspace::{AccessRules, ExactApprovals, Workspace};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 fn ws() -> (tempfile::TempDir, ToolSet<Ml>) {
     let dir = tempfile::tempdir().unwrap();
-    let w = Workspace::new(vec![dir.path().to_path_buf()]).unwrap();
+    // The user's rules as the binary applies them: `.env` and other secrets are protected.
+    let w = Workspace::new(vec![dir.path().to_path_buf()])
+        .unwrap()
+        .with_access(
+            |_| AccessRules::new("ada@example.com", None, None),
+            ExactApprovals::new(),
+        );
     let t = ml_tools(Ml::new(Some(Arc::new(w)), ModelSpec::default()));
     (dir, t)
 }
@@ -164,6 +170,34 @@ async fn a_cancelled_edit_distance_stops() {
     )
     .await;
     assert!(r.is_error && r.text.contains("cancel"), "{}", r.text);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn protected_files_are_refused_by_every_reading_tool() {
+    let (d, t) = ws();
+    write(d.path(), ".env", b"TOKEN=hunter2\n");
+    let calls = [
+        ("edit_distance", json!({"a": "x", "path_b": ".env"})),
+        (
+            "bleu_score",
+            json!({"candidate": "x", "reference_paths": [".env"]}),
+        ),
+        (
+            "rouge_score",
+            json!({"candidate_path": ".env", "reference": "x"}),
+        ),
+        ("detect_language", json!({"path": ".env"})),
+        ("extract_keywords", json!({"path": ".env"})),
+        ("count_tokens", json!({"path": ".env", "model": "gpt-4"})),
+        (
+            "truncate_tokens",
+            json!({"path": ".env", "model": "gpt-4", "max_tokens": 1}),
+        ),
+    ];
+    for (name, args) in calls {
+        let e = refused(&t, name, args).await;
+        assert!(e.contains(".env") && !e.contains("hunter2"), "{name}: {e}");
+    }
 }
 
 // bleu_score
