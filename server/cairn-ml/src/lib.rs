@@ -68,6 +68,13 @@ impl Ml {
 /// The AI/ML tools, in the order listed.
 pub const ML_TOOLS: &[Entry<Ml>] = &[
     // text (text/)
+    Entry::of::<text::edit_distance::EditDistance>(),
+    Entry::of::<text::bleu_score::BleuScore>(),
+    Entry::of::<text::rouge_score::RougeScore>(),
+    Entry::of::<text::detect_language::DetectLanguage>(),
+    Entry::of::<text::extract_keywords::ExtractKeywords>(),
+    Entry::of::<text::count_tokens::CountTokens>(),
+    Entry::of::<text::truncate_tokens::TruncateTokens>(),
     // -- end of text
     // embeddings (embed/)
     // -- end of embed
