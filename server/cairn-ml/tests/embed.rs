@@ -530,6 +530,25 @@ async fn refusals_come_before_the_model_is_loaded() {
 }
 
 #[tokio::test]
+async fn a_file_over_the_size_cap_is_read_bounded_to_whole_lines_with_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    // 200 lines of 20 bytes; the cap of 610 bytes holds 30 of them and half of the next.
+    let text: String = (0..200).map(|i| format!("line number {i:07}\n")).collect();
+    std::fs::write(dir.path().join("big.txt"), &text).unwrap();
+    let spec = ModelSpec {
+        repo: "cairn-tests/no-such-model".into(),
+        revision: "none".into(),
+    };
+    let ws = Workspace::new(vec![dir.path().to_path_buf()])
+        .unwrap()
+        .with_max_file_size(610);
+    let t = ml_tools(Ml::new(Some(Arc::new(ws)), spec));
+    // k above the lines read: refused after reading, before any model, naming the count.
+    let seen = call(&t, "cluster_texts", json!({"path": "big.txt", "k": 31})).await;
+    refused(&seen, "30 texts are too few to cluster: give at least 31");
+}
+
+#[tokio::test]
 async fn a_missing_model_is_an_error_that_says_how_to_get_it() {
     // Offline (as the gate's runs are), a model not in the cache fails at once, without the Hub.
     if !model_tests() {

@@ -2,10 +2,11 @@
 //! lines, CSV column or JSONL field), the caps on them, embedding on a blocking thread that a
 //! cancelled run stops waiting for, and the small vector arithmetic.
 
+use std::io::Read;
 use std::sync::Arc;
 
 use cairn_toolkit::{CallContext, Host};
-use cairn_workspace::Workspace;
+use cairn_workspace::{ScopeError, Workspace, WorkspacePath};
 
 use crate::Ml;
 
@@ -172,10 +173,49 @@ pub(crate) async fn read_rows(
     let ws = workspace(ml)?;
     cairn_workspace::off_thread(&ws, move |ws| {
         let resolved = ws.resolve(&path).map_err(|e| e.to_string())?;
-        let (text, _) = ws.read_text(&resolved).map_err(|e| e.to_string())?;
-        parse_rows(&path, &text, columns.as_deref())
+        let (text, note) = match ws.read_text(&resolved) {
+            Ok((text, _)) => (text, None),
+            Err(ScopeError::TooLarge { size, limit, .. }) => {
+                let text = read_head(ws, &resolved, limit)?;
+                let note = format!(
+                    "{path} is {size} bytes: only its first {} bytes (whole lines) were read",
+                    text.len()
+                );
+                (text, Some(note))
+            }
+            Err(e) => return Err(e.to_string()),
+        };
+        let mut rows = parse_rows(&path, &text, columns.as_deref())?;
+        rows.notes.extend(note);
+        Ok(rows)
     })
     .await?
+}
+
+/// The first `limit` bytes of a file too large to read whole, cut after its last full line;
+/// binary files are refused as [`Workspace::read_text`] refuses them.
+fn read_head(ws: &Workspace, path: &WorkspacePath, limit: u64) -> Result<String, String> {
+    let file = ws.open_read(path).map_err(|e| e.to_string())?;
+    let mut bytes = Vec::new();
+    file.take(limit)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("reading {}: {e}", path.display_path()))?;
+    if bytes.iter().take(8192).any(|&b| b == 0) {
+        return Err(format!(
+            "{} looks like a binary file; it was not read",
+            path.display_path()
+        ));
+    }
+    // The last line may be cut anywhere, even inside a character: it is dropped.
+    let end = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    bytes.truncate(end);
+    String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "{} is not valid UTF-8 (first bad byte at offset {})",
+            path.display_path(),
+            e.utf8_error().valid_up_to()
+        )
+    })
 }
 
 fn parse_rows(path: &str, text: &str, columns: Option<&[String]>) -> Result<Rows, String> {
