@@ -434,6 +434,57 @@ async fn a_classifier_trained_on_two_obvious_topics_scores_high_and_classifies_n
             applied.text
         );
     }
+    // New rows from a JSONL file's field; a line without it is skipped and said.
+    std::fs::write(
+        dir.path().join("new.jsonl"),
+        "{\"body\": \"Roll the pastry thin and bake it blind\"}\n\
+         {\"other\": 1}\n\
+         {\"body\": \"The keeper was sent off for handball\"}\n",
+    )
+    .unwrap();
+    let applied = call(
+        &t,
+        "classify_texts",
+        json!({"model": "models/logistic.json", "path": "new.jsonl", "column": "body"}),
+    )
+    .await;
+    ok(&applied);
+    assert!(
+        row(&applied, "| line 1 |").contains("| baking |"),
+        "{}",
+        applied.text
+    );
+    assert!(
+        row(&applied, "| line 3 |").contains("| sport |"),
+        "{}",
+        applied.text
+    );
+    assert!(
+        applied
+            .text
+            .contains("(1 lines without the field were skipped)"),
+        "{}",
+        applied.text
+    );
+}
+
+#[tokio::test]
+async fn a_cancelled_call_stops_with_cancelled() {
+    if !model_tests() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let t = tools(dir.path());
+    let cancel = tokio_util::sync::CancellationToken::new();
+    cancel.cancel();
+    let seen = cairn_test_support::tools::call_with(
+        &t,
+        "cluster_texts",
+        json!({"texts": COOKING}),
+        cancel,
+    )
+    .await;
+    refused(&seen, "cancelled");
 }
 
 #[tokio::test]

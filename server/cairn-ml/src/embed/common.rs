@@ -340,10 +340,12 @@ pub(crate) async fn embed(
         embedder.embed(&refs)
     });
     tokio::select! {
+        // A cancelled run wins, even over a result that is ready.
+        biased;
+        () = cx.cancel.cancelled() => Err("cancelled".into()),
         done = work => done
             .map_err(|e| format!("internal error: embedding failed ({e})"))?
             .map_err(|e| format!("embedding failed: {e}")),
-        () = cx.cancel.cancelled() => Err("cancelled".into()),
     }
 }
 
