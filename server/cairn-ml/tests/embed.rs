@@ -386,6 +386,13 @@ async fn a_classifier_trained_on_two_obvious_topics_scores_high_and_classifies_n
             trained.text
         );
         assert!(
+            trained
+                .text
+                .contains("Right per label: sport 4/4, baking 4/4."),
+            "{}",
+            trained.text
+        );
+        assert!(
             trained.text.contains("No held-out row was confused."),
             "{}",
             trained.text

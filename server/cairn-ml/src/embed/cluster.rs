@@ -352,3 +352,33 @@ fn silhouette(d: &[f32], labels: &[usize]) -> f32 {
     }
     total / n as f32
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// Two pairs of identical unit vectors at right angles: cosine distance 0 within a pair,
+    /// 1 across.
+    fn two_pairs() -> Vec<Vec<f32>> {
+        vec![
+            vec![1.0, 0.0],
+            vec![0.0, 1.0],
+            vec![1.0, 0.0],
+            vec![0.0, 1.0],
+        ]
+    }
+
+    #[test]
+    fn separated_pairs_cluster_apart_with_silhouette_one() {
+        let v = two_pairs();
+        let d = distance_matrix(&v);
+        // Each point: a = 0 (its twin), b = 1 (the other pair): s = (1 - 0) / 1.
+        assert_eq!(kmeans(&v, 2, &|| false), vec![0, 1, 0, 1]);
+        assert_eq!(agglomerative(&v, &[2]), vec![vec![0, 1, 0, 1]]);
+        assert!((silhouette(&d, &[0, 1, 0, 1]) - 1.0).abs() < 1e-6);
+        // The wrong split, by hand for point 0 in {0, 1}: a = d(0,1) = 1,
+        // b = mean(d(0,2), d(0,3)) = 0.5, s = (0.5 - 1) / 1 = -0.5; every point alike.
+        assert!((silhouette(&d, &[0, 0, 1, 1]) + 0.5).abs() < 1e-6);
+    }
+}

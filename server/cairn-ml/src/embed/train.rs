@@ -201,10 +201,13 @@ impl Tool for TrainTextClassifier {
                 };
                 let mut confusions: BTreeMap<(usize, usize), usize> = BTreeMap::new();
                 let mut right = 0;
+                let mut per_label = vec![(0usize, 0usize); labels];
                 for (x, &y) in test_x.iter().zip(&test_y) {
                     let p = probe.predict(x);
+                    per_label[y].1 += 1;
                     if p == y {
                         right += 1;
+                        per_label[y].0 += 1;
                     } else {
                         *confusions.entry((y, p)).or_default() += 1;
                     }
@@ -215,6 +218,14 @@ impl Tool for TrainTextClassifier {
                     100.0 * right as f32 / total as f32,
                     trained_rows - total
                 ));
+                let recalls: Vec<String> = names
+                    .iter()
+                    .zip(&per_label)
+                    .filter(|(_, (_, n))| *n > 0)
+                    .take(MAX_LABELS)
+                    .map(|(l, (r, n))| format!("{} {r}/{n}", cell(l)))
+                    .collect();
+                out.push_str(&format!("Right per label: {}.\n", recalls.join(", ")));
                 if confusions.is_empty() {
                     out.push_str("No held-out row was confused.\n");
                 } else {
