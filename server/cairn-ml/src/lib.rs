@@ -77,6 +77,12 @@ pub const ML_TOOLS: &[Entry<Ml>] = &[
     Entry::of::<text::truncate_tokens::TruncateTokens>(),
     // -- end of text
     // embeddings (embed/)
+    Entry::of::<embed::similarity::TextSimilarity>(),
+    Entry::of::<embed::cluster::ClusterTexts>(),
+    Entry::of::<embed::duplicates::FindNearDuplicates>(),
+    Entry::of::<embed::zero_shot::ClassifyZeroShot>(),
+    Entry::of::<embed::train::TrainTextClassifier>(),
+    Entry::of::<embed::apply::ClassifyTexts>(),
     // -- end of embed
 ];
 
