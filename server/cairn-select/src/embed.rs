@@ -42,6 +42,21 @@ const MAX_BATCH: usize = 64;
 /// attention tensors.
 const BATCH_TOKENS: usize = 4096;
 
+/// `file` of model `repo` at `revision` in the Hugging Face cache, if it is there; nothing is
+/// downloaded. Also the cache's directory, for a message. (The one place besides the embedder's
+/// own loading that reads the cache, so the hub client stays in this crate.)
+pub fn cached_model_file(repo: &str, revision: &str, file: &str) -> (Option<PathBuf>, PathBuf) {
+    let cache = Cache::from_env();
+    let found = cache
+        .repo(Repo::with_revision(
+            repo.to_owned(),
+            RepoType::Model,
+            revision.to_owned(),
+        ))
+        .get(file);
+    (found, cache.path().clone())
+}
+
 /// Which model to load: a Hub repository id and a pinned revision.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModelSpec {

@@ -5,7 +5,6 @@
 
 use std::path::PathBuf;
 
-use hf_hub::{Cache, Repo, RepoType};
 use tiktoken_rs::CoreBPE;
 use tiktoken_rs::tokenizer::Tokenizer as OpenAiEncoding;
 use tokenizers::Tokenizer;
@@ -164,16 +163,13 @@ pub(crate) async fn resolve(ml: &Ml, model: Option<String>) -> Result<Counter, S
 
 /// `tokenizer.json` of `repo` at `revision` in the Hugging Face cache; nothing is downloaded.
 fn cached(repo: &str, revision: &str) -> Result<PathBuf, String> {
-    let cache = Cache::from_env();
-    cache
-        .repo(Repo::with_revision(repo.to_owned(), RepoType::Model, revision.to_owned()))
-        .get("tokenizer.json")
-        .ok_or_else(|| {
-            format!(
-                "no tokenizer.json of {repo} (revision {revision}) in the Hugging Face cache at {}; cairn does not download tokenizers. Use a model whose files are in the cache, an OpenAI model name (e.g. \"gpt-4o\"), or \"claude\" for an estimate",
-                cache.path().display()
-            )
-        })
+    let (found, cache) = cairn_select::embed::cached_model_file(repo, revision, "tokenizer.json");
+    found.ok_or_else(|| {
+        format!(
+            "no tokenizer.json of {repo} (revision {revision}) in the Hugging Face cache at {}; cairn does not download tokenizers. Use a model whose files are in the cache, an OpenAI model name (e.g. \"gpt-4o\"), or \"claude\" for an estimate",
+            cache.display()
+        )
+    })
 }
 
 /// A model known by name: OpenAI's (exact) or Claude (approximate).
