@@ -30,23 +30,40 @@ impl WebGuard {
     /// limits). The first vetted address that answers within the connect timeout is used.
     /// Refused when a proxy is configured: a raw connection would go around it.
     pub async fn connect(&self, user: &str, host: &str, port: u16) -> Result<TcpStream, WebError> {
-        let host = host.trim().trim_start_matches('[').trim_end_matches(']');
-        let shown = shown(host, port);
-        if self.config().proxy.is_some() {
-            return Err(WebError::Connect {
+        let (shown, _, addrs) = self
+            .vet_host_port(user, host, port, |shown| WebError::Connect {
                 host: shown,
                 reason: "the web guard sends through a proxy, and this protocol needs a direct \
                          connection, which would go around it"
                     .into(),
-            });
+            })
+            .await?;
+        self.dial(&shown, &addrs).await
+    }
+
+    /// The checks a raw connection to `host:port` passes, shared by [`WebGuard::connect`] and
+    /// [`WebGuard::peer_certificates`]: refused (as `proxied` says) when a proxy is configured,
+    /// since a direct connection would go around it; else the URL, deny-list, blocklist,
+    /// address and rate-limit checks of a fetch. The host as shown (`[v6]:port`), its URL, and
+    /// the vetted addresses.
+    pub(crate) async fn vet_host_port(
+        &self,
+        user: &str,
+        host: &str,
+        port: u16,
+        proxied: impl FnOnce(String) -> WebError,
+    ) -> Result<(String, Url, Vec<SocketAddr>), WebError> {
+        let host = host.trim().trim_start_matches('[').trim_end_matches(']');
+        let shown = shown(host, port);
+        if self.config().proxy.is_some() {
+            return Err(proxied(shown));
         }
-        // The checks are the URL's: the same parsing (IDNA, IPv4 spellings) decides the host.
         let url = Url::parse(&format!("https://{shown}/")).map_err(|e| WebError::InvalidUrl {
             url: shown.clone(),
             reason: e.to_string(),
         })?;
         let addrs = self.vet_for(user, &url).await?;
-        self.dial(&shown, &addrs).await
+        Ok((shown, url, addrs))
     }
 
     // The guard's raw connection (clippy.toml bans it elsewhere): only to addresses `vet_for`

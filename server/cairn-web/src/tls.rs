@@ -4,14 +4,13 @@
 //! certificate is exactly what a user asks about), and whether it verifies for the host against
 //! the Mozilla roots is reported beside it.
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rustls::client::WebPkiServerVerifier;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{DigitallySignedStruct, SignatureScheme};
-use url::Url;
 
 use crate::{WebError, WebGuard};
 
@@ -40,24 +39,14 @@ impl WebGuard {
         host: &str,
         port: u16,
     ) -> Result<PeerCertificates, WebError> {
-        let host = host.trim().trim_start_matches('[').trim_end_matches(']');
-        let shown = match host.parse::<IpAddr>() {
-            Ok(IpAddr::V6(ip)) => format!("[{ip}]:{port}"),
-            _ => format!("{host}:{port}"),
-        };
-        if self.config().proxy.is_some() {
-            return Err(WebError::Tls {
+        let (shown, url, addrs) = self
+            .vet_host_port(user, host, port, |shown| WebError::Tls {
                 host: shown,
                 reason: "the web guard sends through a proxy, and a certificate is read with a \
                          direct handshake; read it from a file instead"
                     .into(),
-            });
-        }
-        let url = Url::parse(&format!("https://{shown}/")).map_err(|e| WebError::InvalidUrl {
-            url: shown.clone(),
-            reason: e.to_string(),
-        })?;
-        let addrs = self.vet_for(user, &url).await?;
+            })
+            .await?;
         let name = url.host_str().unwrap_or(host).trim_matches(['[', ']']);
         let server_name = ServerName::try_from(name.to_owned()).map_err(|e| WebError::Tls {
             host: shown.clone(),
