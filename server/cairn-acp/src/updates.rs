@@ -100,7 +100,7 @@ pub(crate) fn of_transcript(records: &[Record]) -> Vec<SessionUpdate> {
         .iter()
         .filter_map(|record| match record {
             Record::Message {
-                message: Message::User { text },
+                message: Message::User { text, .. },
                 ..
             } => Some(SessionUpdate::UserMessageChunk(ContentChunk::new(
                 text.clone().into(),

@@ -2,6 +2,8 @@
 //!
 //! Providers (`cairn-llm`) implement [`ModelClient`]; the agent never sees HTTP.
 
+use std::sync::Arc;
+
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use serde::{Deserialize, Serialize};
@@ -33,6 +35,10 @@ pub struct ToolCallRequest {
 pub enum Message {
     User {
         text: String,
+        /// Pictures sent with the text (a tool's own request, such as `describe_image`); only
+        /// to a provider that accepts images ([`ModelClient::accepts_images`]).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<ImageInput>,
     },
     Assistant {
         text: String,
@@ -45,6 +51,14 @@ pub enum Message {
         content: String,
         is_error: bool,
     },
+}
+
+/// A picture in a user message: its media type (`image/png`) and its bytes in base64.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImageInput {
+    pub mime_type: String,
+    pub data: String,
 }
 
 /// Everything one model call needs.
@@ -124,6 +138,36 @@ pub enum ModelError {
     NotConfigured { provider: String, message: String },
 }
 
+/// The model the built-in tools may ask for a completion of their own (summarise, translate,
+/// extract): the front's current one, set each time it builds an agent, so a tool always asks
+/// the model the user configured. Empty until then.
+#[derive(Clone, Default)]
+pub struct SharedModel(Arc<std::sync::RwLock<Option<Arc<dyn ModelClient>>>>);
+
+impl std::fmt::Debug for SharedModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("SharedModel").finish_non_exhaustive()
+    }
+}
+
+impl SharedModel {
+    /// Makes `model` the one tools ask from now on.
+    pub fn set(&self, model: Arc<dyn ModelClient>) {
+        *self
+            .0
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(model);
+    }
+
+    /// The current model, if a front has set one.
+    pub fn get(&self) -> Option<Arc<dyn ModelClient>> {
+        self.0
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+}
+
 /// A stream of model events.
 pub type ModelStream = BoxStream<'static, Result<ModelEvent, ModelError>>;
 
@@ -133,4 +177,9 @@ pub trait ModelClient: Send + Sync {
     fn describe(&self) -> String;
     /// Start one completion. Retries of transient HTTP failures happen inside.
     fn stream(&self, request: ModelRequest) -> BoxFuture<'_, Result<ModelStream, ModelError>>;
+    /// Whether the model reads pictures in user messages; a request with pictures goes only to
+    /// a model that does.
+    fn accepts_images(&self) -> bool {
+        false
+    }
 }

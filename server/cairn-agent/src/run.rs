@@ -18,6 +18,7 @@ use crate::policy::{
 use crate::select::{RunSelection, Selection, TOOL_SEARCH};
 use crate::tools::{
     CallContext, Effect, PathApprovals, ProtectedPath, ToolHost, ToolInfo, edits_of, protected_of,
+    usage_of,
 };
 
 /// Chat answers; agent mode may also edit.
@@ -226,6 +227,7 @@ impl Agent {
         let first_new = messages.len();
         messages.push(Message::User {
             text: self.redacted("user_message", &input.message),
+            images: Vec::new(),
         });
         let mut usage = Usage::default();
         let mut calls_made: u32 = 0;
@@ -345,7 +347,10 @@ impl Agent {
             }))
             .await;
             calls_made += runnable as u32;
-            messages.extend(results);
+            for (message, tool_usage) in results {
+                messages.push(message);
+                usage += tool_usage;
+            }
             for call in refused {
                 let content = format!(
                     "not run: this turn's budget of {} tool calls (agent.max_tool_calls) is used up",
@@ -485,7 +490,8 @@ impl Agent {
         })
     }
 
-    /// One tool call through policy and approval; returns the tool message for the model.
+    /// One tool call through policy and approval; returns the tool message for the model and
+    /// the tokens the tool spent on a model request of its own.
     async fn tool_call(
         &self,
         call: &ToolCallRequest,
@@ -493,11 +499,12 @@ impl Agent {
         search: Option<SearchContext<'_>>,
         input: &RunInput<'_>,
         emit: &impl Fn(RunEvent),
-    ) -> Message {
+    ) -> (Message, Usage) {
         let Outcome {
             is_error,
             content,
             images,
+            usage,
         } = self
             .tool_call_inner(call, catalog, search, input, emit)
             .await;
@@ -511,12 +518,13 @@ impl Agent {
             content: content.clone(),
             images,
         });
-        Message::Tool {
+        let message = Message::Tool {
             call_id: call.id.clone(),
             name: call.name.clone(),
             content,
             is_error,
-        }
+        };
+        (message, usage)
     }
 
     async fn tool_call_inner(
@@ -563,6 +571,7 @@ impl Agent {
                     is_error,
                     content,
                     images: Vec::new(),
+                    usage: Usage::default(),
                 };
             }
             // A tool the model has called stays on offer for the rest of the run.
@@ -651,6 +660,7 @@ impl Agent {
             is_error: result.is_error.unwrap_or(false),
             content: result_text(&result),
             images: images_of(&result),
+            usage: usage_of(&result),
         }
     }
 }
@@ -896,6 +906,8 @@ struct Outcome {
     content: String,
     /// Pictures the result carried, for the editor.
     images: Vec<crate::events::Image>,
+    /// Tokens the tool spent on a model request of its own.
+    usage: Usage,
 }
 
 impl Outcome {
@@ -904,6 +916,7 @@ impl Outcome {
             is_error: true,
             content: why.into(),
             images: Vec::new(),
+            usage: Usage::default(),
         }
     }
 }

@@ -216,7 +216,7 @@ impl SessionStore {
                 .iter()
                 .find_map(|r| match r {
                     Record::Message {
-                        message: Message::User { text },
+                        message: Message::User { text, .. },
                         ..
                     } => Some(shorten(text, 80)),
                     _ => None,
@@ -272,6 +272,7 @@ mod tests {
         assert!(store.list().unwrap().is_empty());
         let user = Message::User {
             text: "read the README please\nthanks".into(),
+            images: Vec::new(),
         };
         store
             .append(

@@ -215,6 +215,28 @@ fn read_meta<T: serde::de::DeserializeOwned + Default>(result: &CallToolResult, 
         .unwrap_or_default()
 }
 
+/// `_meta` key under which a built-in tool reports the tokens it spent on a model request of its
+/// own (summarise, translate, ...); the agent counts them in the turn's usage. The value is a
+/// [`crate::model::Usage`].
+const USAGE_META_KEY: &str = "cairn/usage";
+
+/// The `_meta` keys only built-in tools may set: the hub drops them from external servers'
+/// results, so no server can claim edits, protected paths or usage.
+pub fn is_reserved_meta_key(key: &str) -> bool {
+    key.starts_with("cairn/")
+}
+
+/// `result`, reporting the tokens its own model request used.
+pub fn attach_usage(result: CallToolResult, usage: crate::model::Usage) -> CallToolResult {
+    let value = serde_json::to_value(usage).unwrap_or_default();
+    attach(result, USAGE_META_KEY, value)
+}
+
+/// The tokens a result reports its tool spent on the model (none when it reports none).
+pub fn usage_of(result: &CallToolResult) -> crate::model::Usage {
+    read_meta(result, USAGE_META_KEY)
+}
+
 /// `result`, reporting the edits a tool made or tried to make.
 pub fn attach_edits(result: CallToolResult, reports: &[EditReport]) -> CallToolResult {
     let value = serde_json::to_value(reports).unwrap_or_default();

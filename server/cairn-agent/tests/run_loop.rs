@@ -913,7 +913,7 @@ async fn the_filter_narrows_stage_one_and_its_request_carries_no_tools() {
     assert_eq!(outcome.result, Ok(None));
     let requests = s.model.requests.lock().unwrap();
     assert_eq!(requests.len(), 2);
-    let Message::User { text: prompt } = &requests[0].messages[0] else {
+    let Message::User { text: prompt, .. } = &requests[0].messages[0] else {
         panic!("the filter request starts with a user message");
     };
     assert!(prompt.starts_with(FILTER_MARKER), "{prompt}");

@@ -626,6 +626,9 @@ pub struct ProviderConfig {
     pub max_tokens: u32,
     /// First retry delay; it doubles per retry, and a `Retry-After` from the server wins.
     pub retry_base_delay_ms: u64,
+    /// Whether the model reads pictures (`describe_image`); when unset, guessed from the model's
+    /// name (Claude, GPT-4o, GPT-4.1, GPT-5, o3, o4, and names with `vision` or `vl`).
+    pub images: Option<bool>,
 }
 
 impl Default for ProviderConfig {
@@ -641,6 +644,7 @@ impl Default for ProviderConfig {
             idle_timeout_secs: 90,
             max_tokens: 4096,
             retry_base_delay_ms: 500,
+            images: None,
         }
     }
 }

@@ -31,7 +31,17 @@ pub(crate) fn request_body(settings: &ProviderSettings, request: &ModelRequest) 
     };
     for message in &request.messages {
         match message {
-            Message::User { text } => push("user", text_block(text)),
+            Message::User { text, images } => {
+                let mut blocks: Vec<Value> = images
+                    .iter()
+                    .map(|image| {
+                        json!({"type": "image", "source": {"type": "base64",
+                               "media_type": image.mime_type, "data": image.data}})
+                    })
+                    .collect();
+                blocks.extend(text_block(text));
+                push("user", blocks);
+            }
             Message::Assistant { text, tool_calls } => {
                 let mut blocks = text_block(text);
                 for call in tool_calls {
@@ -313,7 +323,10 @@ mod tests {
         let request = ModelRequest {
             system: String::new(),
             messages: vec![
-                Message::User { text: "go".into() },
+                Message::User {
+                    text: "go".into(),
+                    images: Vec::new(),
+                },
                 Message::Assistant {
                     text: String::new(),
                     tool_calls: vec![call("a", "{bad"), call("b", "[1]")],
@@ -332,6 +345,7 @@ mod tests {
                 },
                 Message::User {
                     text: "more".into(),
+                    images: Vec::new(),
                 },
             ],
             tools: vec![ToolSpec {

@@ -20,7 +20,17 @@ pub(crate) fn request_body(settings: &ProviderSettings, request: &ModelRequest) 
     }
     for message in &request.messages {
         messages.push(match message {
-            Message::User { text } => json!({"role": "user", "content": text}),
+            Message::User { text, images } if images.is_empty() => {
+                json!({"role": "user", "content": text})
+            }
+            Message::User { text, images } => {
+                let mut parts = vec![json!({"type": "text", "text": text})];
+                parts.extend(images.iter().map(|image| {
+                    let url = format!("data:{};base64,{}", image.mime_type, image.data);
+                    json!({"type": "image_url", "image_url": {"url": url}})
+                }));
+                json!({"role": "user", "content": parts})
+            }
             Message::Assistant { text, tool_calls } if tool_calls.is_empty() => {
                 json!({"role": "assistant", "content": text})
             }

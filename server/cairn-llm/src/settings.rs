@@ -82,14 +82,18 @@ pub struct ProviderSettings {
     pub max_tokens: u32,
     /// First retry delay; doubles per retry, capped.
     pub retry_base_delay: Duration,
+    /// Whether the model reads pictures in user messages.
+    pub images: bool,
 }
 
 impl ProviderSettings {
     /// Settings with the usual defaults for everything but the essentials.
     pub fn new(kind: ProviderKind, model: impl Into<String>, base_url: impl Into<String>) -> Self {
+        let model: String = model.into();
         Self {
             kind,
-            model: model.into(),
+            images: guess_images(kind, &model),
+            model,
             base_url: base_url.into(),
             api_key: None,
             api_key_setting: kind.default_key_setting().to_owned(),
@@ -100,6 +104,18 @@ impl ProviderSettings {
             retry_base_delay: Duration::from_millis(500),
         }
     }
+}
+
+/// Whether a model of this name reads pictures, as far as its name tells: every Claude model
+/// the Messages API serves does; of the others, the families known to.
+pub fn guess_images(kind: ProviderKind, model: &str) -> bool {
+    let model = model.to_ascii_lowercase();
+    kind == ProviderKind::Anthropic
+        || [
+            "claude", "gpt-4o", "gpt-4.1", "gpt-5", "o3", "o4", "vision", "-vl", "llava",
+        ]
+        .iter()
+        .any(|family| model.contains(family))
 }
 
 #[cfg(test)]

@@ -299,6 +299,10 @@ impl ModelClient for Provider {
         format!("{} ({})", self.name(), self.settings.model)
     }
 
+    fn accepts_images(&self) -> bool {
+        self.settings.images
+    }
+
     fn stream(&self, request: ModelRequest) -> BoxFuture<'_, Result<ModelStream, ModelError>> {
         Box::pin(async move {
             let (body, decoder): (Value, Box<dyn Decoder>) = match self.settings.kind {

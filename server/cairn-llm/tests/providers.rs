@@ -37,7 +37,10 @@ fn client_for(model: &ScriptedModel, format: Format) -> Arc<dyn ModelClient> {
 fn ask(text: &str) -> ModelRequest {
     ModelRequest {
         system: String::new(),
-        messages: vec![Message::User { text: text.into() }],
+        messages: vec![Message::User {
+            text: text.into(),
+            images: Vec::new(),
+        }],
         tools: vec![],
     }
 }
@@ -360,6 +363,7 @@ fn round_trip_request() -> ModelRequest {
         messages: vec![
             Message::User {
                 text: "What is in a.txt?".into(),
+                images: Vec::new(),
             },
             Message::Assistant {
                 text: "Reading.".into(),

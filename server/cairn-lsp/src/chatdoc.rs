@@ -93,7 +93,10 @@ pub fn parse(text: &str) -> Parsed {
         .map(|(user, body)| {
             let text = body.trim().to_string();
             if *user {
-                Message::User { text }
+                Message::User {
+                    text,
+                    images: Vec::new(),
+                }
             } else {
                 Message::Assistant {
                     text,
@@ -211,7 +214,7 @@ mod tests {
             .history
             .iter()
             .map(|m| match m {
-                Message::User { text } => ("user", text.clone()),
+                Message::User { text, .. } => ("user", text.clone()),
                 Message::Assistant { text, .. } => ("assistant", text.clone()),
                 Message::Tool { content, .. } => ("tool", content.clone()),
             })

@@ -43,6 +43,9 @@ pub struct McpHandle {
     pub access_key: String,
     /// Approvals of protected paths, held while the call they were given for runs.
     pub path_approvals: Arc<cairn_workspace::ExactApprovals>,
+    /// The model built-in tools ask for completions of their own; the agent factory sets it to
+    /// the agent's model each time it builds one.
+    pub model: cairn_agent::model::SharedModel,
 }
 
 /// Builds the pieces the front needs from configuration; the binary implements it, so this crate

@@ -221,7 +221,10 @@ impl cairn_mcp::ClientDelegate for EditorDelegate {
                         text,
                         tool_calls: Vec::new(),
                     },
-                    _ => cairn_agent::model::Message::User { text },
+                    _ => cairn_agent::model::Message::User {
+                        text,
+                        images: Vec::new(),
+                    },
                 })
                 .collect();
             let model_request = cairn_agent::model::ModelRequest {

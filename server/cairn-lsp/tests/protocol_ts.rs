@@ -182,7 +182,10 @@ fn records() -> Vec<Record> {
         },
         Record::Message {
             run_id: "r".into(),
-            message: Message::User { text: "hi".into() },
+            message: Message::User {
+                text: "hi".into(),
+                images: Vec::new(),
+            },
         },
         Record::End {
             run_id: "r".into(),

@@ -12,6 +12,7 @@ mod text;
 
 use std::sync::{Arc, OnceLock};
 
+use cairn_agent::model::SharedModel;
 use cairn_select::embed::{Embedder, ModelSpec};
 use cairn_toolkit::{Entry, ToolSet};
 use cairn_workspace::Workspace;
@@ -21,6 +22,8 @@ pub struct Ml {
     workspace: Option<Arc<Workspace>>,
     spec: ModelSpec,
     embedder: OnceLock<Result<Arc<Embedder>, String>>,
+    /// The agent's model, for the tools that ask it (`provider/`).
+    model: SharedModel,
 }
 
 impl std::fmt::Debug for Ml {
@@ -42,7 +45,14 @@ impl Ml {
             workspace,
             spec,
             embedder: OnceLock::new(),
+            model: SharedModel::default(),
         }
+    }
+
+    /// The model the provider-backed tools ask (the agent's: the front sets it).
+    pub fn with_model(mut self, model: SharedModel) -> Ml {
+        self.model = model;
+        self
     }
 
     /// The embedder, loaded the first time (on a blocking thread: it reads and maps the
@@ -84,6 +94,12 @@ pub const ML_TOOLS: &[Entry<Ml>] = &[
     Entry::of::<embed::train::TrainTextClassifier>(),
     Entry::of::<embed::apply::ClassifyTexts>(),
     // -- end of embed
+    // semantic search over the workspace (search/)
+    // -- end of search
+    // through the agent's model (provider/)
+    // -- end of provider
+    // OCR and model hubs (hub/)
+    // -- end of hub
 ];
 
 /// The AI/ML tools over `host`.

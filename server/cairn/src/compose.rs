@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use cairn_agent::model::{ModelClient, ModelError, ModelRequest, ModelStream};
+use cairn_agent::model::{ModelClient, ModelError, ModelRequest, ModelStream, SharedModel};
 use cairn_agent::policy::{Decision, Policy};
 use cairn_agent::tools::{Chain, Effect, ToolHost};
 use cairn_agent::{Agent, Limits};
@@ -115,6 +115,9 @@ pub fn provider_settings(config: &Config, env: &Env, keys: &dyn KeySource) -> Pr
     settings.idle_timeout = Duration::from_secs(p.idle_timeout_secs);
     settings.max_tokens = p.max_tokens;
     settings.retry_base_delay = Duration::from_millis(p.retry_base_delay_ms);
+    if let Some(images) = p.images {
+        settings.images = images;
+    }
     settings
 }
 
@@ -174,6 +177,8 @@ pub fn agent(config: &Config, env: &Env, mcp: &McpHandle) -> Agent {
     // catalog keep working.
     let model = cairn_llm::client(provider_settings(config, env, env))
         .unwrap_or_else(|e| Arc::new(UnavailableModel(e)) as Arc<dyn ModelClient>);
+    // Tools that ask the model (summarise, translate, ...) ask this one.
+    mcp.model.set(model.clone());
     Agent {
         model,
         tools,
@@ -434,6 +439,7 @@ pub fn start_hub(
         }
     };
     let path_approvals = existing.map_or_else(ExactApprovals::new, |h| h.path_approvals.clone());
+    let model = existing.map_or_else(SharedModel::default, |h| h.model.clone());
     let user = identity(access);
     let rules: Vec<(PathBuf, AccessRules, String)> = roots
         .iter()
@@ -503,7 +509,7 @@ pub fn start_hub(
         );
         add_devops_and_system(&hub, env, &user, config, &path_approvals, None);
         add_cloud_and_comms(&hub, env, &user, config, &path_approvals, None);
-        add_ml(&hub, config, None);
+        add_ml(&hub, config, &model, None);
     }
     if !roots.is_empty() && !unchanged {
         let mut workspace = Workspace::new(roots.to_vec()).map_err(|e| e.to_string())?;
@@ -554,7 +560,7 @@ pub fn start_hub(
             &path_approvals,
             Some(workspace.clone()),
         );
-        add_ml(&hub, config, Some(workspace.clone()));
+        add_ml(&hub, config, &model, Some(workspace.clone()));
         hub.add_builtin(
             "cairn-code",
             cairn_sandbox::tools::code_tools(sandbox_service(sandbox), Some(workspace)),
@@ -568,6 +574,7 @@ pub fn start_hub(
         roots: roots.to_vec(),
         access_key,
         path_approvals,
+        model,
     })
 }
 
@@ -644,15 +651,16 @@ fn add_cloud_and_comms(
     hub.add_builtin("cairn-comms", cairn_comms::comms_tools(comms));
 }
 
-/// The AI/ML tools, over the workspace and the embedding model tool selection uses.
-fn add_ml(hub: &Hub, config: &Config, workspace: Option<Arc<Workspace>>) {
+/// The AI/ML tools, over the workspace, the embedding model tool selection uses, and the
+/// agent's model for the tools that ask it (summarise, translate, ...).
+fn add_ml(hub: &Hub, config: &Config, model: &SharedModel, workspace: Option<Arc<Workspace>>) {
     let spec = cairn_select::embed::ModelSpec {
         repo: config.selection.model.clone(),
         revision: config.selection.revision.clone(),
     };
     hub.add_builtin(
         "cairn-ml",
-        cairn_ml::ml_tools(cairn_ml::Ml::new(workspace, spec)),
+        cairn_ml::ml_tools(cairn_ml::Ml::new(workspace, spec).with_model(model.clone())),
     );
 }
 

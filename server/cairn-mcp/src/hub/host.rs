@@ -105,7 +105,14 @@ impl Hub {
         let guard = max_total + Duration::from_secs(5);
         tokio::select! {
             result = tokio::time::timeout(guard, handle.await_response()) => match result {
-                Ok(Ok(ServerResult::CallToolResult(r))) => Ok(r),
+                Ok(Ok(ServerResult::CallToolResult(mut r))) => {
+                    // Only built-in tools speak to the agent through `_meta` (edits, protected
+                    // paths, usage); an external server's claims are dropped.
+                    if !in_process && let Some(meta) = r.meta.as_mut() {
+                        meta.retain(|key, _| !cairn_agent::tools::is_reserved_meta_key(key));
+                    }
+                    Ok(r)
+                }
                 Ok(Ok(_)) => Err(fail(McpError::Protocol(
                     "the server answered tools/call with something other than a tool result"
                         .to_owned(),

@@ -304,6 +304,10 @@ pub const SERVICE_TOOLS: &[Entry<Services>] = &[
     Entry::of::<jira::create_issue::JiraCreateIssue>(),
     Entry::of::<jira::transition::JiraTransition>(),
     // -- end of jira
+    // Notion, Bitbucket, Snyk (notion/, bitbucket/, snyk/)
+    // -- end of notion, bitbucket, snyk
+    // CircleCI, Vercel, Stripe, LaunchDarkly (circleci/, vercel/, stripe/, launchdarkly/)
+    // -- end of circleci, vercel, stripe, launchdarkly
 ];
 
 /// The integrations over `host`.
