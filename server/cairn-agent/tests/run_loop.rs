@@ -100,6 +100,9 @@ impl ToolHost for Tools {
         arguments: serde_json::Map<String, serde_json::Value>,
         _ctx: CallContext,
     ) -> BoxFuture<'_, CallToolResult> {
+        // A call with `spend` reports tokens of a model request of its own, as `summarize_text`
+        // does.
+        let spent = arguments.contains_key("spend");
         self.called
             .lock()
             .unwrap()
@@ -109,7 +112,20 @@ impl ToolHost for Tools {
         } else {
             format!("{name} ok")
         };
-        Box::pin(async move { CallToolResult::success(vec![ContentBlock::text(body)]) })
+        Box::pin(async move {
+            let result = CallToolResult::success(vec![ContentBlock::text(body)]);
+            if spent {
+                cairn_agent::tools::attach_usage(
+                    result,
+                    Usage {
+                        input_tokens: 100,
+                        output_tokens: 20,
+                    },
+                )
+            } else {
+                result
+            }
+        })
     }
 }
 
@@ -209,6 +225,25 @@ async fn text_only_turn_streams_and_finishes() {
         })
     );
     assert_eq!(outcome.messages.len(), 2);
+}
+
+#[tokio::test]
+async fn tokens_a_tool_spent_on_the_model_count_in_the_turn() {
+    let s = setup(
+        vec![calls(2, "look", r#"{"spend": true}"#), text("done")],
+        25,
+    );
+    let (outcome, events) = run(&s, Mode::Chat, &allow(), CancellationToken::new()).await;
+    assert_eq!(outcome.result, Ok(None));
+    let spent = Usage {
+        input_tokens: 10 + 2 * 100,
+        output_tokens: 2 + 2 * 20,
+    };
+    assert_eq!(outcome.usage, spent);
+    assert!(
+        matches!(events.last(), Some(RunEvent::Done { usage, .. }) if *usage == spent),
+        "{events:?}"
+    );
 }
 
 #[tokio::test]

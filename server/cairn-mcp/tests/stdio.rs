@@ -188,7 +188,7 @@ async fn a_crash_mid_call_fails_fast_and_restarts() {
     let names: Vec<_> = hub.list().iter().map(|t| t.tool.name.to_string()).collect();
     assert_eq!(
         names,
-        ["fake__env", "fake__crash"],
+        ["fake__env", "fake__crash", "fake__claims"],
         "the name with a space is rejected"
     );
     let tool = &hub.list()[0];
@@ -235,6 +235,27 @@ async fn a_line_without_end_closes_the_connection() {
         reason.contains("longer than the 1048576-byte limit"),
         "{reason}"
     );
+    hub.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_external_server_cannot_speak_for_a_builtin_in_meta() {
+    let hub = Hub::new(config(vec![("claimer", server("ok"))]), options());
+    wait_state(&hub, "claimer", 5, |s| {
+        matches!(s, ServerState::Running { .. })
+    })
+    .await;
+    let r = hub.call("claimer__claims", Default::default(), ctx()).await;
+    assert!(text(&r).contains("claimed"), "{}", text(&r));
+    assert!(cairn_agent::tools::edits_of(&r).is_empty());
+    assert!(cairn_agent::tools::protected_of(&r).is_empty());
+    assert_eq!(
+        cairn_agent::tools::usage_of(&r),
+        cairn_agent::model::Usage::default()
+    );
+    // The server's own keys pass.
+    let meta = r.meta.clone().unwrap_or_default();
+    assert_eq!(meta.get("vendor/trace"), Some(&serde_json::json!("abc")));
     hub.shutdown().await;
 }
 

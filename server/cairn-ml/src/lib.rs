@@ -8,11 +8,13 @@
 //! blocking thread. Nothing here reaches the network.
 
 mod embed;
+mod provider;
 mod text;
 
 use std::sync::{Arc, OnceLock};
 
 use cairn_agent::model::SharedModel;
+use cairn_agent::redact::Redact;
 use cairn_select::embed::{Embedder, ModelSpec};
 use cairn_toolkit::{Entry, ToolSet};
 use cairn_workspace::Workspace;
@@ -24,6 +26,8 @@ pub struct Ml {
     embedder: OnceLock<Result<Arc<Embedder>, String>>,
     /// The agent's model, for the tools that ask it (`provider/`).
     model: SharedModel,
+    /// What the provider-backed tools send passes it, as everything bound for the model does.
+    redactor: Option<Arc<dyn Redact>>,
 }
 
 impl std::fmt::Debug for Ml {
@@ -46,7 +50,14 @@ impl Ml {
             spec,
             embedder: OnceLock::new(),
             model: SharedModel::default(),
+            redactor: None,
         }
+    }
+
+    /// The agent's redactor, applied to what the provider-backed tools send the model.
+    pub fn with_redactor(mut self, redactor: Arc<dyn Redact>) -> Ml {
+        self.redactor = Some(redactor);
+        self
     }
 
     /// The model the provider-backed tools ask (the agent's: the front sets it).
@@ -97,6 +108,10 @@ pub const ML_TOOLS: &[Entry<Ml>] = &[
     // semantic search over the workspace (search/)
     // -- end of search
     // through the agent's model (provider/)
+    Entry::of::<provider::summarize_text::SummarizeText>(),
+    Entry::of::<provider::translate_text::TranslateText>(),
+    Entry::of::<provider::extract_structured::ExtractStructured>(),
+    Entry::of::<provider::describe_image::DescribeImage>(),
     // -- end of provider
     // OCR and model hubs (hub/)
     // -- end of hub

@@ -509,7 +509,7 @@ pub fn start_hub(
         );
         add_devops_and_system(&hub, env, &user, config, &path_approvals, None);
         add_cloud_and_comms(&hub, env, &user, config, &path_approvals, None);
-        add_ml(&hub, config, &model, None);
+        add_ml(&hub, env, config, &model, None);
     }
     if !roots.is_empty() && !unchanged {
         let mut workspace = Workspace::new(roots.to_vec()).map_err(|e| e.to_string())?;
@@ -560,7 +560,7 @@ pub fn start_hub(
             &path_approvals,
             Some(workspace.clone()),
         );
-        add_ml(&hub, config, &model, Some(workspace.clone()));
+        add_ml(&hub, env, config, &model, Some(workspace.clone()));
         hub.add_builtin(
             "cairn-code",
             cairn_sandbox::tools::code_tools(sandbox_service(sandbox), Some(workspace)),
@@ -653,14 +653,24 @@ fn add_cloud_and_comms(
 
 /// The AI/ML tools, over the workspace, the embedding model tool selection uses, and the
 /// agent's model for the tools that ask it (summarise, translate, ...).
-fn add_ml(hub: &Hub, config: &Config, model: &SharedModel, workspace: Option<Arc<Workspace>>) {
+fn add_ml(
+    hub: &Hub,
+    env: &Env,
+    config: &Config,
+    model: &SharedModel,
+    workspace: Option<Arc<Workspace>>,
+) {
     let spec = cairn_select::embed::ModelSpec {
         repo: config.selection.model.clone(),
         revision: config.selection.revision.clone(),
     };
     hub.add_builtin(
         "cairn-ml",
-        cairn_ml::ml_tools(cairn_ml::Ml::new(workspace, spec).with_model(model.clone())),
+        cairn_ml::ml_tools(
+            cairn_ml::Ml::new(workspace, spec)
+                .with_model(model.clone())
+                .with_redactor(crate::redaction::agent_redactor(env)),
+        ),
     );
 }
 

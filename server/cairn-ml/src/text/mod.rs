@@ -7,7 +7,7 @@ pub(crate) mod detect_language;
 pub(crate) mod edit_distance;
 pub(crate) mod extract_keywords;
 pub(crate) mod rouge_score;
-mod source;
+pub(crate) mod source;
 mod tokenizer;
 pub(crate) mod truncate_tokens;
 mod words;
