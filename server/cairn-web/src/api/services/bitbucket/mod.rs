@@ -1,7 +1,9 @@
 //! Bitbucket Cloud (`[api.services.bitbucket]`, public base `https://api.bitbucket.org/2.0`):
 //! a repository's pull requests and its Pipelines. What the tools share is here: the
 //! repository argument checked before it becomes part of a path, and Bitbucket's paged lists
-//! (`values`, `next`) and state objects read leniently.
+//! (`values`, `next`) and state objects read leniently. A repository or workspace access token
+//! is a bearer token (`auth = { secret = "bitbucket" }`); an app password is basic auth with the
+//! user name (`scheme = "basic", name = "USER"`).
 
 pub(crate) mod pipelines;
 pub(crate) mod pull_requests;
