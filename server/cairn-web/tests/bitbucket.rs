@@ -418,3 +418,21 @@ async fn a_bitbucket_call_to_a_server_that_never_answers_ends_when_cancelled() {
     assert!(seen.is_error);
     assert_eq!(seen.text, "cancelled");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bitbucket_lists_on_the_last_possible_page_do_not_overflow() {
+    let server = Server::start(|_, _| {
+        json_answer(r#"{"values": [{"id": 1, "title": "t", "build_number": 1}], "next": "n"}"#)
+    })
+    .await;
+    let t = services("bitbucket", Some(&server.url("")), auth(), TOKEN);
+    for tool in ["bitbucket_pull_requests", "bitbucket_pipelines"] {
+        let seen = call(&t, tool, json!({"repo": "acme/widgets", "page": u32::MAX})).await;
+        assert!(!seen.is_error, "{tool}: {}", seen.text);
+        assert!(
+            seen.text.contains("call again with page=4294967295"),
+            "{tool}: {}",
+            seen.text
+        );
+    }
+}

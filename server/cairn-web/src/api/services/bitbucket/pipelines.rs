@@ -138,7 +138,7 @@ async fn list(services: &Services, cx: &CallContext, args: &Args, path: &str) ->
     table.result_hinting(
         &heading,
         &Limits::default(),
-        &format!("call again with page={}", page + 1),
+        &format!("call again with page={}", page.saturating_add(1)),
     )
 }
 

@@ -335,6 +335,6 @@ async fn organization(
     table.result_hinting(
         &heading,
         &Limits::default(),
-        &format!("call again with page={}", page + 1),
+        &format!("call again with page={}", page.saturating_add(1)),
     )
 }
