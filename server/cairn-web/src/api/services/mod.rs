@@ -9,9 +9,12 @@
 //! (401, 403, 404, 429 waited as `Retry-After` says when short, 5xx). Writes are agent-only
 //! tools with effect `write`, so the approval shows what will be created.
 
+pub mod asana;
+pub mod bitbucket;
 pub mod github;
 pub mod gitlab;
 pub mod jira;
+pub mod snyk;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -305,6 +308,13 @@ pub const SERVICE_TOOLS: &[Entry<Services>] = &[
     Entry::of::<jira::transition::JiraTransition>(),
     // -- end of jira
     // Notion, Bitbucket, Snyk (notion/, bitbucket/, snyk/)
+    // Asana in place of Notion, whose description lacks search and page creation (asana/).
+    Entry::of::<asana::search::AsanaSearch>(),
+    Entry::of::<asana::task::AsanaTask>(),
+    Entry::of::<asana::create_task::AsanaCreateTask>(),
+    Entry::of::<bitbucket::pull_requests::BitbucketPullRequests>(),
+    Entry::of::<bitbucket::pipelines::BitbucketPipelines>(),
+    Entry::of::<snyk::issues::SnykIssues>(),
     // -- end of notion, bitbucket, snyk
     // CircleCI, Vercel, Stripe, LaunchDarkly (circleci/, vercel/, stripe/, launchdarkly/)
     // -- end of circleci, vercel, stripe, launchdarkly
