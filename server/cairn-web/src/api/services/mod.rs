@@ -12,6 +12,10 @@
 pub mod github;
 pub mod gitlab;
 pub mod jira;
+pub mod launchdarkly;
+pub mod sendgrid;
+pub mod stripe;
+pub mod vercel;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -307,6 +311,14 @@ pub const SERVICE_TOOLS: &[Entry<Services>] = &[
     // Notion, Bitbucket, Snyk (notion/, bitbucket/, snyk/)
     // -- end of notion, bitbucket, snyk
     // CircleCI, Vercel, Stripe, LaunchDarkly (circleci/, vercel/, stripe/, launchdarkly/)
+    Entry::of::<sendgrid::suppressions::SendgridSuppressions>(),
+    Entry::of::<sendgrid::stats::SendgridStats>(),
+    Entry::of::<vercel::deployments::VercelDeployments>(),
+    Entry::of::<vercel::deployment_logs::VercelDeploymentLogs>(),
+    Entry::of::<stripe::customers::StripeCustomers>(),
+    Entry::of::<stripe::payments::StripePayments>(),
+    Entry::of::<launchdarkly::flags::LaunchdarklyFlags>(),
+    Entry::of::<launchdarkly::toggle_flag::LaunchdarklyToggleFlag>(),
     // -- end of circleci, vercel, stripe, launchdarkly
 ];
 
