@@ -160,7 +160,8 @@ impl Tool for LaunchdarklyFlags {
         let next = u64::from(offset) + flags.len() as u64;
         let more = total.is_some_and(|t| t > next)
             || (total.is_none() && json.get("_links").and_then(|l| l.get("next")).is_some());
-        if let Some(t) = total {
+        // A total smaller than what came back (a mock's `0`) says nothing: not shown.
+        if let Some(t) = total.filter(|t| *t >= next) {
             heading.push_str(&format!(" ({t} in all, from {})", offset + 1));
         }
         if hidden > 0 {
