@@ -217,7 +217,7 @@ async fn vercel_build_log_is_cut_at_48_kb_keeping_the_newest_lines() {
         &seen.text[seen.text.len() - 200..]
     );
     // `lines` is capped at 1000.
-    assert_eq!(server.requests()[0].target.contains("limit=1000"), true);
+    assert!(server.requests()[0].target.contains("limit=1000"));
 }
 
 #[tokio::test(flavor = "multi_thread")]

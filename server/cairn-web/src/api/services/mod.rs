@@ -266,6 +266,12 @@ fn message_of(json: &Value) -> String {
     let found = ["message", "error_description", "error", "detail"]
         .iter()
         .find_map(|k| json.get(k).and_then(Value::as_str).map(str::to_owned))
+        // Stripe and Vercel: `{"error": {"message": ...}}`.
+        .or_else(|| {
+            json.pointer("/error/message")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
         .or_else(|| {
             json.get("errorMessages")
                 .and_then(Value::as_array)

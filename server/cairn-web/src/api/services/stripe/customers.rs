@@ -8,7 +8,7 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{MAX_PAGES, MAX_ROWS, PUBLIC, SERVICE, list, money};
+use super::{MAX_ROWS, PUBLIC, SERVICE, list, money};
 use crate::Method;
 use crate::api::services::Services;
 use crate::api::services::github::{bounded, s};
@@ -78,11 +78,11 @@ impl Tool for StripeCustomers {
                 )
             }
         };
-        let (rows, more, capped) =
-            match list(services, &cx, path, &params, want, "the customers").await {
-                Ok(r) => r,
-                Err(e) => return error(e.to_string()),
-            };
+        let listed = match list(services, &cx, path, &params, want, "the customers").await {
+            Ok(r) => r,
+            Err(e) => return error(e.to_string()),
+        };
+        let (rows, more) = (listed.rows, listed.more);
         if rows.is_empty() {
             return text(format!("{heading}: none"));
         }
@@ -110,11 +110,9 @@ impl Tool for StripeCustomers {
                 .collect(),
             more,
         };
-        let hint = if capped {
-            format!("Stripe kept saying there were more after {MAX_PAGES} pages; narrow the query")
-        } else {
-            "narrow the query, or raise limit (at most 100)".to_owned()
-        };
+        let hint = listed
+            .stopped
+            .unwrap_or_else(|| "narrow the query, or raise limit (at most 100)".to_owned());
         table.result_hinting(&heading, &Limits::default(), &hint)
     }
 }

@@ -21,9 +21,16 @@ pub(crate) const MAX_ROWS: u32 = 100;
 /// The most pages one list follows: a service that always says `has_more` is not followed on.
 pub(crate) const MAX_PAGES: usize = 10;
 
+/// What a list read: the rows, whether Stripe has more, and why paging stopped early (a
+/// sentence for the model) when it did.
+pub(crate) struct Listed {
+    pub(crate) rows: Vec<Value>,
+    pub(crate) more: bool,
+    pub(crate) stopped: Option<String>,
+}
+
 /// Rows of a Stripe list (`{data, has_more}`) at `path`, following `has_more` (by
-/// `starting_after`, or a search's `next_page`) until `want` rows or [`MAX_PAGES`] pages: the
-/// rows, whether Stripe has more, and whether the page cap stopped it.
+/// `starting_after`, or a search's `next_page`) until `want` rows or [`MAX_PAGES`] pages.
 pub(crate) async fn list(
     services: &Services,
     cx: &CallContext,
@@ -31,7 +38,7 @@ pub(crate) async fn list(
     query: &[(&str, String)],
     want: usize,
     what: &str,
-) -> Result<(Vec<Value>, bool, bool), ServiceError> {
+) -> Result<Listed, ServiceError> {
     let mut rows: Vec<Value> = Vec::new();
     let mut cursor: Option<(&str, String)> = None;
     for _ in 0..MAX_PAGES {
@@ -60,10 +67,18 @@ pub(crate) async fn list(
         rows.extend(data);
         if rows.len() >= want {
             rows.truncate(want);
-            return Ok((rows, has_more, false));
+            return Ok(Listed {
+                rows,
+                more: has_more,
+                stopped: None,
+            });
         }
         if !has_more || empty {
-            return Ok((rows, false, false));
+            return Ok(Listed {
+                rows,
+                more: false,
+                stopped: None,
+            });
         }
         // A search pages by its `next_page` token, a list by the last id seen; a cursor that
         // does not move would ask the same page forever.
@@ -72,11 +87,23 @@ pub(crate) async fn list(
             None => ("starting_after", last),
         };
         if next.1.is_empty() || cursor.as_ref() == Some(&next) {
-            return Ok((rows, true, true));
+            return Ok(Listed {
+                rows,
+                more: true,
+                stopped: Some(
+                    "Stripe said there were more but gave no new page to ask for".to_owned(),
+                ),
+            });
         }
         cursor = Some(next);
     }
-    Ok((rows, true, true))
+    Ok(Listed {
+        rows,
+        more: true,
+        stopped: Some(format!(
+            "Stripe still said there were more after {MAX_PAGES} pages; narrow the query"
+        )),
+    })
 }
 
 /// An amount in the currency's smallest unit written out: `1234, "usd"` is `12.34 USD`.

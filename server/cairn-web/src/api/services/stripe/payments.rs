@@ -8,7 +8,7 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{MAX_PAGES, MAX_ROWS, card, list, money};
+use super::{MAX_ROWS, card, list, money};
 use crate::api::services::Services;
 use crate::api::services::github::{bounded, s};
 use crate::api::services::vercel::unix_when;
@@ -74,10 +74,11 @@ impl Tool for StripePayments {
             Some(c) => format!("customer {c}"),
             None => format!("the {noun}"),
         };
-        let (rows, more, capped) = match list(services, &cx, path, &query, want, &what).await {
+        let listed = match list(services, &cx, path, &query, want, &what).await {
             Ok(r) => r,
             Err(e) => return error(e.to_string()),
         };
+        let (rows, more) = (listed.rows, listed.more);
         let failed_only = args.failed_only == Some(true);
         let mut heading = match customer {
             Some(c) => format!("{noun} of customer {c}, newest first"),
@@ -109,11 +110,9 @@ impl Tool for StripePayments {
             rows: shown.iter().map(|p| row(p, kind)).collect(),
             more,
         };
-        let hint = if capped {
-            format!("Stripe kept saying there were more after {MAX_PAGES} pages")
-        } else {
-            "raise limit (at most 100)".to_owned()
-        };
+        let hint = listed
+            .stopped
+            .unwrap_or_else(|| "raise limit (at most 100)".to_owned());
         table.result_hinting(&heading, &Limits::default(), &hint)
     }
 }
