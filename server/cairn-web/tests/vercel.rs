@@ -265,3 +265,21 @@ async fn vercel_404_names_the_deployment_and_429_is_waited_once_then_reported() 
     }
     assert_eq!(server.requests().len(), 3);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_vercel_log_read_that_gets_no_answer_ends_when_cancelled() {
+    let peer = Recorder::hanging().await;
+    let t = services("vercel", Some(&peer.url), auth(), TOKEN);
+    let cancel = tokio_util::sync::CancellationToken::new();
+    peer.cancel_when_received(cancel.clone());
+    let seen = cairn_test_support::tools::call_with(
+        &t,
+        "vercel_deployment_logs",
+        json!({"deployment": "dpl_1"}),
+        cancel,
+    )
+    .await;
+    assert!(seen.is_error);
+    assert_eq!(seen.text, "cancelled");
+    assert_eq!(peer.requests().len(), 1);
+}
