@@ -14,7 +14,11 @@ pub mod bitbucket;
 pub mod github;
 pub mod gitlab;
 pub mod jira;
+pub mod launchdarkly;
+pub mod sendgrid;
 pub mod snyk;
+pub mod stripe;
+pub mod vercel;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -265,6 +269,12 @@ fn message_of(json: &Value) -> String {
     let found = ["message", "error_description", "error", "detail"]
         .iter()
         .find_map(|k| json.get(k).and_then(Value::as_str).map(str::to_owned))
+        // Stripe and Vercel: `{"error": {"message": ...}}`.
+        .or_else(|| {
+            json.pointer("/error/message")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
         .or_else(|| {
             json.get("errorMessages")
                 .and_then(Value::as_array)
@@ -307,17 +317,24 @@ pub const SERVICE_TOOLS: &[Entry<Services>] = &[
     Entry::of::<jira::create_issue::JiraCreateIssue>(),
     Entry::of::<jira::transition::JiraTransition>(),
     // -- end of jira
-    // Notion, Bitbucket, Snyk (notion/, bitbucket/, snyk/)
-    // Asana in place of Notion, whose description lacks search and page creation (asana/).
+    // Asana, Bitbucket, Snyk (asana/, bitbucket/, snyk/)
     Entry::of::<asana::search::AsanaSearch>(),
     Entry::of::<asana::task::AsanaTask>(),
     Entry::of::<asana::create_task::AsanaCreateTask>(),
     Entry::of::<bitbucket::pull_requests::BitbucketPullRequests>(),
     Entry::of::<bitbucket::pipelines::BitbucketPipelines>(),
     Entry::of::<snyk::issues::SnykIssues>(),
-    // -- end of notion, bitbucket, snyk
-    // CircleCI, Vercel, Stripe, LaunchDarkly (circleci/, vercel/, stripe/, launchdarkly/)
-    // -- end of circleci, vercel, stripe, launchdarkly
+    // -- end of asana, bitbucket, snyk
+    // SendGrid, Vercel, Stripe, LaunchDarkly (sendgrid/, vercel/, stripe/, launchdarkly/)
+    Entry::of::<sendgrid::suppressions::SendgridSuppressions>(),
+    Entry::of::<sendgrid::stats::SendgridStats>(),
+    Entry::of::<vercel::deployments::VercelDeployments>(),
+    Entry::of::<vercel::deployment_logs::VercelDeploymentLogs>(),
+    Entry::of::<stripe::customers::StripeCustomers>(),
+    Entry::of::<stripe::payments::StripePayments>(),
+    Entry::of::<launchdarkly::flags::LaunchdarklyFlags>(),
+    Entry::of::<launchdarkly::toggle_flag::LaunchdarklyToggleFlag>(),
+    // -- end of sendgrid, vercel, stripe, launchdarkly
 ];
 
 /// The integrations over `host`.
