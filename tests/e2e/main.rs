@@ -17,6 +17,7 @@ mod helix;
 mod lsp_robustness;
 mod lsp_runs;
 mod mcp;
+mod ml;
 mod neovim;
 mod redaction;
 mod sandbox;
