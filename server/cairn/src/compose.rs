@@ -651,16 +651,30 @@ fn add_cloud_and_comms(
     hub.add_builtin("cairn-comms", cairn_comms::comms_tools(comms));
 }
 
-/// The AI/ML tools, over the workspace, the embedding model tool selection uses, and the
-/// agent's model for the tools that ask it (summarise, translate, ...).
+/// The AI/ML tools, over the workspace, the embedding model tool selection uses, the agent's
+/// model for the tools that ask it (summarise, translate, ...), the sandbox OCR runs in, and
+/// the web guard the model-hub tools send through (off with the web tools).
 fn add_ml(hub: &Hub, config: &Config, model: &SharedModel, workspace: Option<Arc<Workspace>>) {
     let spec = cairn_select::embed::ModelSpec {
         repo: config.selection.model.clone(),
         revision: config.selection.revision.clone(),
     };
+    let web = &config.web;
+    let guard = web.enabled.then(|| web_guard(web).ok()).flatten();
+    let settings = cairn_ml::HubSettings {
+        hub_url: config.ml.hub_url.clone(),
+        datasets_url: config.ml.datasets_url.clone(),
+        secret: config.ml.hub_secret.clone(),
+    };
     hub.add_builtin(
         "cairn-ml",
-        cairn_ml::ml_tools(cairn_ml::Ml::new(workspace, spec).with_model(model.clone())),
+        cairn_ml::ml_tools(
+            cairn_ml::Ml::new(workspace, spec)
+                .with_model(model.clone())
+                .with_sandbox(sandbox_service(&config.sandbox))
+                .with_guard(guard)
+                .with_hub(settings),
+        ),
     );
 }
 

@@ -189,12 +189,12 @@ async fn ocr(ml: &Ml, args: Args, cx: &CallContext) -> Result<String, String> {
         .cloned()
         .unwrap_or_else(|| DEFAULT_IMAGE.to_owned());
     let engine = sandbox.engine().await.map_err(|e| e.to_string())?;
-    engine.check_image("ocr", &image).await.map_err(|e| {
-        format!(
-            "{e}; OCR needs Tesseract's image: build it with `scripts/sandbox-images` or name \
-             one with tesseract in `[sandbox] images.ocr`"
-        )
-    })?;
+    // The engine's message already says how to get the image (`scripts/sandbox-images`, or
+    // `sandbox.images.ocr`).
+    engine
+        .check_image("ocr", &image)
+        .await
+        .map_err(|e| e.to_string())?;
     let mount = sandbox.workspace_mount(ws, false).await?;
     let argv = vec![
         "sh".to_owned(),
