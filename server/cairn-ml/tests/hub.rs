@@ -136,6 +136,26 @@ async fn datasets_are_searched_by_task_category_most_downloaded_first() {
 }
 
 #[tokio::test]
+async fn a_page_with_a_next_link_says_more_are_left_out() {
+    let hub = HfHub::start().await;
+    let t = tools(&hub, None);
+    let seen = call(&t, "hf_search", json!({"limit": 2})).await;
+    assert!(!seen.is_error, "{}", seen.text);
+    let t = &seen.text;
+    // The four models by downloads: the first two, and the hub's link to the next page.
+    assert!(t.contains("| sentence-transformers/all-MiniLM-L6-v2 | 83.4M | 3712 | sentence-similarity | sentence-transformers | 2025-03-06 |"), "{t}");
+    assert!(
+        t.contains("| google-bert/bert-base-uncased | 52.1M | 2245 |"),
+        "{t}"
+    );
+    assert!(!t.contains("distilbert"), "{t}");
+    assert!(
+        t.contains("(2 rows shown; more were left out: raise `limit`"),
+        "{t}"
+    );
+}
+
+#[tokio::test]
 async fn bad_search_arguments_are_refused_before_any_request() {
     let hub = HfHub::start().await;
     let t = tools(&hub, None);

@@ -181,8 +181,13 @@ fn listing(items: Vec<Value>, q: &[(String, String)]) -> Reply {
             if descending { order.reverse() } else { order }
         });
     }
-    if let Some(limit) = field(q, "limit").and_then(|l| l.parse().ok()) {
+    // More than a page: the Hub links the next one (its lists page with a cursor).
+    let mut next = None;
+    if let Some(limit) = field(q, "limit").and_then(|l| l.parse::<usize>().ok())
+        && items.len() > limit
+    {
         items.truncate(limit);
+        next = Some("<https://huggingface.co/api/models?cursor=eyIkb3IiOlt7Il9pZCI6eyIkZ3QiOiI2MjFmZmRjMDM2NDY4ZDcwOWYxNzQzMzgifX1dfQ%3D%3D&limit=2>; rel=\"next\"".to_owned());
     }
     let expand: Vec<&str> = q
         .iter()
@@ -195,7 +200,11 @@ fn listing(items: Vec<Value>, q: &[(String, String)]) -> Reply {
             obj.retain(|k, _| k == "_id" || k == "id" || expand.contains(&k.as_str()));
         }
     }
-    json_reply(200, &Value::Array(items))
+    let mut reply = json_reply(200, &Value::Array(items));
+    if let Some(link) = next {
+        reply.headers.push(("link", link));
+    }
+    reply
 }
 
 fn model_info(id: &str) -> Option<Value> {

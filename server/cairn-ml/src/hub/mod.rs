@@ -45,10 +45,12 @@ pub(crate) enum Service {
     Viewer,
 }
 
-/// What a request brought back: a 2xx body, and whether the guard's byte cap cut it.
+/// What a request brought back: a 2xx body, whether the guard's byte cap cut it, and whether
+/// the service links a next page (`Link: <...>; rel="next"`, as the Hub's lists do).
 pub(crate) struct Answer {
     pub body: Vec<u8>,
     pub truncated: bool,
+    pub next_page: bool,
 }
 
 /// Characters of a query value encoded: everything but unreserved ones.
@@ -127,9 +129,16 @@ pub(crate) async fn get(
     };
     let status = response.status.as_u16();
     if response.status.is_success() {
+        let next_page = response
+            .headers
+            .get_all(cairn_web::header::LINK)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .any(|v| v.contains("rel=\"next\""));
         return Ok(Answer {
             body: response.body,
             truncated: response.truncated,
+            next_page,
         });
     }
     let said = said(&response.body);

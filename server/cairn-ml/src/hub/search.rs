@@ -192,8 +192,8 @@ async fn search(ml: &Ml, args: Args, cx: &CallContext) -> Result<CallToolResult,
         row.push(Cell::Text(date(&item["lastModified"])));
         table.rows.push(row);
     }
-    // The hub gives at most `limit`; a full page may have more behind it.
-    table.more = items.len() >= limit;
+    // The hub links the next page when there are more results than `limit`.
+    table.more = answer.next_page || items.len() > limit;
     let mut filters = Vec::new();
     if !query.is_empty() {
         filters.push(format!("matching \"{query}\""));
