@@ -420,7 +420,7 @@ async fn a_dataset_preview_lists_splits_and_the_first_rows() {
         "| 0 | I rented I AM CURIOUS-YELLOW from my video store",
         // A pipe inside a value is escaped, so the table keeps its columns.
         "Peggy Lee song.. \\| \"Is that all there is??\" | 0 |",
-        "(5 rows shown; more were left out",
+        "(5 rows shown; more were left out: see the next rows with `offset` 5)",
     ] {
         assert!(t.contains(want), "missing {want:?} in:\n{t}");
     }
@@ -487,4 +487,25 @@ async fn a_named_config_and_split_are_used_and_unknown_ones_listed() {
         "{}",
         seen.text
     );
+}
+
+#[tokio::test]
+async fn a_hub_that_never_answers_is_left_when_the_call_is_cancelled() {
+    let peer = cairn_test_support::recorder::Recorder::hanging().await;
+    let t = ml_tools(
+        Ml::new(None, ModelSpec::default())
+            .with_guard(Some(guard()))
+            .with_hub(HubSettings {
+                hub_url: peer.url.clone(),
+                datasets_url: peer.url.clone(),
+                secret: None,
+            }),
+    );
+    let cancel = tokio_util::sync::CancellationToken::new();
+    peer.cancel_when_received(cancel.clone());
+    let seen =
+        cairn_test_support::tools::call_with(&t, "hf_search", json!({"query": "bert"}), cancel)
+            .await;
+    assert!(seen.is_error && seen.text == "cancelled", "{}", seen.text);
+    assert_eq!(peer.to("/api/models").len(), 1);
 }

@@ -229,14 +229,20 @@ async fn preview(ml: &Ml, args: Args, cx: &CallContext) -> Result<CallToolResult
             "{heading}\n\nNo rows at offset {offset}."
         )));
     }
+    let limits = Limits {
+        max_rows: MAX_ROWS,
+        max_bytes: 48 * 1024,
+        max_cell_chars: MAX_CELL,
+    };
+    // Rows past the byte cap are left out too: the next page starts after those shown.
+    let (_, shown) = table.markdown(&limits);
+    if shown < table.rows.len() {
+        table.more = true;
+    }
     Ok(table.result_hinting(
         &heading,
-        &Limits {
-            max_rows: MAX_ROWS,
-            max_bytes: 48 * 1024,
-            max_cell_chars: MAX_CELL,
-        },
-        "ask for fewer `rows`, or page with `offset`",
+        &limits,
+        &format!("see the next rows with `offset` {}", offset + shown as u64),
     ))
 }
 
