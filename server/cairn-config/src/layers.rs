@@ -109,6 +109,10 @@ pub const WORKSPACE_FORBIDDEN: &[(&str, &str)] = &[
         "which environment values and log directories outside the workspace cairn may read is yours to set, not the repository's",
     ),
     (
+        "ml.hub_secret",
+        "it could send another secret from your vault to the hub",
+    ),
+    (
         "selection.model",
         "the embedding model is yours to choose, not the repository's",
     ),

@@ -33,6 +33,8 @@ pub struct Config {
     /// `[comms]`: where the communication tools may send and read, and to whom. Only the
     /// user's own config may set it (see the layers).
     pub comms: CommsConfig,
+    /// `[ml]`: where the model-hub tools look (the Hugging Face Hub, or a mirror).
+    pub ml: MlConfig,
 }
 
 /// The kind of a `[cloud.NAME]` account.
@@ -439,6 +441,30 @@ pub enum ApiAuthScheme {
     Header,
     /// `?<name>=<value>`.
     Query,
+}
+
+/// `[ml]`: the model hub the AI/ML tools search and read (`hf_search`, `hf_model_card`,
+/// `hf_dataset_preview`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct MlConfig {
+    /// The Hugging Face Hub's address, or a mirror's.
+    pub hub_url: String,
+    /// The dataset viewer's API (splits and rows of a dataset).
+    pub datasets_url: String,
+    /// A vault secret holding a Hub token, for gated or private repositories: sent as a bearer
+    /// token, only to the hub's host (bind the secret to it).
+    pub hub_secret: Option<String>,
+}
+
+impl Default for MlConfig {
+    fn default() -> Self {
+        Self {
+            hub_url: "https://huggingface.co".into(),
+            datasets_url: "https://datasets-server.huggingface.co".into(),
+            hub_secret: None,
+        }
+    }
 }
 
 /// `[selection]`: which of the catalog's tools each model call is shown.

@@ -205,6 +205,7 @@ fn user_value(key: &str) -> &'static str {
         "agent.max_tool_calls" => "500",
         "log.file" => "\"/tmp/elsewhere.log\"",
         "sandbox" => "{ docker_host = \"tcp://evil.test:2375\" }",
+        "ml.hub_secret" => "\"github\"",
         "selection.model" => "\"evil/model\"",
         "selection.revision" => "\"0123456789abcdef0123456789abcdef01234567\"",
         "selection.cache_dir" => "\"/tmp/elsewhere-cache\"",

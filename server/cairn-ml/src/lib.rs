@@ -5,9 +5,12 @@
 //! arguments and workspace files (`text/`); similarity, clustering, near-duplicates, zero-shot
 //! labels and small classifiers use the local sentence embedder cairn already has for tool
 //! selection (`embed/`), loaded once from the hf-hub cache at its pinned revision, on a
-//! blocking thread. Nothing here reaches the network.
+//! blocking thread. Nothing here reaches the network, except the model-hub tools (`hub/`):
+//! they read the Hugging Face Hub through the web guard, and OCR runs Tesseract in a sandbox
+//! container.
 
 mod embed;
+mod hub;
 mod provider;
 mod text;
 
@@ -19,6 +22,8 @@ use cairn_select::embed::{Embedder, ModelSpec};
 use cairn_toolkit::{Entry, ToolSet};
 use cairn_workspace::Workspace;
 
+pub use hub::HubSettings;
+
 /// What the AI/ML tools share: the workspace, and the embedder, loaded on first use.
 pub struct Ml {
     workspace: Option<Arc<Workspace>>,
@@ -28,6 +33,12 @@ pub struct Ml {
     model: SharedModel,
     /// What the provider-backed tools send passes it, as everything bound for the model does.
     redactor: Option<Arc<dyn Redact>>,
+    /// The sandbox service OCR runs in; without it `ocr_image` says so.
+    sandbox: Option<Arc<cairn_sandbox::Sandbox>>,
+    /// The web guard the hub tools send through; without it (web tools off) they refuse.
+    guard: Option<Arc<cairn_web::WebGuard>>,
+    /// Where the hub tools look (`[ml]`).
+    hub: HubSettings,
 }
 
 impl std::fmt::Debug for Ml {
@@ -51,12 +62,33 @@ impl Ml {
             embedder: OnceLock::new(),
             model: SharedModel::default(),
             redactor: None,
+            sandbox: None,
+            guard: None,
+            hub: HubSettings::default(),
         }
     }
 
     /// The agent's redactor, applied to what the provider-backed tools send the model.
     pub fn with_redactor(mut self, redactor: Arc<dyn Redact>) -> Ml {
         self.redactor = Some(redactor);
+        self
+    }
+
+    /// The sandbox service `ocr_image` runs Tesseract in.
+    pub fn with_sandbox(mut self, sandbox: Arc<cairn_sandbox::Sandbox>) -> Ml {
+        self.sandbox = Some(sandbox);
+        self
+    }
+
+    /// The web guard the hub tools send through (`None`: the web tools are off).
+    pub fn with_guard(mut self, guard: Option<Arc<cairn_web::WebGuard>>) -> Ml {
+        self.guard = guard;
+        self
+    }
+
+    /// Where the hub tools look, and the vault secret for the hub's token.
+    pub fn with_hub(mut self, hub: HubSettings) -> Ml {
+        self.hub = hub;
         self
     }
 
@@ -114,6 +146,10 @@ pub const ML_TOOLS: &[Entry<Ml>] = &[
     Entry::of::<provider::describe_image::DescribeImage>(),
     // -- end of provider
     // OCR and model hubs (hub/)
+    Entry::of::<hub::ocr::OcrImage>(),
+    Entry::of::<hub::search::HfSearch>(),
+    Entry::of::<hub::model_card::HfModelCard>(),
+    Entry::of::<hub::dataset_preview::HfDatasetPreview>(),
     // -- end of hub
 ];
 

@@ -5,9 +5,11 @@
 //! every request it receives so tests can assert on what the client sent.
 //! It is a double for the LLM provider only; nothing else in cairn is faked here.
 //! [`tools`] calls a built-in tool set as the hub does, for the tool crates' tests.
+//! [`hf_hub`] stands in for the Hugging Face Hub and its dataset viewer.
 
 pub mod fuzz;
 pub mod gate;
+pub mod hf_hub;
 pub mod recorder;
 mod render;
 mod script;

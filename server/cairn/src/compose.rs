@@ -460,11 +460,13 @@ pub fn start_hub(
             .collect::<Vec<_>>()
             .join("\n")
     );
-    // `[api]` and `[db]` too: specs and databases become tools.
+    // `[api]`, `[db]` and `[ml]` too: specs and databases become tools, and the hub tools
+    // send where `[ml]` says.
     let access_key = format!(
-        "{access_key}\n{}\n{}",
+        "{access_key}\n{}\n{}\n{}",
         serde_json::to_string(&config.api).unwrap_or_default(),
-        serde_json::to_string(&config.db).unwrap_or_default()
+        serde_json::to_string(&config.db).unwrap_or_default(),
+        serde_json::to_string(&config.ml).unwrap_or_default()
     );
     let unchanged = existing.is_some_and(|h| h.roots == roots && h.access_key == access_key);
     // The web tools need no workspace (only `web_download` does, and it is added with the
@@ -651,8 +653,9 @@ fn add_cloud_and_comms(
     hub.add_builtin("cairn-comms", cairn_comms::comms_tools(comms));
 }
 
-/// The AI/ML tools, over the workspace, the embedding model tool selection uses, and the
-/// agent's model for the tools that ask it (summarise, translate, ...).
+/// The AI/ML tools, over the workspace, the embedding model tool selection uses, the agent's
+/// model for the tools that ask it (summarise, translate, ...), the sandbox OCR runs in, and
+/// the web guard the model-hub tools send through (off with the web tools).
 fn add_ml(
     hub: &Hub,
     env: &Env,
@@ -664,12 +667,22 @@ fn add_ml(
         repo: config.selection.model.clone(),
         revision: config.selection.revision.clone(),
     };
+    let web = &config.web;
+    let guard = web.enabled.then(|| web_guard(web).ok()).flatten();
+    let settings = cairn_ml::HubSettings {
+        hub_url: config.ml.hub_url.clone(),
+        datasets_url: config.ml.datasets_url.clone(),
+        secret: config.ml.hub_secret.clone(),
+    };
     hub.add_builtin(
         "cairn-ml",
         cairn_ml::ml_tools(
             cairn_ml::Ml::new(workspace, spec)
                 .with_model(model.clone())
-                .with_redactor(crate::redaction::agent_redactor(env)),
+                .with_redactor(crate::redaction::agent_redactor(env))
+                .with_sandbox(sandbox_service(&config.sandbox))
+                .with_guard(guard)
+                .with_hub(settings),
         ),
     );
 }
