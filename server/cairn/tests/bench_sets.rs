@@ -78,8 +78,7 @@ fn lines(name: &str) -> Vec<Value> {
         .enumerate()
         .filter(|(_, line)| !line.trim().is_empty())
         .map(|(i, line)| {
-            serde_json::from_str(line)
-                .unwrap_or_else(|e| panic!("{name}:{}: not JSON: {e}", i + 1))
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("{name}:{}: not JSON: {e}", i + 1))
         })
         .collect()
 }
@@ -158,7 +157,11 @@ fn the_sets_over_cairns_catalog_are_well_formed_and_cover_it() {
     }
 
     let tasks = lines("tasks.jsonl");
-    assert!(tasks.len() >= 40, "only {} tasks in tasks.jsonl", tasks.len());
+    assert!(
+        tasks.len() >= 40,
+        "only {} tasks in tasks.jsonl",
+        tasks.len()
+    );
     let mut tids = BTreeSet::new();
     for task in &tasks {
         let tid = task["tid"].as_str().expect("tid").to_owned();
