@@ -50,8 +50,15 @@ const QUERY_MAX_CHARS: usize = 2_000;
 /// The longest part of one message that goes into the recent-context query.
 const CONTEXT_PART_CHARS: usize = 400;
 
-/// A candidate's description in the filter's request is cut to this many characters.
+/// A description in `tool_search`'s answer is cut to this many characters.
 const FILTER_DESCRIPTION_CHARS: usize = 200;
+
+/// A candidate's summary in the filter's request (its description's first sentence) is cut to
+/// this many characters: with ~50 candidates the request stays under about 3K tokens.
+const FILTER_SUMMARY_CHARS: usize = 120;
+
+/// Most parameter names listed for one candidate in the filter's request.
+const FILTER_PARAMETERS: usize = 8;
 
 /// How selection runs; built from `[selection]` in the configuration.
 #[derive(Debug, Clone, PartialEq)]
@@ -73,7 +80,7 @@ pub struct SelectionConfig {
 impl Default for SelectionConfig {
     fn default() -> Self {
         Self {
-            top_k: 20,
+            top_k: 50,
             max_tools: 10,
             core_tools: DEFAULT_CORE_TOOLS.iter().map(|s| s.to_string()).collect(),
             filter: true,
@@ -352,15 +359,9 @@ async fn filter(
 ) -> Result<Vec<String>, String> {
     let mut listing = String::new();
     for name in candidates {
-        let description = tools
-            .iter()
-            .find(|t| &t.name == name)
-            .map(|t| one_line(&t.description))
-            .unwrap_or_default();
-        listing.push_str(&format!(
-            "- {name}: {}\n",
-            cap(&description, FILTER_DESCRIPTION_CHARS)
-        ));
+        if let Some(tool) = tools.iter().find(|t| &t.name == name) {
+            listing.push_str(&compact_line(tool));
+        }
     }
     let context = queries(messages, request, config.context_messages)
         .get(1)
@@ -411,6 +412,41 @@ async fn filter(
             )
         })??;
     parse_filter_answer(&text, candidates)
+}
+
+/// One candidate as the filter sees it: `- name(param, ...): first sentence of the description`.
+/// The compact form lets stage 1 hand the filter many candidates; the acting model then sees
+/// the chosen ones in full.
+pub fn compact_line(tool: &RankTool) -> String {
+    let mut params: Vec<&str> = tool
+        .input_schema
+        .get("properties")
+        .and_then(serde_json::Value::as_object)
+        .map(|p| p.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    let more = params.len() > FILTER_PARAMETERS;
+    params.truncate(FILTER_PARAMETERS);
+    let mut signature = params.join(", ");
+    if more {
+        signature.push_str(", ...");
+    }
+    format!(
+        "- {}({signature}): {}\n",
+        tool.name,
+        cap(
+            first_sentence(&one_line(&tool.description)),
+            FILTER_SUMMARY_CHARS
+        )
+    )
+}
+
+/// The text up to and including its first sentence's full stop (a `.` followed by a space),
+/// or all of it.
+fn first_sentence(text: &str) -> &str {
+    match text.find(". ") {
+        Some(at) => &text[..=at],
+        None => text,
+    }
 }
 
 /// Reads the filter's answer: the first JSON array of strings in the text, kept to names that
@@ -546,6 +582,41 @@ mod tests {
         assert_eq!(parse_filter_answer("[]", &candidates), Ok(vec![]));
         assert!(parse_filter_answer("I would use a and b", &candidates).is_err());
         assert!(parse_filter_answer("[1, 2]", &candidates).is_err());
+    }
+
+    #[test]
+    fn a_candidate_is_one_compact_line() {
+        let tool = RankTool {
+            name: "db_query".into(),
+            server: "database".into(),
+            description: "Run a read-only SQL query on a configured database. Returns rows as a \
+                          table; statements that write are refused unless approved."
+                .into(),
+            input_schema: json!({"type": "object", "properties": {
+                "database": {"type": "string"}, "sql": {"type": "string"},
+                "limit": {"type": "integer"}}}),
+            builtin: true,
+        };
+        assert_eq!(
+            compact_line(&tool),
+            "- db_query(database, limit, sql): Run a read-only SQL query on a configured database.\n"
+        );
+        let many = RankTool {
+            input_schema: json!({"properties": (0..10)
+                .map(|i| (format!("p{i}"), json!({})))
+                .collect::<serde_json::Map<_, _>>()}),
+            description: "x".repeat(300),
+            ..tool
+        };
+        let line = compact_line(&many);
+        assert!(
+            line.starts_with("- db_query(p0, p1, p2, p3, p4, p5, p6, p7, ...): xxx"),
+            "{line}"
+        );
+        assert_eq!(
+            line.chars().filter(|c| *c == 'x').count(),
+            FILTER_SUMMARY_CHARS
+        );
     }
 
     #[test]

@@ -953,10 +953,10 @@ async fn the_filter_narrows_stage_one_and_its_request_carries_no_tools() {
     };
     assert!(prompt.starts_with(FILTER_MARKER), "{prompt}");
     assert!(
-        prompt.contains("weather_forecast: Get the weather forecast"),
+        prompt.contains("weather_forecast(): Get the weather forecast"),
         "{prompt}"
     );
-    assert!(prompt.contains("send_email: Send an email"), "{prompt}");
+    assert!(prompt.contains("send_email(): Send an email"), "{prompt}");
     assert!(!prompt.contains("filler_"), "{prompt}");
     assert!(requests[0].tools.is_empty());
     // A name the model made up is dropped; core tools and tool_search stay.
