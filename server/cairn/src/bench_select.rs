@@ -14,6 +14,8 @@ use clap::{Args, ValueEnum};
 #[derive(Debug, Args)]
 pub struct SelectArgs {
     /// A catalog (JSON Lines); the first is scored, each further one adds distractors.
+    /// `builtin` is cairn's own built-in catalog, as `cairn tools list` shows it (ids are the
+    /// tool names, as in `bench/cairn/queries.jsonl`).
     #[arg(long = "catalog", required = true)]
     catalogs: Vec<PathBuf>,
     /// Labelled queries (JSON Lines: qid, query, relevant).
@@ -66,7 +68,14 @@ enum StrategyArg {
 
 /// Runs the benchmark and prints the report.
 #[allow(clippy::print_stdout)]
-pub async fn select(args: SelectArgs) -> anyhow::Result<ExitCode> {
+pub async fn select(env: &crate::compose::Env, mut args: SelectArgs) -> anyhow::Result<ExitCode> {
+    // Kept until the run ends: `builtin` is written there.
+    let scratch = tempfile::tempdir()?;
+    for catalog in &mut args.catalogs {
+        if catalog.as_os_str() == "builtin" {
+            *catalog = builtin_catalog(env, scratch.path()).await?;
+        }
+    }
     let strategies = match args.strategy {
         StrategyArg::Dense => vec![Strategy::Dense],
         StrategyArg::Lexical => vec![Strategy::Lexical],
@@ -113,4 +122,39 @@ pub async fn select(args: SelectArgs) -> anyhow::Result<ExitCode> {
         print!("{}", bench::markdown(&report));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// cairn's built-in tools as a benchmark catalog (`{"id", "server", "name", "description",
+/// "inputSchema"}` per line, the id being the tool's name), written under `dir`: the tools a
+/// terminal command over an empty workspace lists, without external servers.
+async fn builtin_catalog(
+    env: &crate::compose::Env,
+    dir: &std::path::Path,
+) -> anyhow::Result<PathBuf> {
+    use std::io::Write;
+    let root = dir.join("workspace");
+    std::fs::create_dir_all(&root)?;
+    let (_, mcp) = crate::compose::terminal_setup(env, &root, false).await?;
+    let tools = crate::compose::tool_host(&mcp.hub).list();
+    mcp.hub.shutdown().await;
+    let path = dir.join("builtin.jsonl");
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&path)?);
+    // The user's own MCP servers (`mcp:NAME`) are not cairn's catalog.
+    let builtin: Vec<_> = tools
+        .iter()
+        .filter(|t| !t.category.starts_with("mcp:"))
+        .collect();
+    for t in &builtin {
+        let line = serde_json::json!({
+            "id": t.tool.name,
+            "server": t.category,
+            "name": t.tool.name,
+            "description": t.tool.description.as_deref().unwrap_or_default(),
+            "inputSchema": serde_json::Value::Object((*t.tool.input_schema).clone()),
+        });
+        writeln!(out, "{line}")?;
+    }
+    out.flush()?;
+    eprintln!("builtin: {} tools", builtin.len());
+    Ok(path)
 }

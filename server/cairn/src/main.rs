@@ -400,7 +400,7 @@ fn main() -> ExitCode {
             } => bench_sandbox::sandbox(&env, runs, image).await,
             Command::Bench {
                 command: BenchCommand::Select(args),
-            } => bench_select::select(args).await,
+            } => bench_select::select(&env, args).await,
             Command::Bench {
                 command: BenchCommand::Data(args),
             } => bench_data::data(args).await,
