@@ -8,6 +8,7 @@
 //! blocking thread. Nothing here reaches the network.
 
 mod embed;
+mod search;
 mod text;
 
 use std::sync::{Arc, OnceLock};
@@ -24,6 +25,8 @@ pub struct Ml {
     embedder: OnceLock<Result<Arc<Embedder>, String>>,
     /// The agent's model, for the tools that ask it (`provider/`).
     model: SharedModel,
+    /// The semantic index: where it is kept on disk, and the index once loaded (`search/`).
+    search: search::SearchState,
 }
 
 impl std::fmt::Debug for Ml {
@@ -46,12 +49,21 @@ impl Ml {
             spec,
             embedder: OnceLock::new(),
             model: SharedModel::default(),
+            search: search::SearchState::default(),
         }
     }
 
     /// The model the provider-backed tools ask (the agent's: the front sets it).
     pub fn with_model(mut self, model: SharedModel) -> Ml {
         self.model = model;
+        self
+    }
+
+    /// Where the semantic index is kept: a directory under the user's cache (one subdirectory
+    /// per workspace is made in it), never inside the workspace. Without it the index lives
+    /// in memory only.
+    pub fn with_index_dir(mut self, dir: std::path::PathBuf) -> Ml {
+        self.search.dir = Some(dir);
         self
     }
 
@@ -95,6 +107,8 @@ pub const ML_TOOLS: &[Entry<Ml>] = &[
     Entry::of::<embed::apply::ClassifyTexts>(),
     // -- end of embed
     // semantic search over the workspace (search/)
+    Entry::of::<search::semantic_search::SemanticSearch>(),
+    Entry::of::<search::similar_code::SimilarCode>(),
     // -- end of search
     // through the agent's model (provider/)
     // -- end of provider
