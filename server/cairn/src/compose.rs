@@ -658,10 +658,26 @@ fn add_ml(hub: &Hub, config: &Config, model: &SharedModel, workspace: Option<Arc
         repo: config.selection.model.clone(),
         revision: config.selection.revision.clone(),
     };
-    hub.add_builtin(
-        "cairn-ml",
-        cairn_ml::ml_tools(cairn_ml::Ml::new(workspace, spec).with_model(model.clone())),
-    );
+    let mut ml = cairn_ml::Ml::new(workspace, spec).with_model(model.clone());
+    if let Some(dir) = semantic_index_dir() {
+        ml = ml.with_index_dir(dir);
+    }
+    hub.add_builtin("cairn-ml", cairn_ml::ml_tools(ml));
+}
+
+/// Where `semantic_search` keeps its indexes: `$XDG_CACHE_HOME/cairn/index`, else
+/// `~/.cache/cairn/index`; never inside a workspace. `None` (no HOME) keeps them in memory.
+fn semantic_index_dir() -> Option<PathBuf> {
+    let var = |name| std::env::var_os(name).filter(|v| !v.is_empty());
+    if let Some(dir) = var("XDG_CACHE_HOME") {
+        return Some(PathBuf::from(dir).join("cairn").join("index"));
+    }
+    var("HOME").map(|home| {
+        PathBuf::from(home)
+            .join(".cache")
+            .join("cairn")
+            .join("index")
+    })
 }
 
 /// `[web.search]` as `web_search` takes it; `None` when no provider is set.

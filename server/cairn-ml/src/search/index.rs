@@ -222,19 +222,19 @@ impl Index {
         let mut batch: Vec<(String, FileEntry, Vec<String>)> = Vec::new();
         let mut batch_chunks = 0usize;
         let mut round = 0usize;
-        for (display, path) in &walked {
+        let stats = stat_all(ws, &walked);
+        for ((display, path), st) in walked.iter().zip(stats) {
             if cancel.is_cancelled() {
                 report.cancelled = true;
                 break;
             }
-            let Ok(st) = ws.stat(path) else {
+            let Some((mtime, len)) = st else {
                 continue;
             };
-            let mtime = st.modified_unix.unwrap_or(0);
             let old = self.files.get(display);
             if let Some(old) = old
                 && old.mtime == mtime
-                && old.size == st.len
+                && old.size == len
                 && mtime < old.checked
             {
                 continue;
@@ -257,7 +257,7 @@ impl Index {
             {
                 // Touched, not changed: nothing to embed.
                 old.mtime = mtime;
-                old.size = st.len;
+                old.size = len;
                 old.checked = now;
                 report.unchanged_rehashed += 1;
                 changed = true;
@@ -266,7 +266,7 @@ impl Index {
             round += 1;
             let mut entry = FileEntry {
                 mtime,
-                size: st.len,
+                size: len,
                 hash: read.hash,
                 checked: now,
                 kind: read.kind,
@@ -438,6 +438,35 @@ fn walk(ws: &Workspace, cancel: &CancellationToken) -> (Vec<(String, WorkspacePa
         }
     }
     (out, errors)
+}
+
+/// The modification time and size of each walked file (`None` when it is gone), on one thread
+/// per core: at every query this is most of the freshness check's time.
+fn stat_all(ws: &Workspace, walked: &[(String, WorkspacePath)]) -> Vec<Option<(u64, u64)>> {
+    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let per = walked.len().div_ceil(threads).max(256);
+    let stat = |part: &[(String, WorkspacePath)]| -> Vec<Option<(u64, u64)>> {
+        part.iter()
+            .map(|(_, p)| {
+                ws.stat(p)
+                    .ok()
+                    .map(|st| (st.modified_unix.unwrap_or(0), st.len))
+            })
+            .collect()
+    };
+    if walked.len() <= per {
+        return stat(walked);
+    }
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = walked
+            .chunks(per)
+            .map(|part| scope.spawn(move || stat(part)))
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    })
 }
 
 /// Whether the user's rules let them read `path` outright: protected files (secrets) are never

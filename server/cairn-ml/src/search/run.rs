@@ -60,6 +60,16 @@ pub(crate) async fn search(ml: &Ml, query: Query, cx: &CallContext) -> Result<Ou
     let mut guard = ml.search.index.lock().await;
     let current = guard.take();
     let cancel = cx.cancel.clone();
+    // The query is embedded while the index is brought up to date: on an idle machine the two
+    // overlap, and most queries find nothing to refresh but must still look.
+    let query_embedder = embedder.clone();
+    let query_text = query.text.clone();
+    let query_vector = tokio::task::spawn_blocking(move || {
+        query_embedder
+            .embed(&[query_text.as_str()])
+            .map(|mut v| v.pop().unwrap_or_default())
+            .map_err(|e| format!("embedding the query failed: {e}"))
+    });
     let job = tokio::task::spawn_blocking(move || {
         let mut notes = Vec::new();
         let file = dir.as_deref().map(|d| store::index_file(d, ws.roots()));
@@ -81,22 +91,41 @@ pub(crate) async fn search(ml: &Ml, query: Query, cx: &CallContext) -> Result<Ou
                     .into(),
             );
         }
-        if refresh.cancelled {
-            return (index, Err("cancelled".to_owned()));
+        (index, refresh, notes)
+    });
+    let (index, refresh, notes) = match job.await {
+        Ok(done) => done,
+        // The index is lost with the thread; the next query loads it from disk again.
+        Err(e) => return Err(format!("internal error: the search failed ({e})")),
+    };
+    if refresh.cancelled {
+        *guard = Some(index);
+        return Err("cancelled".to_owned());
+    }
+    let vector = match query_vector.await {
+        Ok(Ok(v)) => v,
+        Ok(Err(e)) => {
+            *guard = Some(index);
+            return Err(e);
         }
-        let vector = match embedder.embed(&[query.text.as_str()]) {
-            Ok(mut v) => v.pop().unwrap_or_default(),
-            Err(e) => return (index, Err(format!("embedding the query failed: {e}"))),
-        };
+        Err(e) => {
+            *guard = Some(index);
+            return Err(format!("internal error: embedding the query failed ({e})"));
+        }
+    };
+    let Some(ws) = ml.workspace().cloned() else {
+        *guard = Some(index);
+        return Err("no workspace is open".into());
+    };
+    let job = tokio::task::spawn_blocking(move || {
         let outcome = answer(&ws, &index, &query, &filter, &vector, refresh, notes);
-        (index, Ok(outcome))
+        (index, outcome)
     });
     match job.await {
         Ok((index, outcome)) => {
             *guard = Some(index);
-            outcome
+            Ok(outcome)
         }
-        // The index is lost with the thread; the next query loads it from disk again.
         Err(e) => Err(format!("internal error: the search failed ({e})")),
     }
 }
