@@ -2,7 +2,9 @@
 //! cannot be trusted), refreshed, saved, asked, and its best windows re-checked against the
 //! workspace (a file the user may no longer read is dropped) and shown with their text.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+
+use cairn_select::bm25::tokenize;
 
 use cairn_toolkit::{CallContext, Host};
 use cairn_workspace::Workspace;
@@ -36,6 +38,8 @@ pub(crate) struct Shown {
     pub path: String,
     pub start: u32,
     pub end: u32,
+    /// The lines shown (the part of the window with most of the query's words).
+    pub shown: (u32, u32),
     pub cosine: f32,
     pub snippet: String,
 }
@@ -188,6 +192,7 @@ fn answer(
     } else {
         Vec::new()
     };
+    let query_terms: HashSet<String> = tokenize(&query.text).into_iter().collect();
     for hit in hits.iter().take(query.limit * 10 + 50) {
         if shown.len() >= query.limit {
             break;
@@ -224,9 +229,10 @@ fn answer(
         {
             continue;
         }
-        let snippet = lines[a - 1..b]
+        let from = best_span(&lines[a - 1..b], &query_terms) + a;
+        let to = (from + SNIPPET_LINES - 1).min(b);
+        let snippet = lines[from - 1..to]
             .iter()
-            .take(SNIPPET_LINES)
             .map(|l| cairn_toolkit::table::cut(l, SNIPPET_LINE_CHARS))
             .collect::<Vec<_>>()
             .join("\n");
@@ -234,6 +240,7 @@ fn answer(
             path: hit.path.clone(),
             start: hit.start,
             end: hit.end,
+            shown: (from as u32, to as u32),
             cosine: hit.cosine,
             snippet,
         });
@@ -307,6 +314,27 @@ fn answer(
         notes,
         structured,
     }
+}
+
+/// Where in `lines` (from 0) the [`SNIPPET_LINES`] lines shown start: the span holding the most
+/// query words, the earliest of equals (the start when none holds any).
+fn best_span(lines: &[String], terms: &HashSet<String>) -> usize {
+    if lines.len() <= SNIPPET_LINES || terms.is_empty() {
+        return 0;
+    }
+    let weight: Vec<usize> = lines
+        .iter()
+        .map(|l| tokenize(l).iter().filter(|t| terms.contains(*t)).count())
+        .collect();
+    let mut sum: usize = weight[..SNIPPET_LINES].iter().sum();
+    let (mut best, mut best_sum) = (0, sum);
+    for s in 1..=lines.len() - SNIPPET_LINES {
+        sum = sum + weight[s + SNIPPET_LINES - 1] - weight[s - 1];
+        if sum > best_sum {
+            (best, best_sum) = (s, sum);
+        }
+    }
+    best
 }
 
 /// The lines of `path` as it is now, when the user may still read it; `None` otherwise.
@@ -404,8 +432,13 @@ pub(crate) fn render(heading: &str, outcome: Outcome) -> rmcp::model::CallToolRe
         )
     };
     for (i, s) in outcome.shown.iter().enumerate() {
+        let part = if s.shown == (s.start, s.end) {
+            String::new()
+        } else {
+            format!(", showing {}-{}", s.shown.0, s.shown.1)
+        };
         out.push_str(&format!(
-            "\n{}. {} lines {}-{} (similarity {:.2})\n```\n{}\n```\n",
+            "\n{}. {} lines {}-{} (similarity {:.2}{part})\n```\n{}\n```\n",
             i + 1,
             s.path,
             s.start,
@@ -420,4 +453,44 @@ pub(crate) fn render(heading: &str, outcome: Outcome) -> rmcp::model::CallToolRe
     let mut result = cairn_toolkit::reply::text(out);
     result.structured_content = Some(outcome.structured);
     result
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn lines(text: &str) -> Vec<String> {
+        text.lines().map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn the_snippet_shows_the_lines_with_the_query_words() {
+        let mut text: Vec<String> = (0..30).map(|i| format!("let x{i} = {i};")).collect();
+        text[20] = "retry the upload".into();
+        text[22] = "upload failed".into();
+        let terms: HashSet<String> = tokenize("retry failed uploads").into_iter().collect();
+        // Twelve lines from 11 to 20 hold lines 20 and 22 (from 0); 11 is the earliest.
+        assert_eq!(best_span(&text, &terms), 11);
+        assert_eq!(best_span(&text[..12], &terms), 0);
+        assert_eq!(best_span(&text, &HashSet::new()), 0);
+    }
+
+    #[test]
+    fn a_snippet_is_found_whatever_its_indentation_and_blank_lines() {
+        let file = lines("a\n  fn f() {\n\n      g();\n  }\nfn f() {\n    h();\n}\n");
+        let wanted: Vec<String> = vec!["fn f() {".into(), "g();".into(), "}".into()];
+        assert_eq!(occurrences(&file, &wanted), [(2, 5)]);
+    }
+
+    #[test]
+    fn the_path_filter_takes_prefixes_and_globs() {
+        let prefix = Filter::new(Some("./src/")).unwrap();
+        assert!(prefix.keeps("src/a.rs") && prefix.keeps("src"));
+        assert!(!prefix.keeps("srcx/a.rs"));
+        let glob = Filter::new(Some("**/*.md")).unwrap();
+        assert!(glob.keeps("docs/a.md") && !glob.keeps("docs/a.rs"));
+        assert!(Filter::new(Some(".")).unwrap().keeps("anything"));
+        assert!(Filter::new(Some("src/[a")).is_err());
+    }
 }
