@@ -12,6 +12,7 @@
 mod embed;
 mod hub;
 mod provider;
+mod search;
 mod text;
 
 use std::sync::{Arc, OnceLock};
@@ -39,6 +40,8 @@ pub struct Ml {
     guard: Option<Arc<cairn_web::WebGuard>>,
     /// Where the hub tools look (`[ml]`).
     hub: HubSettings,
+    /// The semantic index: where it is kept on disk, and the index once loaded (`search/`).
+    search: search::SearchState,
 }
 
 impl std::fmt::Debug for Ml {
@@ -65,6 +68,7 @@ impl Ml {
             sandbox: None,
             guard: None,
             hub: HubSettings::default(),
+            search: search::SearchState::default(),
         }
     }
 
@@ -95,6 +99,14 @@ impl Ml {
     /// The model the provider-backed tools ask (the agent's: the front sets it).
     pub fn with_model(mut self, model: SharedModel) -> Ml {
         self.model = model;
+        self
+    }
+
+    /// Where the semantic index is kept: a directory under the user's cache (one subdirectory
+    /// per workspace is made in it), never inside the workspace. Without it the index lives
+    /// in memory only.
+    pub fn with_index_dir(mut self, dir: std::path::PathBuf) -> Ml {
+        self.search.dir = Some(dir);
         self
     }
 
@@ -138,6 +150,8 @@ pub const ML_TOOLS: &[Entry<Ml>] = &[
     Entry::of::<embed::apply::ClassifyTexts>(),
     // -- end of embed
     // semantic search over the workspace (search/)
+    Entry::of::<search::semantic_search::SemanticSearch>(),
+    Entry::of::<search::similar_code::SimilarCode>(),
     // -- end of search
     // through the agent's model (provider/)
     Entry::of::<provider::summarize_text::SummarizeText>(),

@@ -674,17 +674,31 @@ fn add_ml(
         datasets_url: config.ml.datasets_url.clone(),
         secret: config.ml.hub_secret.clone(),
     };
-    hub.add_builtin(
-        "cairn-ml",
-        cairn_ml::ml_tools(
-            cairn_ml::Ml::new(workspace, spec)
-                .with_model(model.clone())
-                .with_redactor(crate::redaction::agent_redactor(env))
-                .with_sandbox(sandbox_service(&config.sandbox))
-                .with_guard(guard)
-                .with_hub(settings),
-        ),
-    );
+    let mut ml = cairn_ml::Ml::new(workspace, spec)
+        .with_model(model.clone())
+        .with_redactor(crate::redaction::agent_redactor(env))
+        .with_sandbox(sandbox_service(&config.sandbox))
+        .with_guard(guard)
+        .with_hub(settings);
+    if let Some(dir) = semantic_index_dir(env) {
+        ml = ml.with_index_dir(dir);
+    }
+    hub.add_builtin("cairn-ml", cairn_ml::ml_tools(ml));
+}
+
+/// Where `semantic_search` keeps its indexes: `$XDG_CACHE_HOME/cairn/index`, else
+/// `~/.cache/cairn/index`; never inside a workspace. `None` (no HOME) keeps them in memory.
+fn semantic_index_dir(env: &Env) -> Option<PathBuf> {
+    let var = |name: &str| env.get(name).filter(|v| !v.is_empty());
+    if let Some(dir) = var("XDG_CACHE_HOME") {
+        return Some(PathBuf::from(dir).join("cairn").join("index"));
+    }
+    var("HOME").map(|home| {
+        PathBuf::from(home)
+            .join(".cache")
+            .join("cairn")
+            .join("index")
+    })
 }
 
 /// `[web.search]` as `web_search` takes it; `None` when no provider is set.

@@ -9,6 +9,7 @@ mod bench_data;
 mod bench_sandbox;
 mod bench_search;
 mod bench_select;
+mod bench_semantic;
 mod chat;
 mod compose;
 mod conformance;
@@ -168,6 +169,17 @@ enum BenchCommand {
         /// The image (default: `sandbox.images.python` of the configuration).
         #[arg(long)]
         image: Option<String>,
+    },
+    /// `semantic_search` over a generated workspace: indexing time, query p50 and p95, index
+    /// size on disk, and the re-index time after one file changes, next to their targets; needs
+    /// the embedding model (`scripts/embedding-model`).
+    Semantic {
+        /// Files in the generated workspace.
+        #[arg(long, default_value_t = 10_000)]
+        files: usize,
+        /// Queries to time.
+        #[arg(long, default_value_t = 50)]
+        queries: usize,
     },
     /// Tool selection on a benchmark catalog (`../shared/bench/tools` format): recall@k,
     /// complete@k, nDCG@10, tokens of the selected definitions and time per query, for dense,
@@ -395,6 +407,9 @@ fn main() -> ExitCode {
             Command::Bench {
                 command: BenchCommand::Search { files },
             } => bench_search::search(files).await,
+            Command::Bench {
+                command: BenchCommand::Semantic { files, queries },
+            } => bench_semantic::semantic(files, queries).await,
             Command::Bench {
                 command: BenchCommand::Sandbox { runs, image },
             } => bench_sandbox::sandbox(&env, runs, image).await,
