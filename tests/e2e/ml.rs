@@ -6,7 +6,7 @@ use serde_json::json;
 
 use cairn_test_support::{Format, Reply};
 
-use crate::support::{Sandbox, text};
+use crate::support::{Editor, Sandbox, text};
 
 #[test]
 fn chat_summarize_text_asks_the_model_on_its_own_and_counts_the_tokens() {
@@ -73,4 +73,70 @@ fn chat_summarize_text_asks_the_model_on_its_own_and_counts_the_tokens() {
         "{}",
         text(&out.stderr)
     );
+}
+
+/// Semantic search from the editor: the agent's `semantic_search` over the workspace's files
+/// finds the function a question describes, and the model reads file and lines.
+#[test]
+fn semantic_search_from_the_editor_finds_the_code_a_question_describes() {
+    if !cairn_test_support::gate(
+        "CAIRN_MODEL_TESTS",
+        "(and lay the model with scripts/embedding-model)",
+    ) {
+        return;
+    }
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::tool_call(
+                "semantic_search",
+                json!({"query": "where do we retry failed uploads?", "limit": 3}),
+            ),
+            Reply::text("In src/transfer.rs, `send_with_backoff`."),
+        ],
+    );
+    sb.write(
+        "src/transfer.rs",
+        "/// Sends the file to the bucket, trying again after a failure.\n\
+         pub fn send_with_backoff(client: &Client, file: &Path) -> Result<(), Error> {\n\
+         \x20   let mut delay = Duration::from_millis(200);\n\
+         \x20   for attempt in 0..5 {\n\
+         \x20       match client.put_object(file) {\n\
+         \x20           Ok(()) => return Ok(()),\n\
+         \x20           Err(e) if attempt < 4 => { sleep(delay); delay *= 2; }\n\
+         \x20           Err(e) => return Err(e),\n\
+         \x20       }\n\
+         \x20   }\n\
+         \x20   unreachable!()\n\
+         }\n",
+    );
+    sb.write(
+        "src/colors.rs",
+        "/// Mixes two colours half and half.\npub fn blend(a: Rgb, b: Rgb) -> Rgb {\n    Rgb((a.0 + b.0) / 2, (a.1 + b.1) / 2, (a.2 + b.2) / 2)\n}\n",
+    );
+    sb.write(
+        "docs/style.md",
+        "# Style\n\nUse British spelling in comments and keep lines under 100 characters.\n",
+    );
+    let hf_home = std::env::var("HF_HOME")
+        .unwrap_or_else(|_| format!("{}/.cache/huggingface", std::env::var("HOME").unwrap()));
+    let mut ed = Editor::spawn(&sb, &[("HF_HOME", hf_home.as_str())]);
+    ed.initialize(&sb, json!({}), false);
+    let (run, _) = ed.chat(json!({"message": "where do we retry failed uploads?"}));
+    let events = ed.finish(&run);
+    let result = events
+        .iter()
+        .find(|e| e["kind"] == "toolResult")
+        .unwrap_or_else(|| panic!("{events:#?}"));
+    let shown = result["content"].as_str().unwrap();
+    assert_eq!(result["isError"], false, "{shown}");
+    // The retrying function comes first, with its lines.
+    let first = shown
+        .find("src/")
+        .map(|at| &shown[at..])
+        .unwrap_or_default();
+    assert!(first.starts_with("src/transfer.rs"), "{shown}");
+    assert!(shown.contains("send_with_backoff"), "{shown}");
+    let last = sb.model.requests().last().unwrap().body.to_string();
+    assert!(last.contains("src/transfer.rs"), "{last}");
 }
