@@ -19,13 +19,7 @@ const TOKEN: &str = "2/1200/asana-cairn-test-71c4";
 
 /// Prism's base as the script printed it, or `None` (skipped).
 fn prism() -> Option<String> {
-    if !cairn_test_support::gate(
-        "CAIRN_COMMS_TESTS",
-        "with the API mocks (scripts/api-mocks)",
-    ) {
-        return None;
-    }
-    Some(std::env::var("CAIRN_ASANA_TEST_API").expect("CAIRN_ASANA_TEST_API (scripts/api-mocks)"))
+    relay::prism("CAIRN_ASANA_TEST_API")
 }
 
 fn auth() -> Option<ApiAuth> {

@@ -21,16 +21,7 @@ const RUN_PATH: &str = "%7B3f9c1a2e-0000-4000-8000-000000000001%7D";
 
 /// Prism's base as the script printed it, or `None` (skipped).
 fn prism() -> Option<String> {
-    if !cairn_test_support::gate(
-        "CAIRN_COMMS_TESTS",
-        "with the API mocks (scripts/api-mocks)",
-    ) {
-        return None;
-    }
-    Some(
-        std::env::var("CAIRN_BITBUCKET_TEST_API")
-            .expect("CAIRN_BITBUCKET_TEST_API (scripts/api-mocks)"),
-    )
+    relay::prism("CAIRN_BITBUCKET_TEST_API")
 }
 
 fn auth() -> Option<ApiAuth> {

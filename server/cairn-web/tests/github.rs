@@ -7,16 +7,17 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod api_support;
+mod relay;
 
 use std::collections::BTreeMap;
 
 use api_support::{Server, TestVault, guard};
 use cairn_agent::tools::{Effect, ToolHost};
-use cairn_test_support::recorder::{Recorder, Request};
 use cairn_test_support::tools::call;
 use cairn_toolkit::ToolSet;
 use cairn_web::api::services::{ServiceSettings, Services, service_tools};
 use cairn_web::api::{ApiAuth, AuthScheme};
+use relay::{Recorder, Request};
 use serde_json::{Value, json};
 
 const TOKEN: &str = "ghp_cairnTEST0123456789abcdef";
@@ -24,13 +25,7 @@ const TOKEN: &str = "ghp_cairnTEST0123456789abcdef";
 /// Prism's base (`CAIRN_GITHUB_TEST_API`), or `None` when the peers are not up (the test is
 /// skipped, and says so).
 fn prism() -> Option<String> {
-    if !cairn_test_support::gate(
-        "CAIRN_COMMS_TESTS",
-        "with the API mocks (scripts/api-mocks)",
-    ) {
-        return None;
-    }
-    Some(std::env::var("CAIRN_GITHUB_TEST_API").expect("CAIRN_GITHUB_TEST_API (scripts/api-mocks)"))
+    relay::prism("CAIRN_GITHUB_TEST_API")
 }
 
 /// The GitHub tools with `[api.services.github] base_url = base` and the token, bound to

@@ -18,13 +18,7 @@ const TOKEN: &str = "glpat-cairn-test-3b9e";
 
 /// Prism's base (`http://127.0.0.1:P/v3`) as the script printed it, or `None` (skipped).
 fn prism() -> Option<String> {
-    if !cairn_test_support::gate(
-        "CAIRN_COMMS_TESTS",
-        "with the API mocks (scripts/api-mocks)",
-    ) {
-        return None;
-    }
-    Some(std::env::var("CAIRN_GITLAB_TEST_API").expect("CAIRN_GITLAB_TEST_API (scripts/api-mocks)"))
+    relay::prism("CAIRN_GITLAB_TEST_API")
 }
 
 fn auth() -> Option<ApiAuth> {

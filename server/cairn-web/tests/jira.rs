@@ -20,13 +20,7 @@ const TOKEN: &str = "atl-cairn-test-5c1d";
 const BASIC: &str = "Basic ZGV2QGV4YW1wbGUuY29tOmF0bC1jYWlybi10ZXN0LTVjMWQ=";
 
 fn prism() -> Option<String> {
-    if !cairn_test_support::gate(
-        "CAIRN_COMMS_TESTS",
-        "with the API mocks (scripts/api-mocks)",
-    ) {
-        return None;
-    }
-    Some(std::env::var("CAIRN_JIRA_TEST_API").expect("CAIRN_JIRA_TEST_API (scripts/api-mocks)"))
+    relay::prism("CAIRN_JIRA_TEST_API")
 }
 
 fn auth() -> Option<ApiAuth> {

@@ -20,16 +20,7 @@ use serde_json::{Value, json};
 const TOKEN: &str = "api-cairn-test-ld-0e44";
 
 fn prism() -> Option<String> {
-    if !cairn_test_support::gate(
-        "CAIRN_COMMS_TESTS",
-        "with the API mocks (scripts/api-mocks)",
-    ) {
-        return None;
-    }
-    Some(
-        std::env::var("CAIRN_LAUNCHDARKLY_TEST_API")
-            .expect("CAIRN_LAUNCHDARKLY_TEST_API (scripts/api-mocks)"),
-    )
+    relay::prism("CAIRN_LAUNCHDARKLY_TEST_API")
 }
 
 /// LaunchDarkly takes the access token as the whole `Authorization` header.

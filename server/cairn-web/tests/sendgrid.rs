@@ -18,16 +18,7 @@ use serde_json::json;
 const TOKEN: &str = "SG.cairn-test.4f1e";
 
 fn prism() -> Option<String> {
-    if !cairn_test_support::gate(
-        "CAIRN_COMMS_TESTS",
-        "with the API mocks (scripts/api-mocks)",
-    ) {
-        return None;
-    }
-    Some(
-        std::env::var("CAIRN_SENDGRID_TEST_API")
-            .expect("CAIRN_SENDGRID_TEST_API (scripts/api-mocks)"),
-    )
+    relay::prism("CAIRN_SENDGRID_TEST_API")
 }
 
 fn auth() -> Option<ApiAuth> {

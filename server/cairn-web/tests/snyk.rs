@@ -21,13 +21,7 @@ const PROJECT: &str = "6d5813be-7e6d-4ab8-80c2-1e3e2a454545";
 
 /// Prism's base as the script printed it, or `None` (skipped).
 fn prism() -> Option<String> {
-    if !cairn_test_support::gate(
-        "CAIRN_COMMS_TESTS",
-        "with the API mocks (scripts/api-mocks)",
-    ) {
-        return None;
-    }
-    Some(std::env::var("CAIRN_SNYK_TEST_API").expect("CAIRN_SNYK_TEST_API (scripts/api-mocks)"))
+    relay::prism("CAIRN_SNYK_TEST_API")
 }
 
 fn auth() -> Option<ApiAuth> {

@@ -20,13 +20,7 @@ use serde_json::json;
 const TOKEN: &str = "rk_test_cairn51Hx0000";
 
 fn prism() -> Option<String> {
-    if !cairn_test_support::gate(
-        "CAIRN_COMMS_TESTS",
-        "with the API mocks (scripts/api-mocks)",
-    ) {
-        return None;
-    }
-    Some(std::env::var("CAIRN_STRIPE_TEST_API").expect("CAIRN_STRIPE_TEST_API (scripts/api-mocks)"))
+    relay::prism("CAIRN_STRIPE_TEST_API")
 }
 
 fn auth() -> Option<ApiAuth> {

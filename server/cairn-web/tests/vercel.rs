@@ -19,13 +19,7 @@ const TOKEN: &str = "vercel-cairn-test-71aa";
 
 /// Prism's base (`CAIRN_VERCEL_TEST_API`), or `None` (skipped, and said).
 fn prism() -> Option<String> {
-    if !cairn_test_support::gate(
-        "CAIRN_COMMS_TESTS",
-        "with the API mocks (scripts/api-mocks)",
-    ) {
-        return None;
-    }
-    Some(std::env::var("CAIRN_VERCEL_TEST_API").expect("CAIRN_VERCEL_TEST_API (scripts/api-mocks)"))
+    relay::prism("CAIRN_VERCEL_TEST_API")
 }
 
 fn auth() -> Option<ApiAuth> {

@@ -5,6 +5,18 @@
 
 pub use cairn_test_support::recorder::{Recorder, Request};
 
+/// The base of the Prism mock whose address `var` holds, as `scripts/api-mocks` printed it, or
+/// `None` when the mock tests are off (`CAIRN_COMMS_TESTS`).
+pub fn prism(var: &str) -> Option<String> {
+    if !cairn_test_support::gate(
+        "CAIRN_COMMS_TESTS",
+        "with the API mocks (scripts/api-mocks)",
+    ) {
+        return None;
+    }
+    Some(std::env::var(var).unwrap_or_else(|_| panic!("{var} (scripts/api-mocks)")))
+}
+
 /// The integrations with one service, `name`, configured at `base_url` (none: not configured)
 /// authenticating with vault secret `secret` as `auth`, the secret bound to 127.0.0.1.
 pub fn services(
