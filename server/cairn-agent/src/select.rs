@@ -592,9 +592,11 @@ mod tests {
             description: "Run a read-only SQL query on a configured database. Returns rows as a \
                           table; statements that write are refused unless approved."
                 .into(),
+            // In name order: serde_json keeps insertion order in some builds and sorts in
+            // others, and the line follows the schema's order.
             input_schema: json!({"type": "object", "properties": {
-                "database": {"type": "string"}, "sql": {"type": "string"},
-                "limit": {"type": "integer"}}}),
+                "database": {"type": "string"}, "limit": {"type": "integer"},
+                "sql": {"type": "string"}}}),
             builtin: true,
         };
         assert_eq!(
