@@ -322,6 +322,12 @@ async fn files_the_user_may_not_read_are_never_indexed_nor_shown() {
         !contains(&stored, b"private/"),
         "an unreadable file is in the index"
     );
+    // The index holds the words of the user's files: only the user may read it.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let file = index_file(cache.path());
+    assert_eq!(mode(&file), 0o600);
+    assert_eq!(mode(file.parent().unwrap()), 0o700);
 
     // The same index, and a user who may no longer read src/: none of it comes back.
     let narrower = "[default]\nread = [\"docs/**\"]\n";

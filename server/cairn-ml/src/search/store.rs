@@ -55,14 +55,27 @@ pub(crate) fn load(path: &Path) -> Loaded {
     }
 }
 
-/// Writes `index` to `path` (temporary file, then rename).
+/// Writes `index` to `path` (temporary file, then rename), readable by the user alone: it
+/// holds the words and vectors of files only they may read.
 pub(crate) fn save(path: &Path, index: &Index) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
     if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)?;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(parent)?;
     }
     let bytes = encode(index);
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&tmp, &bytes)?;
+    let _ = std::fs::remove_file(&tmp);
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&tmp)?;
+    file.write_all(&bytes)?;
+    drop(file);
     std::fs::rename(&tmp, path).inspect_err(|_| {
         let _ = std::fs::remove_file(&tmp);
     })
