@@ -12,7 +12,7 @@ mod relay;
 use api_support::{Server, json_answer};
 use cairn_test_support::tools::call;
 use cairn_web::api::{ApiAuth, AuthScheme};
-use relay::{Recorder, services};
+use relay::{Recorder, query_has, services};
 use serde_json::json;
 
 const TOKEN: &str = "ATCTT3xFfGN0-cairn-test-bb";
@@ -42,10 +42,6 @@ async fn through_prism(
     let relay = Recorder::relaying(api).await;
     let tools = services("bitbucket", Some(&relay.url), auth(), TOKEN);
     (relay, tools)
-}
-
-fn query_has(r: &relay::Request, key: &str, value: &str) -> bool {
-    r.query().contains(&(key.to_owned(), value.to_owned()))
 }
 
 #[tokio::test]

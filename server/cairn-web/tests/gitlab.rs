@@ -11,7 +11,7 @@ mod relay;
 use api_support::{Server, json_answer};
 use cairn_test_support::tools::call;
 use cairn_web::api::{ApiAuth, AuthScheme};
-use relay::{Recorder, services};
+use relay::{Recorder, query_has, services};
 use serde_json::{Value, json};
 
 const TOKEN: &str = "glpat-cairn-test-3b9e";
@@ -44,10 +44,6 @@ async fn through_prism(
     let base = format!("{}/{path}", relay.url);
     let tools = services("gitlab", Some(&base), auth(), TOKEN);
     (relay, tools)
-}
-
-fn query_has(r: &relay::Request, key: &str, value: &str) -> bool {
-    r.query().contains(&(key.to_owned(), value.to_owned()))
 }
 
 #[tokio::test]

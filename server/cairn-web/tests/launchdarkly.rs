@@ -14,7 +14,7 @@ use api_support::{Server, json_answer};
 use cairn_agent::tools::{Effect, ToolHost};
 use cairn_test_support::tools::call;
 use cairn_web::api::{ApiAuth, AuthScheme};
-use relay::{Recorder, services};
+use relay::{Recorder, query_has, services};
 use serde_json::{Value, json};
 
 const TOKEN: &str = "api-cairn-test-ld-0e44";
@@ -30,10 +30,6 @@ fn auth() -> Option<ApiAuth> {
         scheme: AuthScheme::Header,
         name: Some("Authorization".into()),
     })
-}
-
-fn query_has(r: &relay::Request, key: &str, value: &str) -> bool {
-    r.query().contains(&(key.to_owned(), value.to_owned()))
 }
 
 #[tokio::test(flavor = "multi_thread")]

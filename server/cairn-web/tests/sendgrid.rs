@@ -12,7 +12,7 @@ mod relay;
 use api_support::{Server, json_answer};
 use cairn_test_support::tools::call;
 use cairn_web::api::{ApiAuth, AuthScheme};
-use relay::{Recorder, services};
+use relay::{Recorder, query_has, services};
 use serde_json::json;
 
 const TOKEN: &str = "SG.cairn-test.4f1e";
@@ -27,10 +27,6 @@ fn auth() -> Option<ApiAuth> {
         scheme: AuthScheme::Bearer,
         name: None,
     })
-}
-
-fn query_has(r: &relay::Request, key: &str, value: &str) -> bool {
-    r.query().contains(&(key.to_owned(), value.to_owned()))
 }
 
 fn all_accepted(relay: &Recorder) {

@@ -11,7 +11,7 @@ mod relay;
 use api_support::{Server, json_answer};
 use cairn_test_support::tools::call;
 use cairn_web::api::{ApiAuth, AuthScheme};
-use relay::{Recorder, services};
+use relay::{Recorder, query_has, services};
 use serde_json::json;
 
 /// Snyk wants `Authorization: token KEY`: the vault secret holds the whole value.
@@ -30,10 +30,6 @@ fn auth() -> Option<ApiAuth> {
         scheme: AuthScheme::Header,
         name: Some("Authorization".into()),
     })
-}
-
-fn query_has(r: &relay::Request, key: &str, value: &str) -> bool {
-    r.query().contains(&(key.to_owned(), value.to_owned()))
 }
 
 #[tokio::test]

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use api_support::{Server, json_answer};
 use cairn_test_support::tools::call;
 use cairn_web::api::{ApiAuth, AuthScheme};
-use relay::{Recorder, services};
+use relay::{Recorder, query_has, services};
 use serde_json::json;
 
 const TOKEN: &str = "rk_test_cairn51Hx0000";
@@ -29,10 +29,6 @@ fn auth() -> Option<ApiAuth> {
         scheme: AuthScheme::Bearer,
         name: None,
     })
-}
-
-fn query_has(r: &relay::Request, key: &str, value: &str) -> bool {
-    r.query().contains(&(key.to_owned(), value.to_owned()))
 }
 
 fn all_accepted(relay: &Recorder) {

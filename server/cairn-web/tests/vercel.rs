@@ -12,7 +12,7 @@ mod relay;
 use api_support::{Server, json_answer};
 use cairn_test_support::tools::call;
 use cairn_web::api::{ApiAuth, AuthScheme};
-use relay::{Recorder, services};
+use relay::{Recorder, query_has, services};
 use serde_json::{Value, json};
 
 const TOKEN: &str = "vercel-cairn-test-71aa";
@@ -28,10 +28,6 @@ fn auth() -> Option<ApiAuth> {
         scheme: AuthScheme::Bearer,
         name: None,
     })
-}
-
-fn query_has(r: &relay::Request, key: &str, value: &str) -> bool {
-    r.query().contains(&(key.to_owned(), value.to_owned()))
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -5,6 +5,11 @@
 
 pub use cairn_test_support::recorder::{Recorder, Request};
 
+/// Whether the request's query has `key=value`.
+pub fn query_has(r: &Request, key: &str, value: &str) -> bool {
+    r.query().contains(&(key.to_owned(), value.to_owned()))
+}
+
 /// The base of the Prism mock whose address `var` holds, as `scripts/api-mocks` printed it, or
 /// `None` when the mock tests are off (`CAIRN_COMMS_TESTS`).
 pub fn prism(var: &str) -> Option<String> {
