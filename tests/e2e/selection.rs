@@ -569,3 +569,214 @@ fn a_filter_that_answers_garbage_is_asked_once_per_turn_not_once_per_step() {
         "{log}"
     );
 }
+
+/// A small catalog in the shared sets' format: fourteen tools of one server, every description
+/// holding "service" so keyword ranking (these tests have no embedding model) ranks them all.
+fn demo_catalog(sb: &Sandbox) -> std::path::PathBuf {
+    let names = [
+        ("get_weather", "Forecast service: the weather of a city"),
+        (
+            "create_invoice",
+            "Billing service: create an invoice for a customer",
+        ),
+        ("send_email", "Mail service: send an email to a person"),
+        ("list_orders", "Shop service: list the orders of a customer"),
+        ("refund_order", "Shop service: refund an order"),
+        ("book_flight", "Travel service: book a flight"),
+        ("book_hotel", "Travel service: book a hotel room"),
+        ("translate", "Language service: translate a text"),
+        ("convert_currency", "Money service: convert an amount"),
+        ("track_parcel", "Post service: where a parcel is"),
+        ("stock_price", "Market service: the price of a stock"),
+        ("news_headlines", "News service: today's headlines"),
+        ("calendar_event", "Calendar service: add an event"),
+        ("reminder", "Reminder service: remind me later"),
+    ];
+    let lines: Vec<String> = names
+        .iter()
+        .map(|(name, description)| {
+            json!({"id": name, "server": "demo", "name": name, "description": description,
+                   "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}}})
+            .to_string()
+        })
+        .collect();
+    sb.write("bench/catalog.jsonl", &(lines.join("\n") + "\n"))
+}
+
+fn bench_json(sb: &Sandbox, args: &[&str]) -> Value {
+    let out = sb.run(args, &[]);
+    assert!(
+        out.status.success(),
+        "stdout:\n{}\nstderr:\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn bench_select_filter_scores_what_the_filter_picks_and_counts_its_tokens() {
+    // The first request's filter answer is right, the second's is wrong.
+    let sb = Sandbox::keyed(
+        Format::OpenAi,
+        vec![
+            (
+                "weather service in Oslo".to_owned(),
+                vec![Reply::text("[\"demo__get_weather\"]").with_usage(700, 9)],
+            ),
+            (
+                "invoice service for ACME".to_owned(),
+                vec![Reply::text("[\"demo__send_email\"]").with_usage(700, 9)],
+            ),
+        ],
+    );
+    let catalog = demo_catalog(&sb);
+    let queries = sb.write(
+        "bench/queries.jsonl",
+        &[
+            json!({"qid": "q1", "query": "what does the weather service in Oslo say", "relevant": ["get_weather"]}),
+            json!({"qid": "q2", "query": "bill the invoice service for ACME", "relevant": ["create_invoice"]}),
+        ]
+        .map(|q| q.to_string())
+        .join("\n"),
+    );
+    let report = bench_json(
+        &sb,
+        &[
+            "bench",
+            "select",
+            "--catalog",
+            catalog.to_str().unwrap(),
+            "--queries",
+            queries.to_str().unwrap(),
+            "--filter",
+            "--k",
+            "20",
+            "--json",
+        ],
+    );
+    let row = &report["rows"][0];
+    assert_eq!(row["top_k"], 20);
+    assert_eq!(row["selections"], 2);
+    // Stage 1 handed the filter every tool; the filter kept the right one once.
+    assert_eq!(row["candidates_recall"], 1.0, "{report:#}");
+    assert_eq!(row["offered_recall"], 0.5, "{report:#}");
+    assert_eq!(row["offered_complete"], 0.5, "{report:#}");
+    assert_eq!(row["filter_calls"], 2);
+    assert_eq!(row["filter_fell_back"], 0);
+    assert_eq!(row["filter_input_tokens_mean"], 700.0);
+    // The filter's request as the provider received it: compact lines, no tools.
+    let requests = sb.model.requests();
+    assert_eq!(requests.len(), 2);
+    for request in &requests {
+        let prompt = request.body["messages"].to_string();
+        assert!(prompt.contains(FILTER_MARKER), "{prompt}");
+        assert!(
+            prompt.contains("- demo__refund_order(q): Shop service: refund an order"),
+            "{prompt}"
+        );
+        assert!(offered(&request.body).is_empty());
+    }
+    let tokens = row["filter_request_tokens_mean"].as_f64().unwrap();
+    assert!((100.0..1_000.0).contains(&tokens), "{tokens}");
+    // Offered: the one picked tool and tool_search, in full.
+    assert_eq!(row["offered_tools_mean"], 2.0, "{report:#}");
+    assert!(
+        report["model"].as_str().unwrap().contains("openai"),
+        "{report:#}"
+    );
+
+    // The table names the same figures.
+    let out = sb.run(
+        &[
+            "bench",
+            "select",
+            "--catalog",
+            catalog.to_str().unwrap(),
+            "--queries",
+            queries.to_str().unwrap(),
+            "--k",
+            "12,20",
+            "--filter",
+        ],
+        &[],
+    );
+    let table = text(&out.stdout);
+    assert!(out.status.success(), "{table}\n{}", text(&out.stderr));
+    let rows: Vec<&str> = table
+        .lines()
+        .filter(|l| l.starts_with("| 1") || l.starts_with("| 2"))
+        .collect();
+    assert_eq!(rows.len(), 2, "{table}");
+    // Its replies are used up: the filter fails and stage 1 stands, which the table says.
+    assert!(rows[0].contains("| 2 (2) |"), "{table}");
+}
+
+#[test]
+fn bench_select_steps_replays_tasks_with_the_conversation_so_far() {
+    let both = || vec![Reply::text("[\"demo__get_weather\", \"demo__send_email\"]"); 2];
+    let sb = Sandbox::keyed(
+        Format::OpenAi,
+        vec![
+            ("drafting the invoice".to_owned(), both()),
+            ("Looking up the forecast".to_owned(), both()),
+            (
+                "mail service".to_owned(),
+                vec![Reply::text("[\"demo__send_email\"]")],
+            ),
+        ],
+    );
+    let catalog = demo_catalog(&sb);
+    let tasks = sb.write(
+        "bench/tasks.jsonl",
+        &[
+            json!({"tid": "t1", "task": "weather service then invoice service for the trip",
+                   "steps": [{"say": "Looking up the forecast service.", "tools": ["get_weather"]},
+                             {"say": "It will rain; drafting the invoice service request.", "tools": ["create_invoice"]}]}),
+            json!({"tid": "t2", "task": "tell Ann through the mail service",
+                   "steps": [{"say": "Writing to Ann.", "tools": ["send_email"]}]}),
+        ]
+        .map(|q| q.to_string())
+        .join("\n"),
+    );
+    let args = [
+        "bench",
+        "select",
+        "--catalog",
+        catalog.to_str().unwrap(),
+        "--steps",
+        tasks.to_str().unwrap(),
+        "--k",
+        "20",
+        "--json",
+    ];
+    // Stage 1 only: every tool is a candidate at every step.
+    let report = bench_json(&sb, &args);
+    assert_eq!(report["mode"], "steps");
+    let row = &report["rows"][0];
+    assert_eq!(row["selections"], 3, "{report:#}");
+    assert_eq!(row["candidates_recall"], 1.0, "{report:#}");
+    assert_eq!(row["tasks_complete_candidates"], 1.0, "{report:#}");
+    assert_eq!(row["filter_calls"], 0);
+    assert!(sb.model.requests().is_empty());
+
+    // With the filter: the invoice step is not given create_invoice, so task 1 is incomplete;
+    // the forecast tool called at step 1 is still offered at step 2.
+    let mut with_filter = args.to_vec();
+    with_filter.push("--filter");
+    let report = bench_json(&sb, &with_filter);
+    let row = &report["rows"][0];
+    assert!(
+        (row["offered_recall"].as_f64().unwrap() - 2.0 / 3.0).abs() < 1e-9,
+        "{report:#}"
+    );
+    assert_eq!(row["tasks_complete_offered"], 0.5, "{report:#}");
+    assert_eq!(row["tasks_complete_candidates"], 1.0, "{report:#}");
+    // The filter sees the conversation so far (here the step's plan). A later step whose
+    // candidates come in the same order reuses the answer, as in a run, so the count is 2 or 3.
+    let requests = sb.model.requests();
+    assert!((2..=3).contains(&requests.len()), "{}", requests.len());
+    let first = requests[0].body["messages"].to_string();
+    assert!(first.contains("Recent conversation"), "{first}");
+    assert!(first.contains("Looking up the forecast"), "{first}");
+}

@@ -8,6 +8,8 @@ use std::process::ExitCode;
 use cairn_select::bench::{self, BenchConfig, MatchBy};
 use cairn_select::cache::EmbeddingCache;
 use cairn_select::rank::Strategy;
+
+use crate::bench_pipeline::{Input, Pipeline};
 use clap::{Args, ValueEnum};
 
 /// The arguments of `cairn bench select`.
@@ -19,11 +21,23 @@ pub struct SelectArgs {
     #[arg(long = "catalog", required = true)]
     catalogs: Vec<PathBuf>,
     /// Labelled queries (JSON Lines: qid, query, relevant).
-    #[arg(long)]
-    queries: PathBuf,
-    /// The k of recall@k, complete@k and the top-k token counts.
-    #[arg(long = "k", value_delimiter = ',', default_value = "5,10,20")]
+    #[arg(long, required_unless_present = "steps")]
+    queries: Option<PathBuf>,
+    /// The k of recall@k, complete@k and the top-k token counts (default 5,10,20); with
+    /// `--filter` or `--steps`, each k is one run of the pipeline with `selection.top_k = k`
+    /// (default: the configured top_k).
+    #[arg(long = "k", value_delimiter = ',')]
     ks: Vec<usize>,
+    /// Run the whole two-stage selection as the agent does (core tools, stage 1, the model's
+    /// filter through the configured provider, tools kept) and report recall after each stage,
+    /// the filter's tokens and latency and the offered tokens.
+    #[arg(long)]
+    filter: bool,
+    /// Replay multi-step tasks (JSON Lines: tid, task, steps of {say, tools}) step by step, with
+    /// the conversation so far, as the agent loop selects; per-step recall and the share of
+    /// tasks complete at every step. With `--filter`, stage 2 runs at each step.
+    #[arg(long, value_name = "TASKS", conflicts_with = "queries")]
+    steps: Option<PathBuf>,
     /// What counts as finding a relevant tool: its id, or any tool with its name (BFCL).
     #[arg(long = "match", value_enum, default_value_t = MatchArg::Id)]
     match_by: MatchArg,
@@ -71,10 +85,44 @@ enum StrategyArg {
 pub async fn select(env: &crate::compose::Env, mut args: SelectArgs) -> anyhow::Result<ExitCode> {
     // Kept until the run ends: `builtin` is written there.
     let scratch = tempfile::tempdir()?;
+    let mut builtin = Vec::new();
     for catalog in &mut args.catalogs {
+        builtin.push(catalog.as_os_str() == "builtin");
         if catalog.as_os_str() == "builtin" {
             *catalog = builtin_catalog(env, scratch.path()).await?;
         }
+    }
+    let match_by = match args.match_by {
+        MatchArg::Id => MatchBy::Id,
+        MatchArg::Name => MatchBy::Name,
+    };
+    if args.filter || args.steps.is_some() {
+        let input = match (args.steps, args.queries) {
+            (Some(tasks), _) => Input::Tasks(tasks),
+            (None, Some(queries)) => Input::Queries(queries),
+            (None, None) => anyhow::bail!("--queries or --steps is needed"),
+        };
+        return crate::bench_pipeline::run(
+            env,
+            Pipeline {
+                catalogs: args.catalogs,
+                builtin,
+                input,
+                match_by,
+                ks: args.ks,
+                filter: args.filter,
+                limit: args.limit,
+                sample: args.sample,
+                json: args.json,
+            },
+        )
+        .await;
+    }
+    let Some(queries) = args.queries else {
+        anyhow::bail!("--queries is needed");
+    };
+    if args.ks.is_empty() {
+        args.ks = vec![5, 10, 20];
     }
     let strategies = match args.strategy {
         StrategyArg::Dense => vec![Strategy::Dense],
@@ -85,12 +133,9 @@ pub async fn select(env: &crate::compose::Env, mut args: SelectArgs) -> anyhow::
     };
     let config = BenchConfig {
         catalogs: args.catalogs,
-        queries: args.queries,
+        queries,
         ks: args.ks,
-        match_by: match args.match_by {
-            MatchArg::Id => MatchBy::Id,
-            MatchArg::Name => MatchBy::Name,
-        },
+        match_by,
         strategies,
         limit: args.limit,
         sample: args.sample,

@@ -6,6 +6,7 @@
 mod acp;
 mod bench;
 mod bench_data;
+mod bench_pipeline;
 mod bench_sandbox;
 mod bench_search;
 mod bench_select;
