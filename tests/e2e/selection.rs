@@ -660,6 +660,7 @@ fn bench_select_filter_scores_what_the_filter_picks_and_counts_its_tokens() {
     assert_eq!(row["selections"], 2);
     // Stage 1 handed the filter every tool; the filter kept the right one once.
     assert_eq!(row["candidates_recall"], 1.0, "{report:#}");
+    assert_eq!(row["missed"], json!([]), "{report:#}");
     assert_eq!(row["offered_recall"], 0.5, "{report:#}");
     assert_eq!(row["offered_complete"], 0.5, "{report:#}");
     assert_eq!(row["filter_calls"], 2);

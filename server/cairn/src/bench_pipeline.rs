@@ -10,7 +10,7 @@
 //! definitions), the provider's token counts and the filter's latency. Figures are printed,
 //! never asserted: a weak model is not an error.
 //!
-//! External tools are named as the hub names them (`server__tool`), so the filter sees what it
+//! External tools are named as the hub names them (`server__tool`, [`cairn_mcp::names::public_name`]), so the filter sees what it
 //! would see in a session; built-in tools keep their names and their lead in the ranking.
 
 use std::collections::{HashMap, HashSet};
@@ -105,6 +105,19 @@ pub struct Row {
     pub filter_mean_ms: f64,
     /// A whole selection (ranking, and the filter when it runs).
     pub selection_p50_ms: f64,
+    /// The selections whose candidates lacked a needed tool, and which (`--json` only).
+    pub missed: Vec<Miss>,
+}
+
+/// A selection that was not handed every tool it needed.
+#[derive(Debug, Clone, Serialize)]
+pub struct Miss {
+    /// The request's qid or the task's tid.
+    pub id: String,
+    /// The step (from 1; always 1 for a request).
+    pub step: usize,
+    /// The needed tools (ids of the scored catalog) that were not among the candidates.
+    pub tools: Vec<String>,
 }
 
 /// The whole run.
@@ -135,6 +148,23 @@ pub async fn run(env: &Env, pipeline: Pipeline) -> anyhow::Result<ExitCode> {
     }
     let items = load_items(&pipeline, &catalog)?;
 
+    // The provider is checked before the catalog is embedded, which can take minutes.
+    let timings = Arc::new(Mutex::new(Vec::new()));
+    let (model, model_name): (Arc<dyn ModelClient>, Option<String>) = if pipeline.filter {
+        let client = cairn_llm::client(compose::provider_settings(&config, env, env))
+            .map_err(|e| anyhow::anyhow!("--filter needs a provider: {e}"))?;
+        let name = client.describe();
+        (
+            Arc::new(Timed {
+                inner: client,
+                timings: timings.clone(),
+            }),
+            Some(name),
+        )
+    } else {
+        (Arc::new(NoModel), None)
+    };
+
     let mut selection_config = config.selection.clone();
     selection_config.enabled = true;
     let selector = crate::selection::selector(&selection_config);
@@ -163,22 +193,6 @@ pub async fn run(env: &Env, pipeline: Pipeline) -> anyhow::Result<ExitCode> {
         anyhow::bail!("selection is off");
     };
     selection.config.filter = pipeline.filter;
-    let timings = Arc::new(Mutex::new(Vec::new()));
-    let (model, model_name): (Arc<dyn ModelClient>, Option<String>) = if pipeline.filter {
-        let client = cairn_llm::client(compose::provider_settings(&config, env, env))
-            .map_err(|e| anyhow::anyhow!("--filter needs a provider: {e}"))?;
-        let name = client.describe();
-        (
-            Arc::new(Timed {
-                inner: client,
-                timings: timings.clone(),
-            }),
-            Some(name),
-        )
-    } else {
-        (Arc::new(NoModel), None)
-    };
-
     let bpe = tiktoken_rs::o200k_base().map_err(|e| anyhow::anyhow!("token counter: {e}"))?;
     let definition_tokens: Vec<usize> = catalog
         .tools
@@ -336,7 +350,7 @@ fn load_catalog(paths: &[PathBuf], builtin: &[bool], match_by: MatchBy) -> anyho
         let base = if from_builtin[i] {
             tool.name.clone()
         } else {
-            format!("{}__{}", identifier(&tool.server), tool.name)
+            cairn_mcp::names::public_name(&tool.server, &tool.name)
         };
         let mut name = base.clone();
         let mut n = 2;
@@ -355,7 +369,7 @@ fn load_catalog(paths: &[PathBuf], builtin: &[bool], match_by: MatchBy) -> anyho
             category: if from_builtin[i] {
                 tool.server.clone()
             } else {
-                format!("mcp:{}", tool.server)
+                format!("mcp:{}", cairn_mcp::names::sanitize(&tool.server))
             },
             agent_only: false,
             origin: None,
@@ -389,20 +403,6 @@ fn load_catalog(paths: &[PathBuf], builtin: &[bool], match_by: MatchBy) -> anyho
     })
 }
 
-/// A server name as a tool-name prefix: letters, digits, `_` and `-`, as hub names are.
-fn identifier(server: &str) -> String {
-    server
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
 /// The labelled work: requests or tasks, with their needed units.
 struct Items {
     /// Each item: the request, and per step what the conversation shows before it and the
@@ -412,6 +412,7 @@ struct Items {
 }
 
 struct Item {
+    id: String,
     request: String,
     steps: Vec<ItemStep>,
 }
@@ -419,6 +420,8 @@ struct Item {
 struct ItemStep {
     say: Option<String>,
     needed: HashSet<u32>,
+    /// The needed tools as labelled, for the report of misses.
+    labels: Vec<String>,
     /// The tools called at this step, for the conversation of the next one.
     calls: Vec<String>,
 }
@@ -447,10 +450,12 @@ fn load_items(pipeline: &Pipeline, catalog: &Catalog) -> anyhow::Result<Items> {
                 }
                 let needed = catalog.units(&q.relevant, &mut unknown, &mut unknown_relevant);
                 items.push(Item {
+                    id: q.qid,
                     request: q.query,
                     steps: vec![ItemStep {
                         say: None,
                         needed,
+                        labels: q.relevant,
                         calls: Vec::new(),
                     }],
                 });
@@ -463,11 +468,13 @@ fn load_items(pipeline: &Pipeline, catalog: &Catalog) -> anyhow::Result<Items> {
                     .into_iter()
                     .map(|s| ItemStep {
                         needed: catalog.units(&s.tools, &mut unknown, &mut unknown_relevant),
+                        labels: s.tools.clone(),
                         calls: s.tools,
                         say: Some(s.say),
                     })
                     .collect();
                 items.push(Item {
+                    id: task.tid,
                     request: task.task,
                     steps,
                 });
@@ -596,6 +603,24 @@ impl Measure<'_> {
                 );
                 let offered = catalog.units_of(chosen.names.iter());
                 let (rc, cc) = share(&step.needed, &handed);
+                if !cc {
+                    let tools = step
+                        .labels
+                        .iter()
+                        .filter(|l| {
+                            catalog
+                                .id_unit
+                                .get(l.as_str())
+                                .is_none_or(|u| !handed.contains(u))
+                        })
+                        .cloned()
+                        .collect();
+                    row.missed.push(Miss {
+                        id: item.id.clone(),
+                        step: n + 1,
+                        tools,
+                    });
+                }
                 let (ro, co) = share(&step.needed, &offered);
                 recall_c += rc;
                 recall_o += ro;
@@ -880,18 +905,13 @@ mod tests {
     }
 
     #[test]
-    fn server_names_become_identifiers() {
-        assert_eq!(identifier("bfcl/simple_python"), "bfcl_simple_python");
-        assert_eq!(identifier("git-hub_2"), "git-hub_2");
-    }
-
-    #[test]
     fn a_later_step_shows_the_previous_calls_and_their_result() {
         let mut messages = Vec::new();
         let mut state = RunSelection::default();
         let step = |say: &str| ItemStep {
             say: Some(say.into()),
             needed: HashSet::new(),
+            labels: Vec::new(),
             calls: Vec::new(),
         };
         push_step(

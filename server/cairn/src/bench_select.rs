@@ -33,6 +33,10 @@ pub struct SelectArgs {
     /// the filter's tokens and latency and the offered tokens.
     #[arg(long)]
     filter: bool,
+    /// Run selection as the agent does (core tools, stage 1, tools kept), with the filter only
+    /// when `--filter` is given: candidates' recall and the filter request's tokens per k.
+    #[arg(long)]
+    pipeline: bool,
     /// Replay multi-step tasks (JSON Lines: tid, task, steps of {say, tools}) step by step, with
     /// the conversation so far, as the agent loop selects; per-step recall and the share of
     /// tasks complete at every step. With `--filter`, stage 2 runs at each step.
@@ -96,7 +100,7 @@ pub async fn select(env: &crate::compose::Env, mut args: SelectArgs) -> anyhow::
         MatchArg::Id => MatchBy::Id,
         MatchArg::Name => MatchBy::Name,
     };
-    if args.filter || args.steps.is_some() {
+    if args.filter || args.pipeline || args.steps.is_some() {
         let input = match (args.steps, args.queries) {
             (Some(tasks), _) => Input::Tasks(tasks),
             (None, Some(queries)) => Input::Queries(queries),

@@ -121,9 +121,22 @@ pub fn agent_selection(config: &Config) -> Option<Selection> {
 /// request is CPU work.
 pub struct SelectorRanker(pub Arc<Selector>);
 
+/// The ranker's view of a tool. An external tool is retrieved by the name its server gave it:
+/// the `server__` of its public name only repeats the server, which the text names anyway, and
+/// measured on the shared sets it pulled requests towards whichever server's name they shared
+/// (recall@50 0.88 against 0.94 on the replica with the Docker-registry tools).
 pub fn entry(tool: &RankTool) -> ToolEntry {
+    let prefix = format!(
+        "{}{}",
+        cairn_mcp::names::sanitize(&tool.server),
+        cairn_mcp::names::SEPARATOR
+    );
+    let name = match tool.name.strip_prefix(&prefix) {
+        Some(own) if !tool.builtin && !own.is_empty() => own,
+        _ => tool.name.as_str(),
+    };
     ToolEntry {
-        name: tool.name.clone(),
+        name: name.to_owned(),
         server: tool.server.clone(),
         description: tool.description.clone(),
         input_schema: tool.input_schema.clone(),
