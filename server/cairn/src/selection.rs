@@ -171,3 +171,31 @@ impl ToolRanker for SelectorRanker {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(name: &str, server: &str, builtin: bool) -> RankTool {
+        RankTool {
+            name: name.into(),
+            server: server.into(),
+            description: "d".into(),
+            input_schema: serde_json::json!({}),
+            builtin,
+        }
+    }
+
+    #[test]
+    fn an_external_tool_is_retrieved_by_its_own_name() {
+        let e = entry(&tool("github__create_issue", "github", false));
+        assert_eq!(e.name, "create_issue");
+        assert!(e.retrieval_text().starts_with("create_issue: d (server: github)"));
+        // The prefix is the sanitised server name, as the hub builds it.
+        assert_eq!(entry(&tool("my_srv__x", "my.srv", false)).name, "x");
+        // Built-in names and names without the prefix are kept whole.
+        assert_eq!(entry(&tool("git__log", "git", true)).name, "git__log");
+        assert_eq!(entry(&tool("other__x", "github", false)).name, "other__x");
+        assert_eq!(entry(&tool("github__", "github", false)).name, "github__");
+    }
+}
