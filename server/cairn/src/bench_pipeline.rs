@@ -636,9 +636,6 @@ impl Measure<'_> {
                         .filter_map(|n| catalog.index.get(n))
                         .map(|&i| self.definition_tokens[i])
                         .sum::<usize>();
-                for name in &step.calls {
-                    state.keep(name);
-                }
                 previous = step.calls.clone();
             }
             tasks_c += usize::from(all_c);
