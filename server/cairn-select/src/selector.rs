@@ -26,7 +26,7 @@ use crate::bm25::Bm25Index;
 use crate::cache::{EmbeddingCache, TextKey, chain, text_key};
 use crate::catalog::Tool;
 use crate::embed::{DownloadReport, EmbedError, Embedder, ModelSpec};
-use crate::rank::{Strategy, clauses, hybrid_scores, z_fusion, z_scores};
+use crate::rank::{Fusion, Strategy, clauses, hybrid_scores, z_fusion, z_scores};
 
 /// Texts the background worker embeds per step: small, so vectors arrive steadily and a
 /// changed catalog is picked up soon.
@@ -499,7 +499,9 @@ impl Selector {
         for query in &queries {
             let start = embed_texts.len();
             embed_texts.push((*query).to_owned());
-            embed_texts.extend(clauses(query));
+            if Fusion::DEFAULT.clauses {
+                embed_texts.extend(clauses(query));
+            }
             spans.push(start..embed_texts.len());
         }
         let mut query_vectors = Vec::new();

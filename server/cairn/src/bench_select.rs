@@ -5,9 +5,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use cairn_select::bench::{self, BenchConfig, MatchBy};
+use cairn_select::bench::{self, BenchConfig, MatchBy, Split};
 use cairn_select::cache::EmbeddingCache;
-use cairn_select::rank::Strategy;
+use cairn_select::rank::{Fusion, Strategy};
 use clap::{Args, ValueEnum};
 
 /// The arguments of `cairn bench select`.
@@ -47,6 +47,20 @@ pub struct SelectArgs {
     /// query) to FILE as JSON Lines, for `scripts/compare-embedder`, and exit.
     #[arg(long, value_name = "FILE")]
     dump_texts: Option<PathBuf>,
+    /// Keep only one half of the queries, by a stable hash of their qid (before --limit and
+    /// --sample): `tune` to choose weights on, `test` to report them on.
+    #[arg(long, value_enum)]
+    split: Option<SplitArg>,
+    /// Measure every fusion candidate (`cairn_select::rank::Fusion::candidates`: z-score sum,
+    /// max and adaptive, RRF) over the same vectors instead of the strategies, one row each.
+    #[arg(long)]
+    tune: bool,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum SplitArg {
+    Tune,
+    Test,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -83,6 +97,11 @@ pub async fn select(env: &crate::compose::Env, mut args: SelectArgs) -> anyhow::
         StrategyArg::Rrf => vec![Strategy::Rrf],
         StrategyArg::All => Strategy::ALL.to_vec(),
     };
+    let (strategies, fusions) = if args.tune {
+        (Vec::new(), Fusion::candidates())
+    } else {
+        (strategies, Vec::new())
+    };
     let config = BenchConfig {
         catalogs: args.catalogs,
         queries: args.queries,
@@ -99,6 +118,11 @@ pub async fn select(env: &crate::compose::Env, mut args: SelectArgs) -> anyhow::
         } else {
             EmbeddingCache::default_dir()
         },
+        split: args.split.map(|s| match s {
+            SplitArg::Tune => Split::Tune,
+            SplitArg::Test => Split::Test,
+        }),
+        fusions,
     };
     if let Some(out) = args.dump_texts {
         let (tools, queries) = bench::dump_texts(&config, &out)?;
