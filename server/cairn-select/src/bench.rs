@@ -436,8 +436,8 @@ pub fn run(config: &BenchConfig) -> Result<Report, BenchError> {
     // also embeds the query's clauses (one more call, timed apart and added to its selections).
     let needs_vectors =
         config.strategies.iter().any(|s| s.uses_embeddings()) || !config.fusions.is_empty();
-    let needs_clauses = config.strategies.contains(&Strategy::Hybrid)
-        || config.fusions.iter().any(|f| f.clauses);
+    let needs_clauses =
+        config.strategies.contains(&Strategy::Hybrid) || config.fusions.iter().any(|f| f.clauses);
     let mut query_vectors: Vec<Vec<Vec<f32>>> = Vec::with_capacity(labelled.len());
     let mut embed_ms = Vec::with_capacity(labelled.len());
     let mut clause_ms = Vec::with_capacity(labelled.len());
@@ -585,7 +585,11 @@ fn measure_fusions(
         let plain = max_cosine_scores(&vectors[..vectors.len().min(1)], &index.vectors);
         let lexical = index.bm25.scores(query);
         for (fi, fusion) in fusions.iter().enumerate() {
-            let dense = if fusion.clauses { &with_clauses } else { &plain };
+            let dense = if fusion.clauses {
+                &with_clauses
+            } else {
+                &plain
+            };
             let start = Instant::now();
             let mut ranked = order_by_score(&fusion.scores(dense, &lexical));
             ranked.truncate(depth);
@@ -784,9 +788,19 @@ mod tests {
             split: Some(Split::Tune),
             fusions: Vec::new(),
         };
-        let tune: Vec<String> = load(&config).unwrap().queries.into_iter().map(|q| q.qid).collect();
+        let tune: Vec<String> = load(&config)
+            .unwrap()
+            .queries
+            .into_iter()
+            .map(|q| q.qid)
+            .collect();
         config.split = Some(Split::Test);
-        let test: Vec<String> = load(&config).unwrap().queries.into_iter().map(|q| q.qid).collect();
+        let test: Vec<String> = load(&config)
+            .unwrap()
+            .queries
+            .into_iter()
+            .map(|q| q.qid)
+            .collect();
         assert_eq!(tune.len() + test.len(), 40);
         assert!(tune.iter().all(|q| !test.contains(q)));
         assert!(tune.iter().all(|q| Split::of(q) == Split::Tune));

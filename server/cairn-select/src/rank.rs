@@ -1,15 +1,26 @@
 //! Ranking tools for a request: dense (cosine of sentence embeddings), lexical (BM25), and their
 //! fusion.
 //!
-//! The default, [`Strategy::Hybrid`], fuses *scores*: each list is standardised over the catalog
-//! (z-scores: minus the mean, over the standard deviation), which puts cosines and BM25 on one
-//! scale, and the lexical list is added at weight [`LEXICAL_WEIGHT`]. The dense score of a tool
-//! is its best cosine over the request and the request's clauses ([`clauses`]), so a request that
-//! needs several tools finds each through the clause that names it.
-//! Measured on the shared benchmarks (docs/benchmarks.md, "Tool selection"), this beat reciprocal
-//! rank fusion on every set: RRF gives a weak list's top ranks as much weight as a strong list's,
-//! which cost MetaTool (where BM25 is poor) 0.04 to 0.06 of recall@20 against dense alone, while
-//! standardised scores let a list speak only as loudly as it stands out.
+//! The default, [`Strategy::Hybrid`], fuses *scores* ([`Fusion::DEFAULT`]): each list is
+//! standardised over the catalog (z-scores: minus the mean, over the standard deviation), which
+//! puts cosines and BM25 on one scale, and the lexical list is added at weight
+//! [`LEXICAL_WEIGHT`] times its *standout* ([`lexical_standout`]: how far BM25's best score stands
+//! above its tenth, as a share of the best). BM25 thus speaks up when a few tools share the
+//! request's rarer words and keeps quiet when many share them about equally, which is what a
+//! large catalog of real MCP tools does to a paraphrased request. The dense score of a tool is its
+//! best cosine over the request and the request's clauses ([`clauses`]), so a request that needs
+//! several tools finds each through the clause that names it.
+//!
+//! Why this one (docs/benchmarks.md, "Choosing the fusion"; `scripts/tune-fusion` re-runs it):
+//! sixteen candidates ([`Fusion::candidates`]: z-score sums at lexical weights 0 to 1, with and
+//! without clauses, RRF plain and weighted, the max of z-scores, and the adaptive weight) were
+//! measured on the `tune` half of every shared set and of cairn's own, each alone and with the
+//! 5,013 Docker-registry tools as distractors. The pick is the one whose worst loss of recall@50
+//! against the best candidate on a set is smallest: 0.015 (the fixed weight 0.5 used before lost
+//! 0.037, on MetaTool with the distractors; RRF lost 0.04 to 0.08 on the replica with them).
+//! A fixed weight cannot serve both kinds of set: requests that name their tools (Seal-Tools,
+//! cairn's) want BM25 loud, paraphrases among thousands of real tools (MetaTool + Docker) want it
+//! quiet; the standout tells the two apart per request.
 //! Equal-weight RRF stays available as [`Strategy::Rrf`], and [`weighted_rrf`] for callers that
 //! only have ranks.
 
@@ -20,20 +31,19 @@ use crate::embed::{EmbedError, Embedder};
 /// one list cannot overrule the other with a single confident hit.
 pub const RRF_K: f32 = 60.0;
 
-/// The weight of the standardised BM25 score against the standardised dense score (weight 1) in
-/// [`Strategy::Hybrid`]. Chosen on the shared benchmarks with one setting for all of them:
-/// 0.3 to 1.0 were tried; 0.5 was best or within 0.01 of the best recall@20 on every set,
-/// with and without the Docker-registry distractors (higher helps Seal-Tools, whose requests
-/// name their tools, and hurts MetaTool, whose paraphrases BM25 misses).
-pub const LEXICAL_WEIGHT: f32 = 0.5;
+/// The largest weight of the standardised BM25 score against the standardised dense score
+/// (weight 1) in [`Fusion::DEFAULT`], reached when BM25's best score stands out fully (see
+/// [`lexical_standout`]). Chosen on the tune halves with the rest of the fusion: 0.75 lost least
+/// on the worst set; 1.0 and 1.5 lost more on MetaTool with the distractors.
+pub const LEXICAL_WEIGHT: f32 = 0.75;
 
 /// How to rank.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum Strategy {
     Dense,
     Lexical,
-    /// Standardised score fusion of dense (over the request and its clauses) and lexical; the
-    /// default.
+    /// [`Fusion::DEFAULT`]: standardised dense (over the request and its clauses) plus
+    /// standardised lexical at a weight that follows how much BM25's best stands out.
     #[default]
     Hybrid,
     /// Equal-weight reciprocal rank fusion of dense and lexical (the first hybrid, kept for
@@ -169,7 +179,12 @@ const STANDOUT_RANK: usize = 10;
 
 impl Fusion {
     /// The fusion [`Strategy::Hybrid`] and the live selector use: see the module docs for why.
-    pub const DEFAULT: Fusion = Fusion::z_sum(LEXICAL_WEIGHT);
+    pub const DEFAULT: Fusion = Fusion {
+        method: FusionMethod::ZAdaptive,
+        lexical_weight: LEXICAL_WEIGHT,
+        clauses: true,
+        rrf_k: RRF_K,
+    };
 
     /// The default until issue 21 (kept to compare with): z-sum at lexical weight 0.5.
     pub const PREVIOUS: Fusion = Fusion::z_sum(0.5);

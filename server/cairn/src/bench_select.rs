@@ -73,7 +73,8 @@ enum MatchArg {
 enum StrategyArg {
     Dense,
     Lexical,
-    /// The default fusion: standardised dense (request and its clauses) plus half-weight BM25.
+    /// The default fusion: standardised dense (request and its clauses) plus standardised BM25,
+    /// weighted by how much its best stands out.
     Hybrid,
     /// Equal-weight reciprocal rank fusion (k = 60), the first hybrid, for comparison.
     Rrf,
