@@ -58,12 +58,6 @@ pub struct SelectArgs {
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
-enum SplitArg {
-    Tune,
-    Test,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
 enum MatchArg {
     Id,
     Name,
@@ -79,6 +73,12 @@ enum StrategyArg {
     /// Equal-weight reciprocal rank fusion (k = 60), the first hybrid, for comparison.
     Rrf,
     All,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum SplitArg {
+    Tune,
+    Test,
 }
 
 /// Runs the benchmark and prints the report.
