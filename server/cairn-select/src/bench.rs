@@ -21,7 +21,7 @@ use serde::Serialize;
 use crate::cache::{CacheError, EmbeddingCache};
 use crate::catalog::{self, CatalogError, Duplicates, Query, Tool};
 use crate::embed::{EmbedError, Embedder, ModelSpec};
-use crate::rank::{Index, Strategy, clauses};
+use crate::rank::{Fusion, Index, Strategy, clauses, max_cosine_scores, order_by_score};
 
 /// nDCG is reported at this depth, whatever `ks` holds.
 pub const NDCG_DEPTH: usize = 10;
@@ -52,6 +52,45 @@ pub struct BenchConfig {
     pub sample: Option<usize>,
     /// The embedding cache directory; `None` embeds the whole catalog on every run.
     pub cache_dir: Option<PathBuf>,
+    /// Keep only this half of the queries (before `limit` and `sample`), so weights can be
+    /// chosen on one half and reported on the other.
+    pub split: Option<Split>,
+    /// Fusions to measure after the strategies, each reported under its [`Fusion::name`]
+    /// (`cairn bench select --tune`).
+    pub fusions: Vec<Fusion>,
+}
+
+/// One of two disjoint halves of a query file, by a stable hash of each query's `qid` (not by
+/// position: files are grouped by tool, so a positional half would hold other tools).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Split {
+    /// The half fusion weights are chosen on.
+    Tune,
+    /// The half the choice is reported on.
+    Test,
+}
+
+impl Split {
+    /// The half `qid` belongs to: the top bit of its FNV-1a hash, mixed (the splitmix64
+    /// finaliser) because FNV's low bits follow the parity of the bytes. Stable across runs,
+    /// platforms and Rust versions, unlike `std`'s hasher.
+    pub fn of(qid: &str) -> Split {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in qid.bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        h ^= h >> 30;
+        h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        h ^= h >> 27;
+        h = h.wrapping_mul(0x94d0_49bb_1331_11eb);
+        h ^= h >> 31;
+        if h >> 63 == 0 {
+            Split::Tune
+        } else {
+            Split::Test
+        }
+    }
 }
 
 /// Catalog texts embedded per model call when filling the cache: long enough for batches of
@@ -211,6 +250,9 @@ pub fn load(config: &BenchConfig) -> Result<Loaded, BenchError> {
         }));
     }
     let mut queries = catalog::load_queries(&config.queries)?;
+    if let Some(split) = config.split {
+        queries.retain(|q| Split::of(&q.qid) == split);
+    }
     if let Some(limit) = config.limit {
         queries.truncate(limit);
     }
@@ -392,8 +434,10 @@ pub fn run(config: &BenchConfig) -> Result<Report, BenchError> {
 
     // Each query once, alone, timed: the same vector then serves every strategy. The hybrid
     // also embeds the query's clauses (one more call, timed apart and added to its selections).
-    let needs_vectors = config.strategies.iter().any(|s| s.uses_embeddings());
-    let needs_clauses = config.strategies.contains(&Strategy::Hybrid);
+    let needs_vectors =
+        config.strategies.iter().any(|s| s.uses_embeddings()) || !config.fusions.is_empty();
+    let needs_clauses =
+        config.strategies.contains(&Strategy::Hybrid) || config.fusions.iter().any(|f| f.clauses);
     let mut query_vectors: Vec<Vec<Vec<f32>>> = Vec::with_capacity(labelled.len());
     let mut embed_ms = Vec::with_capacity(labelled.len());
     let mut clause_ms = Vec::with_capacity(labelled.len());
@@ -473,6 +517,15 @@ pub fn run(config: &BenchConfig) -> Result<Report, BenchError> {
             p50_ms,
         });
     }
+    strategies.extend(measure_fusions(
+        &config.fusions,
+        &index,
+        &labelled,
+        &query_vectors,
+        &unit_of,
+        &ks,
+        &tokens,
+    ));
     let (query_embed_mean_ms, query_embed_p50_ms) = mean_p50(&mut embed_ms);
 
     Ok(Report {
@@ -502,6 +555,71 @@ pub fn run(config: &BenchConfig) -> Result<Report, BenchError> {
         query_embed_mean_ms,
         strategies,
     })
+}
+
+/// Figures for each of `fusions` over the same query vectors (`query_vectors[q]`: the request's,
+/// then its clauses'). The dense and BM25 scores of a query are computed once for every fusion;
+/// times are of the fusion and ordering alone, without embedding.
+fn measure_fusions(
+    fusions: &[Fusion],
+    index: &Index,
+    labelled: &[(&str, HashSet<u32>)],
+    query_vectors: &[Vec<Vec<f32>>],
+    unit_of: &[Option<u32>],
+    ks: &[usize],
+    tokens: &[usize],
+) -> Vec<StrategyReport> {
+    let depth = ks.iter().copied().max().unwrap_or(0).max(NDCG_DEPTH);
+    let n = labelled.len().max(1) as f64;
+    let mut recall = vec![vec![0.0; ks.len()]; fusions.len()];
+    let mut complete = vec![vec![0.0; ks.len()]; fusions.len()];
+    let mut tokens_top = vec![vec![0.0; ks.len()]; fusions.len()];
+    let mut ndcg = vec![0.0; fusions.len()];
+    let mut times: Vec<Vec<f64>> = vec![Vec::with_capacity(labelled.len()); fusions.len()];
+    for (qi, (query, rel)) in labelled.iter().enumerate() {
+        let vectors: Vec<&[f32]> = query_vectors
+            .get(qi)
+            .map(|v| v.iter().map(Vec::as_slice).collect())
+            .unwrap_or_default();
+        let with_clauses = max_cosine_scores(&vectors, &index.vectors);
+        let plain = max_cosine_scores(&vectors[..vectors.len().min(1)], &index.vectors);
+        let lexical = index.bm25.scores(query);
+        for (fi, fusion) in fusions.iter().enumerate() {
+            let dense = if fusion.clauses {
+                &with_clauses
+            } else {
+                &plain
+            };
+            let start = Instant::now();
+            let mut ranked = order_by_score(&fusion.scores(dense, &lexical));
+            ranked.truncate(depth);
+            times[fi].push(start.elapsed().as_secs_f64() * 1000.0);
+            let s = score(&ranked, unit_of, rel, ks);
+            for (j, &k) in ks.iter().enumerate() {
+                recall[fi][j] += s.recall[j];
+                complete[fi][j] += f64::from(u8::from(s.complete[j]));
+                tokens_top[fi][j] +=
+                    ranked.iter().take(k).map(|&t| tokens[t]).sum::<usize>() as f64;
+            }
+            ndcg[fi] += s.ndcg10;
+        }
+    }
+    fusions
+        .iter()
+        .enumerate()
+        .map(|(fi, fusion)| {
+            let (mean_ms, p50_ms) = mean_p50(&mut times[fi]);
+            StrategyReport {
+                strategy: fusion.name(),
+                recall: recall[fi].iter().map(|x| x / n).collect(),
+                complete: complete[fi].iter().map(|x| x / n).collect(),
+                ndcg10: ndcg[fi] / n,
+                tokens_top: tokens_top[fi].iter().map(|x| x / n).collect(),
+                mean_ms,
+                p50_ms,
+            }
+        })
+        .collect()
 }
 
 /// Mean and median of `times` (sorted in place); zeros when empty.
@@ -574,7 +692,17 @@ pub fn markdown(report: &Report) -> String {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
+
+    /// The halves of "q0", "q1", "q2", "metatool-17", "seal-3", as first computed.
+    const FIXED_SPLITS: [Split; 5] = [
+        Split::Test,
+        Split::Tune,
+        Split::Tune,
+        Split::Tune,
+        Split::Test,
+    ];
 
     #[test]
     fn recall_complete_and_ndcg_on_a_hand_made_ranking() {
@@ -606,6 +734,80 @@ mod tests {
         assert_eq!(s.recall, [1.0]);
         assert!(s.complete[0]);
         assert!((s.ndcg10 - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_split_halves_are_disjoint_cover_every_query_and_are_stable() {
+        let qids: Vec<String> = (0..2000).map(|i| format!("q{i}")).collect();
+        let tune: HashSet<&str> = qids
+            .iter()
+            .filter(|q| Split::of(q) == Split::Tune)
+            .map(String::as_str)
+            .collect();
+        let test: HashSet<&str> = qids
+            .iter()
+            .filter(|q| Split::of(q) == Split::Test)
+            .map(String::as_str)
+            .collect();
+        assert!(tune.is_disjoint(&test));
+        assert_eq!(tune.len() + test.len(), qids.len());
+        // Sequential ids (as files number them) split about evenly.
+        assert!((900..1100).contains(&tune.len()), "{}", tune.len());
+        // The same qid always lands in the same half: these are fixed, so a change of the hash
+        // (which would silently mix the halves of earlier runs) fails here.
+        let fixed: Vec<Split> = ["q0", "q1", "q2", "metatool-17", "seal-3"]
+            .iter()
+            .map(|q| Split::of(q))
+            .collect();
+        assert_eq!(fixed, FIXED_SPLITS);
+    }
+
+    #[test]
+    fn loading_a_split_keeps_only_its_half_before_sampling() {
+        let dir = tempfile::tempdir().unwrap();
+        let catalog = dir.path().join("catalog.jsonl");
+        std::fs::write(
+            &catalog,
+            r#"{"id":"a","server":"s","name":"a","description":"d","inputSchema":{}}"#,
+        )
+        .unwrap();
+        let queries = dir.path().join("queries.jsonl");
+        let lines: Vec<String> = (0..40)
+            .map(|i| format!(r#"{{"qid":"q{i}","query":"x","relevant":["a"]}}"#))
+            .collect();
+        std::fs::write(&queries, lines.join("\n")).unwrap();
+        let mut config = BenchConfig {
+            catalogs: vec![catalog],
+            queries,
+            ks: vec![1],
+            match_by: MatchBy::Id,
+            strategies: Vec::new(),
+            limit: None,
+            sample: None,
+            cache_dir: None,
+            split: Some(Split::Tune),
+            fusions: Vec::new(),
+        };
+        let tune: Vec<String> = load(&config)
+            .unwrap()
+            .queries
+            .into_iter()
+            .map(|q| q.qid)
+            .collect();
+        config.split = Some(Split::Test);
+        let test: Vec<String> = load(&config)
+            .unwrap()
+            .queries
+            .into_iter()
+            .map(|q| q.qid)
+            .collect();
+        assert_eq!(tune.len() + test.len(), 40);
+        assert!(tune.iter().all(|q| !test.contains(q)));
+        assert!(tune.iter().all(|q| Split::of(q) == Split::Tune));
+        config.sample = Some(5);
+        let sampled = load(&config).unwrap().queries;
+        assert_eq!(sampled.len(), 5);
+        assert!(sampled.iter().all(|q| Split::of(&q.qid) == Split::Test));
     }
 
     #[test]

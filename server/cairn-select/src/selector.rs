@@ -9,13 +9,15 @@
 //! Requests themselves are embedded inline once the model is ready (a short text takes a few
 //! milliseconds), and are never written to disk.
 //!
-//! The score of a ranked tool is standardised (z-scores over the catalog, as
-//! [`crate::rank::hybrid_scores`] computes them): for each query, the best cosine over the query
-//! and its clauses, standardised, plus [`crate::rank::LEXICAL_WEIGHT`] times the standardised BM25
-//! score; with sub-queries (the request, the recent context), a tool keeps its best. Each step of
-//! a multi-step request thus gets its own best tools, where a sum would favour tools matching
-//! every step weakly. Without the model the score is the standardised BM25 score, and only tools
-//! sharing a word with a query are returned. Scores order tools within one call only.
+//! The score of a ranked tool is [`crate::rank::hybrid_scores`], the one fusion the benchmark's
+//! hybrid measures too ([`crate::rank::Fusion::DEFAULT`], chosen for its worst set on held-apart
+//! halves of every benchmark set; the reasons are in `rank`'s module docs): for each query, the
+//! best cosine over the query and its clauses, standardised, plus the standardised BM25 score at
+//! a weight that shrinks when BM25's best does not stand out; with sub-queries (the request, the
+//! recent context), a tool keeps its best. Each step of a multi-step request thus gets its own
+//! best tools, where a sum would favour tools matching every step weakly. Without the model the
+//! score is the standardised BM25 score, and only tools sharing a word with a query are returned.
+//! Scores order tools within one call only.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -26,7 +28,7 @@ use crate::bm25::Bm25Index;
 use crate::cache::{EmbeddingCache, TextKey, chain, text_key};
 use crate::catalog::Tool;
 use crate::embed::{DownloadReport, EmbedError, Embedder, ModelSpec};
-use crate::rank::{Strategy, clauses, hybrid_scores, z_fusion, z_scores};
+use crate::rank::{Fusion, Strategy, clauses, hybrid_scores, z_fusion, z_scores};
 
 /// Texts the background worker embeds per step: small, so vectors arrive steadily and a
 /// changed catalog is picked up soon.
@@ -499,7 +501,9 @@ impl Selector {
         for query in &queries {
             let start = embed_texts.len();
             embed_texts.push((*query).to_owned());
-            embed_texts.extend(clauses(query));
+            if Fusion::DEFAULT.clauses {
+                embed_texts.extend(clauses(query));
+            }
             spans.push(start..embed_texts.len());
         }
         let mut query_vectors = Vec::new();

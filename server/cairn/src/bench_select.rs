@@ -5,9 +5,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use cairn_select::bench::{self, BenchConfig, MatchBy};
+use cairn_select::bench::{self, BenchConfig, MatchBy, Split};
 use cairn_select::cache::EmbeddingCache;
-use cairn_select::rank::Strategy;
+use cairn_select::rank::{Fusion, Strategy};
 
 use crate::bench_pipeline::{Input, Pipeline};
 use clap::{Args, ValueEnum};
@@ -65,6 +65,14 @@ pub struct SelectArgs {
     /// query) to FILE as JSON Lines, for `scripts/compare-embedder`, and exit.
     #[arg(long, value_name = "FILE")]
     dump_texts: Option<PathBuf>,
+    /// Keep only one half of the queries, by a stable hash of their qid (before --limit and
+    /// --sample): `tune` to choose weights on, `test` to report them on.
+    #[arg(long, value_enum)]
+    split: Option<SplitArg>,
+    /// Measure every fusion candidate (`cairn_select::rank::Fusion::candidates`: z-score sum,
+    /// max and adaptive, RRF) over the same vectors instead of the strategies, one row each.
+    #[arg(long)]
+    tune: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -77,11 +85,18 @@ enum MatchArg {
 enum StrategyArg {
     Dense,
     Lexical,
-    /// The default fusion: standardised dense (request and its clauses) plus half-weight BM25.
+    /// The default fusion: standardised dense (request and its clauses) plus standardised BM25,
+    /// weighted by how much its best stands out.
     Hybrid,
     /// Equal-weight reciprocal rank fusion (k = 60), the first hybrid, for comparison.
     Rrf,
     All,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum SplitArg {
+    Tune,
+    Test,
 }
 
 /// Runs the benchmark and prints the report.
@@ -101,6 +116,10 @@ pub async fn select(env: &crate::compose::Env, mut args: SelectArgs) -> anyhow::
         MatchArg::Name => MatchBy::Name,
     };
     if args.filter || args.pipeline || args.steps.is_some() {
+        anyhow::ensure!(
+            args.split.is_none() && !args.tune,
+            "--split and --tune measure stage 1's ranking alone; they do not go with --pipeline, --filter or --steps"
+        );
         let input = match (args.steps, args.queries) {
             (Some(tasks), _) => Input::Tasks(tasks),
             (None, Some(queries)) => Input::Queries(queries),
@@ -135,6 +154,11 @@ pub async fn select(env: &crate::compose::Env, mut args: SelectArgs) -> anyhow::
         StrategyArg::Rrf => vec![Strategy::Rrf],
         StrategyArg::All => Strategy::ALL.to_vec(),
     };
+    let (strategies, fusions) = if args.tune {
+        (Vec::new(), Fusion::candidates())
+    } else {
+        (strategies, Vec::new())
+    };
     let config = BenchConfig {
         catalogs: args.catalogs,
         queries,
@@ -148,6 +172,11 @@ pub async fn select(env: &crate::compose::Env, mut args: SelectArgs) -> anyhow::
         } else {
             EmbeddingCache::default_dir()
         },
+        split: args.split.map(|s| match s {
+            SplitArg::Tune => Split::Tune,
+            SplitArg::Test => Split::Test,
+        }),
+        fusions,
     };
     if let Some(out) = args.dump_texts {
         let (tools, queries) = bench::dump_texts(&config, &out)?;
