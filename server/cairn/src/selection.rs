@@ -190,7 +190,10 @@ mod tests {
     fn an_external_tool_is_retrieved_by_its_own_name() {
         let e = entry(&tool("github__create_issue", "github", false));
         assert_eq!(e.name, "create_issue");
-        assert!(e.retrieval_text().starts_with("create_issue: d (server: github)"));
+        assert!(
+            e.retrieval_text()
+                .starts_with("create_issue: d (server: github)")
+        );
         // The prefix is the sanitised server name, as the hub builds it.
         assert_eq!(entry(&tool("my_srv__x", "my.srv", false)).name, "x");
         // Built-in names and names without the prefix are kept whole.
