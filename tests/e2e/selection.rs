@@ -603,8 +603,28 @@ fn demo_catalog(sb: &Sandbox) -> std::path::PathBuf {
     sb.write("bench/catalog.jsonl", &(lines.join("\n") + "\n"))
 }
 
-fn bench_json(sb: &Sandbox, args: &[&str]) -> Value {
-    let out = sb.run(args, &[]);
+/// `cairn bench select --catalog CATALOG INPUT_FLAG INPUT EXTRA... --json`.
+fn bench_args(
+    catalog: &std::path::Path,
+    input_flag: &str,
+    input: &std::path::Path,
+    extra: &[&str],
+) -> Vec<String> {
+    let mut args: Vec<String> = ["bench", "select", "--catalog"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    args.push(catalog.to_str().unwrap().to_owned());
+    args.push(input_flag.to_owned());
+    args.push(input.to_str().unwrap().to_owned());
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args.push("--json".to_owned());
+    args
+}
+
+fn bench_json(sb: &Sandbox, args: &[String]) -> Value {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = sb.run(&args, &[]);
     assert!(
         out.status.success(),
         "stdout:\n{}\nstderr:\n{}",
@@ -642,18 +662,7 @@ fn bench_select_filter_scores_what_the_filter_picks_and_counts_its_tokens() {
     );
     let report = bench_json(
         &sb,
-        &[
-            "bench",
-            "select",
-            "--catalog",
-            catalog.to_str().unwrap(),
-            "--queries",
-            queries.to_str().unwrap(),
-            "--filter",
-            "--k",
-            "20",
-            "--json",
-        ],
+        &bench_args(&catalog, "--queries", &queries, &["--filter", "--k", "20"]),
     );
     let row = &report["rows"][0];
     assert_eq!(row["top_k"], 20);
@@ -688,20 +697,15 @@ fn bench_select_filter_scores_what_the_filter_picks_and_counts_its_tokens() {
     );
 
     // The table names the same figures.
-    let out = sb.run(
-        &[
-            "bench",
-            "select",
-            "--catalog",
-            catalog.to_str().unwrap(),
-            "--queries",
-            queries.to_str().unwrap(),
-            "--k",
-            "12,20",
-            "--filter",
-        ],
-        &[],
+    let mut table_args = bench_args(
+        &catalog,
+        "--queries",
+        &queries,
+        &["--k", "12,20", "--filter"],
     );
+    table_args.retain(|a| a != "--json");
+    let table_args: Vec<&str> = table_args.iter().map(String::as_str).collect();
+    let out = sb.run(&table_args, &[]);
     let table = text(&out.stdout);
     assert!(out.status.success(), "{table}\n{}", text(&out.stderr));
     let rows: Vec<&str> = table
@@ -740,17 +744,7 @@ fn bench_select_steps_replays_tasks_with_the_conversation_so_far() {
         .map(|q| q.to_string())
         .join("\n"),
     );
-    let args = [
-        "bench",
-        "select",
-        "--catalog",
-        catalog.to_str().unwrap(),
-        "--steps",
-        tasks.to_str().unwrap(),
-        "--k",
-        "20",
-        "--json",
-    ];
+    let args = bench_args(&catalog, "--steps", &tasks, &["--k", "20"]);
     // Stage 1 only: every tool is a candidate at every step.
     let report = bench_json(&sb, &args);
     assert_eq!(report["mode"], "steps");
@@ -763,8 +757,8 @@ fn bench_select_steps_replays_tasks_with_the_conversation_so_far() {
 
     // With the filter: the invoice step is not given create_invoice, so task 1 is incomplete;
     // the forecast tool called at step 1 is still offered at step 2.
-    let mut with_filter = args.to_vec();
-    with_filter.push("--filter");
+    let mut with_filter = args.clone();
+    with_filter.push("--filter".to_owned());
     let report = bench_json(&sb, &with_filter);
     let row = &report["rows"][0];
     assert!(

@@ -623,7 +623,7 @@ fn measure_fusions(
 }
 
 /// Mean and median of `times` (sorted in place); zeros when empty.
-fn mean_p50(times: &mut [f64]) -> (f64, f64) {
+pub fn mean_p50(times: &mut [f64]) -> (f64, f64) {
     if times.is_empty() {
         return (0.0, 0.0);
     }

@@ -658,13 +658,13 @@ impl Measure<'_> {
         row.offered_tools_mean = offered_tools as f64 / selections;
         row.filter_input_tokens_mean = input_tokens as f64 / selections;
         row.filter_output_tokens_mean = output_tokens as f64 / selections;
-        (row.selection_p50_ms, _) = p50_mean(&mut selection_ms);
+        (_, row.selection_p50_ms) = cairn_select::bench::mean_p50(&mut selection_ms);
         let mut filter_ms = self
             .timings
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
-        (row.filter_p50_ms, row.filter_mean_ms) = p50_mean(&mut filter_ms);
+        (row.filter_mean_ms, row.filter_p50_ms) = cairn_select::bench::mean_p50(&mut filter_ms);
         row
     }
 }
@@ -725,17 +725,6 @@ fn share(needed: &HashSet<u32>, found: &HashSet<u32>) -> (f64, bool) {
     }
     let hit = needed.iter().filter(|u| found.contains(u)).count();
     (hit as f64 / needed.len() as f64, hit == needed.len())
-}
-
-fn p50_mean(times: &mut [f64]) -> (f64, f64) {
-    if times.is_empty() {
-        return (0.0, 0.0);
-    }
-    times.sort_by(f64::total_cmp);
-    (
-        times[times.len() / 2],
-        times.iter().sum::<f64>() / times.len() as f64,
-    )
 }
 
 /// The report as Markdown: a line of context, then one row per k.
