@@ -124,18 +124,25 @@ struct Disk {
     write_failed: bool,
 }
 
+/// cairn's cache folder: `$XDG_CACHE_HOME/cairn`, else `$HOME/.cache/cairn`; `None` when
+/// neither is set. `var` reads the environment (the process's, or the one a front was given),
+/// so every cache of cairn (embeddings, the semantic-search index) sits under one root.
+pub fn cache_root(var: impl Fn(&str) -> Option<PathBuf>) -> Option<PathBuf> {
+    let var = |name: &str| var(name).filter(|v| !v.as_os_str().is_empty());
+    if let Some(dir) = var("XDG_CACHE_HOME") {
+        return Some(dir.join("cairn"));
+    }
+    var("HOME").map(|home| home.join(".cache").join("cairn"))
+}
+
 impl EmbeddingCache {
     /// `$CAIRN_CACHE_DIR`, else `$XDG_CACHE_HOME/cairn/embeddings`, else
     /// `$HOME/.cache/cairn/embeddings`; `None` when none of them is set.
     pub fn default_dir() -> Option<PathBuf> {
-        let var = |name| std::env::var_os(name).filter(|v| !v.is_empty());
-        if let Some(dir) = var("CAIRN_CACHE_DIR") {
+        if let Some(dir) = std::env::var_os("CAIRN_CACHE_DIR").filter(|v| !v.is_empty()) {
             return Some(dir.into());
         }
-        if let Some(dir) = var("XDG_CACHE_HOME") {
-            return Some(Path::new(&dir).join("cairn").join("embeddings"));
-        }
-        var("HOME").map(|home| Path::new(&home).join(".cache/cairn/embeddings"))
+        cache_root(|name| std::env::var_os(name).map(PathBuf::from)).map(|r| r.join("embeddings"))
     }
 
     /// The file under a cache directory that holds `spec`'s vectors: a readable form of the
@@ -653,6 +660,27 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use super::*;
+
+    #[test]
+    fn the_cache_root_is_xdg_then_home() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| PathBuf::from(v))
+            }
+        };
+        assert_eq!(
+            cache_root(env(&[("XDG_CACHE_HOME", "/x"), ("HOME", "/h")])),
+            Some(PathBuf::from("/x/cairn"))
+        );
+        assert_eq!(
+            cache_root(env(&[("XDG_CACHE_HOME", ""), ("HOME", "/h")])),
+            Some(PathBuf::from("/h/.cache/cairn"))
+        );
+        assert_eq!(cache_root(env(&[])), None);
+    }
 
     fn spec(repo: &str) -> ModelSpec {
         ModelSpec {

@@ -689,16 +689,8 @@ fn add_ml(
 /// Where `semantic_search` keeps its indexes: `$XDG_CACHE_HOME/cairn/index`, else
 /// `~/.cache/cairn/index`; never inside a workspace. `None` (no HOME) keeps them in memory.
 fn semantic_index_dir(env: &Env) -> Option<PathBuf> {
-    let var = |name: &str| env.get(name).filter(|v| !v.is_empty());
-    if let Some(dir) = var("XDG_CACHE_HOME") {
-        return Some(PathBuf::from(dir).join("cairn").join("index"));
-    }
-    var("HOME").map(|home| {
-        PathBuf::from(home)
-            .join(".cache")
-            .join("cairn")
-            .join("index")
-    })
+    cairn_select::cache::cache_root(|name| env.get(name).map(PathBuf::from))
+        .map(|root| root.join("index"))
 }
 
 /// `[web.search]` as `web_search` takes it; `None` when no provider is set.
