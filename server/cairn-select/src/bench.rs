@@ -231,17 +231,28 @@ pub struct Loaded {
     pub queries: Vec<Query>,
 }
 
-/// Loads the catalogs and queries of `config` (distractor catalogs keep the first of repeated
-/// ids; the scored catalog refuses them).
-pub fn load(config: &BenchConfig) -> Result<Loaded, BenchError> {
-    let Some((primary, distractors)) = config.catalogs.split_first() else {
+/// The tools of several catalog files, in order.
+#[derive(Debug)]
+pub struct Catalogs {
+    pub tools: Vec<Tool>,
+    /// How many tools each file gave (the first is the scored catalog).
+    pub counts: Vec<usize>,
+    /// Distractor lines left out because their id came earlier in the same file.
+    pub skipped: Vec<SkippedTool>,
+}
+
+/// The tools of `paths` (the scored catalog first, strict; distractor catalogs keep the first of
+/// repeated ids).
+pub fn load_catalogs(paths: &[PathBuf]) -> Result<Catalogs, BenchError> {
+    let Some((primary, distractors)) = paths.split_first() else {
         return Err(BenchError::Usage("at least one --catalog is needed".into()));
     };
     let mut tools: Vec<Tool> = catalog::load_catalog(primary)?;
-    let scored_tools = tools.len();
+    let mut counts = vec![tools.len()];
     let mut skipped_duplicates = Vec::new();
     for path in distractors {
         let (more, skipped) = catalog::load_catalog_with(path, Duplicates::KeepFirst)?;
+        counts.push(more.len());
         tools.extend(more);
         skipped_duplicates.extend(skipped.into_iter().map(|s| SkippedTool {
             file: path.display().to_string(),
@@ -249,6 +260,44 @@ pub fn load(config: &BenchConfig) -> Result<Loaded, BenchError> {
             id: s.id,
         }));
     }
+    Ok(Catalogs {
+        tools,
+        counts,
+        skipped: skipped_duplicates,
+    })
+}
+
+/// Relevance units: a number per id (or, matching by name, per name) of the first `scored`
+/// tools. Returns each tool's unit (`None` for distractors) and each scored id's unit.
+pub fn relevance_units(
+    tools: &[Tool],
+    scored: usize,
+    match_by: MatchBy,
+) -> (Vec<Option<u32>>, HashMap<String, u32>) {
+    let mut units: HashMap<&str, u32> = HashMap::new();
+    let mut unit_of = vec![None; tools.len()];
+    let mut id_unit = HashMap::new();
+    for (i, tool) in tools[..scored.min(tools.len())].iter().enumerate() {
+        let key = match match_by {
+            MatchBy::Id => tool.id.as_str(),
+            MatchBy::Name => tool.name.as_str(),
+        };
+        let next = units.len() as u32;
+        let unit = *units.entry(key).or_insert(next);
+        unit_of[i] = Some(unit);
+        id_unit.insert(tool.id.clone(), unit);
+    }
+    (unit_of, id_unit)
+}
+
+/// Loads the catalogs and queries of `config` (see [`load_catalogs`]).
+pub fn load(config: &BenchConfig) -> Result<Loaded, BenchError> {
+    let Catalogs {
+        tools,
+        counts,
+        skipped: skipped_duplicates,
+    } = load_catalogs(&config.catalogs)?;
+    let scored_tools = counts[0];
     let mut queries = catalog::load_queries(&config.queries)?;
     if let Some(split) = config.split {
         queries.retain(|q| Split::of(&q.qid) == split);
@@ -371,21 +420,9 @@ pub fn run(config: &BenchConfig) -> Result<Report, BenchError> {
         queries,
     } = load(config)?;
 
-    // Relevance units: a number per id (or per name) of the first catalog.
-    let mut units: HashMap<String, u32> = HashMap::new();
-    let mut unit_of: Vec<Option<u32>> = vec![None; tools.len()];
-    let mut id_unit: HashMap<&str, u32> = HashMap::new();
-    for (i, tool) in tools[..scored_tools].iter().enumerate() {
-        let key = match config.match_by {
-            MatchBy::Id => &tool.id,
-            MatchBy::Name => &tool.name,
-        };
-        let next = units.len() as u32;
-        let unit = *units.entry(key.clone()).or_insert(next);
-        unit_of[i] = Some(unit);
-        id_unit.insert(&tool.id, unit);
-    }
-    let mut next_unknown = units.len() as u32;
+    let (unit_of, id_unit) = relevance_units(&tools, scored_tools, config.match_by);
+    // Past every known unit: ids not in the catalog each get one no tool has.
+    let mut next_unknown = id_unit.values().max().map_or(0, |u| u + 1);
     let mut unknown_relevant = 0;
     let mut skipped_queries = 0;
     let mut labelled: Vec<(&str, HashSet<u32>)> = Vec::new();

@@ -25,7 +25,7 @@ use cairn_agent::model::{
 use cairn_agent::select::{self, FilterOutcome, RankTool, RunSelection, Selection};
 use cairn_agent::tools::{Effect, ToolInfo};
 use cairn_select::bench::MatchBy;
-use cairn_select::catalog::{self, Duplicates, Tool};
+use cairn_select::catalog::{self, Tool};
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 
@@ -143,8 +143,11 @@ pub struct Report {
 pub async fn run(env: &Env, pipeline: Pipeline) -> anyhow::Result<ExitCode> {
     let config = compose::load_layers(env, None)?.resolve()?;
     let catalog = load_catalog(&pipeline.catalogs, &pipeline.builtin, pipeline.match_by)?;
-    for (file, line, id) in &catalog.skipped {
-        eprintln!("{file}:{line}: skipped a second distractor tool with id `{id}`");
+    for s in &catalog.skipped {
+        eprintln!(
+            "{}:{}: skipped a second distractor tool with id `{}`",
+            s.file, s.line, s.id
+        );
     }
     let items = load_items(&pipeline, &catalog)?;
 
@@ -286,7 +289,7 @@ struct Catalog {
     /// Relevance unit of each tool (`None`: a distractor), and of each labelled id.
     unit_of: Vec<Option<u32>>,
     id_unit: HashMap<String, u32>,
-    skipped: Vec<(String, usize, String)>,
+    skipped: Vec<cairn_select::bench::SkippedTool>,
 }
 
 impl Catalog {
@@ -318,31 +321,19 @@ impl Catalog {
 /// External tools get the hub's public name (`server__tool`, made unique), built-in tools keep
 /// theirs.
 fn load_catalog(paths: &[PathBuf], builtin: &[bool], match_by: MatchBy) -> anyhow::Result<Catalog> {
-    let mut tools = Vec::new();
-    let mut from_builtin = Vec::new();
-    let mut skipped = Vec::new();
-    let mut scored = 0;
-    for (n, path) in paths.iter().enumerate() {
-        let more = if n == 0 {
-            catalog::load_catalog(path)?
-        } else {
-            let (more, dropped) = catalog::load_catalog_with(path, Duplicates::KeepFirst)?;
-            skipped.extend(
-                dropped
-                    .into_iter()
-                    .map(|s| (path.display().to_string(), s.line, s.id)),
-            );
-            more
-        };
-        from_builtin.extend(std::iter::repeat_n(
-            builtin.get(n).copied().unwrap_or(false),
-            more.len(),
-        ));
-        tools.extend(more);
-        if n == 0 {
-            scored = tools.len();
-        }
-    }
+    let cairn_select::bench::Catalogs {
+        tools,
+        counts,
+        skipped,
+    } = cairn_select::bench::load_catalogs(paths)?;
+    let scored = counts[0];
+    let from_builtin: Vec<bool> = counts
+        .iter()
+        .enumerate()
+        .flat_map(|(n, &count)| {
+            std::iter::repeat_n(builtin.get(n).copied().unwrap_or(false), count)
+        })
+        .collect();
     let mut index = HashMap::new();
     let mut infos = Vec::with_capacity(tools.len());
     let mut rank_tools = Vec::with_capacity(tools.len());
@@ -377,20 +368,7 @@ fn load_catalog(paths: &[PathBuf], builtin: &[bool], match_by: MatchBy) -> anyho
         rank_tools.push(RankTool::from_info(&info));
         infos.push(info);
     }
-    // Relevance units: a number per id (or per name) of the scored catalog.
-    let mut units: HashMap<&str, u32> = HashMap::new();
-    let mut unit_of = vec![None; tools.len()];
-    let mut id_unit = HashMap::new();
-    for (i, tool) in tools[..scored].iter().enumerate() {
-        let key = match match_by {
-            MatchBy::Id => tool.id.as_str(),
-            MatchBy::Name => tool.name.as_str(),
-        };
-        let next = units.len() as u32;
-        let unit = *units.entry(key).or_insert(next);
-        unit_of[i] = Some(unit);
-        id_unit.insert(tool.id.clone(), unit);
-    }
+    let (unit_of, id_unit) = cairn_select::bench::relevance_units(&tools, scored, match_by);
     Ok(Catalog {
         unit_of,
         id_unit,
