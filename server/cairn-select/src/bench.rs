@@ -509,14 +509,9 @@ pub fn run(config: &BenchConfig) -> Result<Report, BenchError> {
         .max()
         .unwrap_or(NDCG_DEPTH)
         .max(NDCG_DEPTH);
-    let n = labelled.len().max(1) as f64;
     let mut strategies = Vec::new();
     for &strategy in &config.strategies {
-        let mut recall = vec![0.0; ks.len()];
-        let mut complete = vec![0.0; ks.len()];
-        let mut tokens_top = vec![0.0; ks.len()];
-        let mut ndcg = 0.0;
-        let mut times = Vec::with_capacity(labelled.len());
+        let mut tally = Tally::new(ks.len());
         for (qi, (query, rel)) in labelled.iter().enumerate() {
             let vectors: Vec<&[f32]> = query_vectors
                 .get(qi)
@@ -534,25 +529,9 @@ pub fn run(config: &BenchConfig) -> Result<Report, BenchError> {
                 }
                 Strategy::Dense | Strategy::Rrf => embed_ms.get(qi).copied().unwrap_or(0.0),
             };
-            times.push(embed + rank_ms);
-            let s = score(&ranked, &unit_of, rel, &ks);
-            for (j, &k) in ks.iter().enumerate() {
-                recall[j] += s.recall[j];
-                complete[j] += f64::from(u8::from(s.complete[j]));
-                tokens_top[j] += ranked.iter().take(k).map(|&t| tokens[t]).sum::<usize>() as f64;
-            }
-            ndcg += s.ndcg10;
+            tally.add(&ranked, &unit_of, rel, &ks, &tokens, embed + rank_ms);
         }
-        let (mean_ms, p50_ms) = mean_p50(&mut times);
-        strategies.push(StrategyReport {
-            strategy: strategy.name().to_owned(),
-            recall: recall.iter().map(|x| x / n).collect(),
-            complete: complete.iter().map(|x| x / n).collect(),
-            ndcg10: ndcg / n,
-            tokens_top: tokens_top.iter().map(|x| x / n).collect(),
-            mean_ms,
-            p50_ms,
-        });
+        strategies.push(tally.report(strategy.name().to_owned(), labelled.len()));
     }
     strategies.extend(measure_fusions(
         &config.fusions,
@@ -607,12 +586,7 @@ fn measure_fusions(
     tokens: &[usize],
 ) -> Vec<StrategyReport> {
     let depth = ks.iter().copied().max().unwrap_or(0).max(NDCG_DEPTH);
-    let n = labelled.len().max(1) as f64;
-    let mut recall = vec![vec![0.0; ks.len()]; fusions.len()];
-    let mut complete = vec![vec![0.0; ks.len()]; fusions.len()];
-    let mut tokens_top = vec![vec![0.0; ks.len()]; fusions.len()];
-    let mut ndcg = vec![0.0; fusions.len()];
-    let mut times: Vec<Vec<f64>> = vec![Vec::with_capacity(labelled.len()); fusions.len()];
+    let mut tallies: Vec<Tally> = fusions.iter().map(|_| Tally::new(ks.len())).collect();
     for (qi, (query, rel)) in labelled.iter().enumerate() {
         let vectors: Vec<&[f32]> = query_vectors
             .get(qi)
@@ -621,7 +595,7 @@ fn measure_fusions(
         let with_clauses = max_cosine_scores(&vectors, &index.vectors);
         let plain = max_cosine_scores(&vectors[..vectors.len().min(1)], &index.vectors);
         let lexical = index.bm25.scores(query);
-        for (fi, fusion) in fusions.iter().enumerate() {
+        for (fusion, tally) in fusions.iter().zip(&mut tallies) {
             let dense = if fusion.clauses {
                 &with_clauses
             } else {
@@ -630,33 +604,71 @@ fn measure_fusions(
             let start = Instant::now();
             let mut ranked = order_by_score(&fusion.scores(dense, &lexical));
             ranked.truncate(depth);
-            times[fi].push(start.elapsed().as_secs_f64() * 1000.0);
-            let s = score(&ranked, unit_of, rel, ks);
-            for (j, &k) in ks.iter().enumerate() {
-                recall[fi][j] += s.recall[j];
-                complete[fi][j] += f64::from(u8::from(s.complete[j]));
-                tokens_top[fi][j] +=
-                    ranked.iter().take(k).map(|&t| tokens[t]).sum::<usize>() as f64;
-            }
-            ndcg[fi] += s.ndcg10;
+            let ms = start.elapsed().as_secs_f64() * 1000.0;
+            tally.add(&ranked, unit_of, rel, ks, tokens, ms);
         }
     }
     fusions
         .iter()
-        .enumerate()
-        .map(|(fi, fusion)| {
-            let (mean_ms, p50_ms) = mean_p50(&mut times[fi]);
-            StrategyReport {
-                strategy: fusion.name(),
-                recall: recall[fi].iter().map(|x| x / n).collect(),
-                complete: complete[fi].iter().map(|x| x / n).collect(),
-                ndcg10: ndcg[fi] / n,
-                tokens_top: tokens_top[fi].iter().map(|x| x / n).collect(),
-                mean_ms,
-                p50_ms,
-            }
-        })
+        .zip(tallies)
+        .map(|(fusion, tally)| tally.report(fusion.name(), labelled.len()))
         .collect()
+}
+
+/// One strategy's figures summed over the queries, then averaged by [`Tally::report`].
+struct Tally {
+    recall: Vec<f64>,
+    complete: Vec<f64>,
+    tokens_top: Vec<f64>,
+    ndcg: f64,
+    times: Vec<f64>,
+}
+
+impl Tally {
+    fn new(ks: usize) -> Self {
+        Self {
+            recall: vec![0.0; ks],
+            complete: vec![0.0; ks],
+            tokens_top: vec![0.0; ks],
+            ndcg: 0.0,
+            times: Vec::new(),
+        }
+    }
+
+    /// Adds one query's ranking (best first), which took `ms`.
+    fn add(
+        &mut self,
+        ranked: &[usize],
+        unit_of: &[Option<u32>],
+        relevant: &HashSet<u32>,
+        ks: &[usize],
+        tokens: &[usize],
+        ms: f64,
+    ) {
+        let s = score(ranked, unit_of, relevant, ks);
+        for (j, &k) in ks.iter().enumerate() {
+            self.recall[j] += s.recall[j];
+            self.complete[j] += f64::from(u8::from(s.complete[j]));
+            self.tokens_top[j] += ranked.iter().take(k).map(|&t| tokens[t]).sum::<usize>() as f64;
+        }
+        self.ndcg += s.ndcg10;
+        self.times.push(ms);
+    }
+
+    /// The means over `queries` queries.
+    fn report(mut self, strategy: String, queries: usize) -> StrategyReport {
+        let n = queries.max(1) as f64;
+        let (mean_ms, p50_ms) = mean_p50(&mut self.times);
+        StrategyReport {
+            strategy,
+            recall: self.recall.iter().map(|x| x / n).collect(),
+            complete: self.complete.iter().map(|x| x / n).collect(),
+            ndcg10: self.ndcg / n,
+            tokens_top: self.tokens_top.iter().map(|x| x / n).collect(),
+            mean_ms,
+            p50_ms,
+        }
+    }
 }
 
 /// Mean and median of `times` (sorted in place); zeros when empty.
