@@ -186,7 +186,7 @@ impl Fusion {
         rrf_k: RRF_K,
     };
 
-    /// The default until issue 21 (kept to compare with): z-sum at lexical weight 0.5.
+    /// The default before 2026-12-02 (kept to compare with): z-sum at lexical weight 0.5.
     pub const PREVIOUS: Fusion = Fusion::z_sum(0.5);
 
     /// Z-score sum at lexical weight `w`, dense over the request and its clauses.
