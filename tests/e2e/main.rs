@@ -14,6 +14,7 @@ mod db;
 mod devops;
 mod git_escapes;
 mod helix;
+mod local_model;
 mod lsp_robustness;
 mod lsp_runs;
 mod mcp;

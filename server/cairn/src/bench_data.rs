@@ -385,7 +385,7 @@ async fn cairn_side(dir: &Path, name: &str) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn own_peak_rss_kb() -> Option<u64> {
+pub(crate) fn own_peak_rss_kb() -> Option<u64> {
     vm_hwm_kb(&std::fs::read_to_string("/proc/self/status").ok()?)
 }
 
@@ -400,7 +400,7 @@ fn vm_hwm_kb(status: &str) -> Option<u64> {
 /// Runs `command` to its end, sampling its `VmHWM` every few milliseconds (the high-water mark
 /// only grows, so the last sample misses at most the final moments before exit). Returns the
 /// wall time, its stdout and the peak RSS seen.
-fn run_sampled(mut command: Command) -> anyhow::Result<(Duration, String, Option<u64>)> {
+pub(crate) fn run_sampled(mut command: Command) -> anyhow::Result<(Duration, String, Option<u64>)> {
     let started = Instant::now();
     let mut child = command
         .stdout(Stdio::piped())

@@ -154,8 +154,7 @@ pub async fn run(env: &Env, pipeline: Pipeline) -> anyhow::Result<ExitCode> {
     // The provider is checked before the catalog is embedded, which can take minutes.
     let timings = Arc::new(Mutex::new(Vec::new()));
     let (model, model_name): (Arc<dyn ModelClient>, Option<String>) = if pipeline.filter {
-        let client = cairn_llm::client(compose::provider_settings(&config, env, env))
-            .map_err(|e| anyhow::anyhow!("--filter needs a provider: {e}"))?;
+        let client = compose::model_client(&config, env);
         let name = client.describe();
         (
             Arc::new(Timed {

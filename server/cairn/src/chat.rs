@@ -24,6 +24,7 @@ pub async fn run(
     message: String,
 ) -> anyhow::Result<ExitCode> {
     let (config, mcp) = compose::terminal_setup(env, &root, true).await?;
+    crate::local::show_on_terminal();
     let agent = compose::agent(&config, env, &mcp);
     // `/server:prompt key=value …` becomes the prompt's text, as in the editor.
     let message = match mcp.hub.expand_slash(&message).await {

@@ -52,6 +52,90 @@ impl KeySource for Env {
     }
 }
 
+/// Which provider answers: one over HTTP, or the local model.
+#[derive(Debug, Clone)]
+pub enum Provider {
+    Http(ProviderSettings),
+    Local {
+        settings: cairn_local::LocalSettings,
+        /// Chosen because nothing else was configured (said so once).
+        default: bool,
+    },
+}
+
+/// Whether anything names a hosted or served provider: a kind, a model, a base URL or key
+/// variable in the configuration, the SDKs' variables, or a provider key in the vault. When
+/// nothing does, the local model answers.
+fn provider_configured(config: &Config, env: &Env) -> bool {
+    let p = &config.provider;
+    p.kind.is_some()
+        || p.model.is_some()
+        || p.base_url.is_some()
+        || p.api_key_env.is_some()
+        || p.api_key_secret.is_some()
+        || [
+            "OPENAI_API_KEY",
+            "ANTHROPIC_API_KEY",
+            "OPENAI_BASE_URL",
+            "ANTHROPIC_BASE_URL",
+        ]
+        .iter()
+        .any(|v| env.get(v).is_some())
+        || crate::secrets::open_default(env)
+            .ok()
+            .flatten()
+            .is_some_and(|v| {
+                v.list()
+                    .iter()
+                    .any(|(name, _)| name == "openai" || name == "anthropic")
+            })
+}
+
+/// The provider for this configuration and environment.
+pub fn provider(config: &Config, env: &Env) -> Result<Provider, String> {
+    let p = &config.provider;
+    let local = match p.kind {
+        Some(ProviderKind::Local) => Some(false),
+        None if !provider_configured(config, env) => Some(true),
+        _ => None,
+    };
+    let Some(default) = local else {
+        return Ok(Provider::Http(provider_settings(config, env, env)));
+    };
+    let model = p
+        .model
+        .clone()
+        .unwrap_or_else(|| cairn_local::DEFAULT_MODEL.to_owned());
+    let source = cairn_local::ModelSource::parse(&model).map_err(|e| e.to_string())?;
+    let mut settings = cairn_local::LocalSettings::new(source);
+    settings.context = p.context;
+    settings.max_tokens = p.max_tokens;
+    if let Some(t) = p.temperature {
+        settings.temperature = t.max(0.0);
+    }
+    settings.max_memory_mib = p.max_memory_mib;
+    Ok(Provider::Local { settings, default })
+}
+
+/// The model client for this configuration: the local model is the process's one (loaded on
+/// its first request); a provider that cannot be set up fails each request with its reason.
+pub fn model_client(config: &Config, env: &Env) -> Arc<dyn ModelClient> {
+    match provider(config, env) {
+        Ok(Provider::Http(settings)) => cairn_llm::client(settings)
+            .unwrap_or_else(|e| Arc::new(UnavailableModel(e)) as Arc<dyn ModelClient>),
+        Ok(Provider::Local { settings, default }) => {
+            if default {
+                crate::local::notice_default(&settings);
+            }
+            crate::local::model(&settings)
+        }
+        Err(message) => Arc::new(UnavailableModel(ModelError::NotConfigured {
+            provider: cairn_local::PROVIDER.into(),
+            message,
+        })),
+    }
+}
+
 /// Provider settings from configuration, the SDKs' own variables, and the key source.
 pub fn provider_settings(config: &Config, env: &Env, keys: &dyn KeySource) -> ProviderSettings {
     let p = &config.provider;
@@ -63,7 +147,8 @@ pub fn provider_settings(config: &Config, env: &Env, keys: &dyn KeySource) -> Pr
         }
     });
     let (llm_kind, url_var, default_url, default_model) = match kind {
-        ProviderKind::Openai => (
+        // The local provider has no HTTP settings; asked for them, describe OpenAI's defaults.
+        ProviderKind::Openai | ProviderKind::Local => (
             cairn_llm::ProviderKind::OpenAiCompatible,
             "OPENAI_BASE_URL",
             "https://api.openai.com/v1",
@@ -93,7 +178,7 @@ pub fn provider_settings(config: &Config, env: &Env, keys: &dyn KeySource) -> Pr
         // Not in the environment: the vault secret, for the base URL's host only.
         let secret = p.api_key_secret.clone().unwrap_or_else(|| {
             match kind {
-                ProviderKind::Openai => "openai",
+                ProviderKind::Openai | ProviderKind::Local => "openai",
                 ProviderKind::Anthropic => "anthropic",
             }
             .into()
@@ -175,8 +260,7 @@ pub fn agent(config: &Config, env: &Env, mcp: &McpHandle) -> Agent {
     let tools = tool_host(&mcp.hub);
     // A provider that cannot be set up fails each run with its reason; tools, sessions and the
     // catalog keep working.
-    let model = cairn_llm::client(provider_settings(config, env, env))
-        .unwrap_or_else(|e| Arc::new(UnavailableModel(e)) as Arc<dyn ModelClient>);
+    let model = model_client(config, env);
     // Tools that ask the model (summarise, translate, ...) ask this one.
     mcp.model.set(model.clone());
     Agent {
@@ -195,7 +279,14 @@ pub fn agent(config: &Config, env: &Env, mcp: &McpHandle) -> Agent {
         path_approvals: Some(Arc::new(cairn_tools::WorkspacePathApprovals(
             mcp.path_approvals.clone(),
         ))),
-        selection: crate::selection::agent_selection(config),
+        selection: crate::selection::agent_selection(config).map(|mut s| {
+            // On the CPU a filter call costs as much as a step of the turn (thousands of prompt
+            // tokens), so the local model gets stage 1 alone: the top `max_tools` tools.
+            if matches!(provider(config, env), Ok(Provider::Local { .. })) {
+                s.config.filter = false;
+            }
+            s
+        }),
         redactor: Some(crate::redaction::agent_redactor(env)),
     }
 }
@@ -275,6 +366,13 @@ impl cairn_lsp::AgentFactory for Factory {
                 listener(status);
             }
         }));
+    }
+
+    fn watch_model(
+        &self,
+        listener: Arc<dyn Fn(&cairn_agent::model::ProviderStatus) + Send + Sync>,
+    ) {
+        crate::local::on_status(listener);
     }
 
     fn build(

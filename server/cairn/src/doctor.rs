@@ -29,26 +29,44 @@ pub async fn run(env: &Env, root: Option<PathBuf>) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::FAILURE);
         }
     };
-    let settings = compose::provider_settings(&config, env, env);
-    let key = if settings.api_key.is_some() {
-        "set"
-    } else {
-        "not set"
-    };
-    line(
-        true,
-        "provider",
-        format!(
-            "{} model `{}` at {} (key {}: {key})",
-            settings.kind.name(),
-            settings.model,
-            settings.base_url,
-            settings.api_key_setting
-        ),
-    );
-    match cairn_llm::probe(&settings).await {
-        Ok(summary) => line(true, "provider reachable", summary),
-        Err(e) => line(false, "provider reachable", e.to_string()),
+    match compose::provider(&config, env) {
+        Ok(compose::Provider::Http(settings)) => {
+            let key = if settings.api_key.is_some() {
+                "set"
+            } else {
+                "not set"
+            };
+            line(
+                true,
+                "provider",
+                format!(
+                    "{} model `{}` at {} (key {}: {key})",
+                    settings.kind.name(),
+                    settings.model,
+                    settings.base_url,
+                    settings.api_key_setting
+                ),
+            );
+            match cairn_llm::probe(&settings).await {
+                Ok(summary) => line(true, "provider reachable", summary),
+                Err(e) => line(false, "provider reachable", e.to_string()),
+            }
+        }
+        Ok(compose::Provider::Local { settings, default }) => {
+            let why = if default {
+                "; nothing else is configured (set OPENAI_API_KEY, ANTHROPIC_API_KEY or provider.* for another)"
+            } else {
+                ""
+            };
+            line(
+                true,
+                "provider",
+                format!("local model {}{why}", settings.source.short()),
+            );
+            let (good, detail) = local_model(&settings).await;
+            line(good, "local model", detail);
+        }
+        Err(e) => line(false, "provider", e),
     }
     let dir = compose::sessions_dir(&config, env);
     match std::fs::create_dir_all(&dir) {
@@ -220,4 +238,54 @@ pub async fn run(env: &Env, root: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// Whether the local model can run: loaded from the cache (which checks the whole file), or,
+/// when it is not there yet, whether it can be downloaded on first use.
+async fn local_model(settings: &cairn_local::LocalSettings) -> (bool, String) {
+    if let cairn_local::ModelSource::Hub {
+        repo,
+        file,
+        revision,
+    } = &settings.source
+    {
+        let (found, cache) = cairn_select::hub::cached_model_file(repo, revision, file);
+        if found.is_none() {
+            return if cairn_select::hub::offline_from_env() {
+                (
+                    false,
+                    format!(
+                        "`{file}` of {repo} at revision {revision} is not in the Hugging Face cache at {} and HF_HUB_OFFLINE is set; unset it to download the model on first use, or set provider.model to a .gguf file",
+                        cache.display()
+                    ),
+                )
+            } else {
+                (
+                    true,
+                    format!(
+                        "`{file}` of {repo} at revision {revision} will be downloaded into {} on first use, with progress",
+                        cache.display()
+                    ),
+                )
+            };
+        }
+    }
+    let model = cairn_local::LocalModel::new(settings.clone(), None);
+    match tokio::task::spawn_blocking(move || model.load_blocking()).await {
+        Ok(Ok(info)) => (
+            true,
+            format!(
+                "{} loads: {}, {}, {:.0} M parameters, {} MB, {} tokens of context ({})",
+                info.name,
+                info.arch,
+                info.quantisation,
+                info.parameters as f64 / 1e6,
+                info.file_bytes / 1_000_000,
+                info.context,
+                info.path.display()
+            ),
+        ),
+        Ok(Err(e)) => (false, e.to_string()),
+        Err(e) => (false, format!("loading stopped: {e}")),
+    }
 }

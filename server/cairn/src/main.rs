@@ -6,6 +6,7 @@
 mod acp;
 mod bench;
 mod bench_data;
+mod bench_local;
 mod bench_pipeline;
 mod bench_sandbox;
 mod bench_search;
@@ -15,6 +16,7 @@ mod chat;
 mod compose;
 mod conformance;
 mod doctor;
+mod local;
 mod mcp_cmd;
 mod oauth;
 mod redaction;
@@ -190,6 +192,9 @@ enum BenchCommand {
     /// the data tools, next to pandas (`CAIRN_PYTHON`, default `python3`) and DuckDB's CLI
     /// (PyPI `duckdb-cli` of that interpreter, or `duckdb` on PATH): times, ratios and peak RSS.
     Data(bench_data::DataArgs),
+    /// The local provider's prompt and generation tokens per second, load time and peak memory,
+    /// next to llama.cpp (PyPI `llama-cpp-python`) on the same GGUF file.
+    Local(bench_local::LocalArgs),
 }
 
 #[derive(Subcommand)]
@@ -420,6 +425,9 @@ fn main() -> ExitCode {
             Command::Bench {
                 command: BenchCommand::Data(args),
             } => bench_data::data(args).await,
+            Command::Bench {
+                command: BenchCommand::Local(args),
+            } => bench_local::local(&env, args).await,
             Command::Tools {
                 command:
                     ToolsCommand::Call {

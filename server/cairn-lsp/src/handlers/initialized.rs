@@ -34,4 +34,5 @@ pub(crate) async fn handle(state: &Arc<State>) {
     }
     crate::mcp::watch(state.client.clone(), state.factory.clone());
     crate::selection::watch(state.client.clone(), state.factory.clone());
+    crate::local_model::watch(state.client.clone(), state.factory.clone());
 }

