@@ -7,6 +7,8 @@
 
 pub mod check;
 pub mod task;
+#[cfg(test)]
+mod tests;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

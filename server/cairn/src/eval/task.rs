@@ -140,6 +140,8 @@ struct TaskFile {
     instruction: String,
     #[serde(default)]
     reference_answer: Option<String>,
+    #[serde(default)]
+    reference_removes: Vec<String>,
     #[serde(default, rename = "check")]
     checks: Vec<Check>,
 }
@@ -153,6 +155,8 @@ pub struct Task {
     pub checks: Vec<Check>,
     /// An answer that passes the answer checkers, for the suite's own tests.
     pub reference_answer: Option<String>,
+    /// Paths the reference solution deletes (after laying `reference/` over the workspace).
+    pub reference_removes: Vec<String>,
     /// The task's directory (holding `task.toml`, `workspace/`, `check/`, `reference/`).
     pub dir: PathBuf,
 }
@@ -286,6 +290,9 @@ pub fn load_task(dir: &Path) -> Result<Task, SuiteError> {
             "missing: a task's workspace is a directory (it may be empty but must exist)",
         ));
     }
+    for path in &file.reference_removes {
+        relative(path).map_err(|m| bad(&path_of_toml(dir), format!("reference_removes: {m}")))?;
+    }
     for (i, check) in file.checks.iter().enumerate() {
         validate(check, dir).map_err(|m| {
             bad(
@@ -300,8 +307,13 @@ pub fn load_task(dir: &Path) -> Result<Task, SuiteError> {
         instruction: file.instruction,
         checks: file.checks,
         reference_answer: file.reference_answer,
+        reference_removes: file.reference_removes,
         dir: dir.to_path_buf(),
     })
+}
+
+fn path_of_toml(dir: &Path) -> PathBuf {
+    dir.join("task.toml")
 }
 
 /// A path a checker may name: relative, without `..`, not empty.
