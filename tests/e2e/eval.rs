@@ -26,7 +26,11 @@ fn small_suite(root: &Path) -> PathBuf {
         ("debugging", "cap", "KEY-CAP"),
     ] {
         let dir = format!("{category}/{id}");
-        write(&suite, &format!("{dir}/workspace/notes.txt"), "The door code is 4711.\n");
+        write(
+            &suite,
+            &format!("{dir}/workspace/notes.txt"),
+            "The door code is 4711.\n",
+        );
         write(
             &suite,
             &format!("{dir}/task.toml"),
@@ -137,7 +141,10 @@ fn eval_reports_a_solved_a_failed_and_a_capped_task() {
     );
 
     let rows = report["categories"].as_array().unwrap();
-    let names: Vec<&str> = rows.iter().map(|r| r["category"].as_str().unwrap()).collect();
+    let names: Vec<&str> = rows
+        .iter()
+        .map(|r| r["category"].as_str().unwrap())
+        .collect();
     assert_eq!(names, ["file-read", "debugging", "all"]);
     assert_eq!(rows[0]["tasks"], 2);
     assert_eq!(rows[0]["succeeded"], 1);
@@ -161,14 +168,17 @@ fn eval_reports_a_solved_a_failed_and_a_capped_task() {
             ),
         "{table}"
     );
-    let cells = |line: &str| -> Vec<String> {
-        line.split('|').map(|c| c.trim().to_owned()).collect()
-    };
-    assert_eq!(cells(lines[1])[..7], ["file-read", "2", "50%", "0.5", "1.5", "150", "18"]);
+    let cells =
+        |line: &str| -> Vec<String> { line.split('|').map(|c| c.trim().to_owned()).collect() };
+    assert_eq!(
+        cells(lines[1])[..7],
+        ["file-read", "2", "50%", "0.5", "1.5", "150", "18"]
+    );
     assert_eq!(cells(lines[2])[..3], ["debugging", "1", "0%"]);
     assert_eq!(cells(lines[3])[..3], ["all", "3", "33%"]);
     assert!(
-        table.contains("\nfailed:\n  file-read/wrong: answer_contains: the answer lacks \"4711\"\n"),
+        table
+            .contains("\nfailed:\n  file-read/wrong: answer_contains: the answer lacks \"4711\"\n"),
         "{table}"
     );
     assert!(
@@ -178,7 +188,10 @@ fn eval_reports_a_solved_a_failed_and_a_capped_task() {
     // Progress goes to stderr, one line per task.
     let progress = text(&out.stderr);
     assert!(progress.contains("[1/3] file-read/solve ok"), "{progress}");
-    assert!(progress.contains("[3/3] debugging/cap FAILED"), "{progress}");
+    assert!(
+        progress.contains("[3/3] debugging/cap FAILED"),
+        "{progress}"
+    );
 }
 
 #[test]
@@ -187,7 +200,16 @@ fn eval_filters_by_category_and_task_and_refuses_unknown_ones() {
     let suite = small_suite(sb.dir.path());
     let s = suite.to_str().unwrap();
     let out = sb.run(
-        &["eval", "--suite", s, "--category", "file-read", "--task", "solve", "--json"],
+        &[
+            "eval",
+            "--suite",
+            s,
+            "--category",
+            "file-read",
+            "--task",
+            "solve",
+            "--json",
+        ],
         &[],
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -204,7 +226,11 @@ fn eval_filters_by_category_and_task_and_refuses_unknown_ones() {
     );
     let out = sb.run(&["eval", "--suite", s, "--task", "nope"], &[]);
     assert!(!out.status.success());
-    assert!(text(&out.stderr).contains("no task `nope`"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("no task `nope`"),
+        "{}",
+        text(&out.stderr)
+    );
 
     // No suite where it is looked for: the error says how to name one.
     let out = sb
@@ -215,7 +241,11 @@ fn eval_filters_by_category_and_task_and_refuses_unknown_ones() {
         .output()
         .unwrap();
     assert!(!out.status.success());
-    assert!(text(&out.stderr).contains("--suite DIR"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("--suite DIR"),
+        "{}",
+        text(&out.stderr)
+    );
 
     // A broken task.toml stops the run before any task, naming the file.
     write(&suite, "file-read/solve/task.toml", "id = \"solve\"\n");
@@ -226,7 +256,11 @@ fn eval_filters_by_category_and_task_and_refuses_unknown_ones() {
         "{}",
         text(&out.stderr)
     );
-    assert_eq!(sb.model.requests().len(), 2, "only the first run asked the model");
+    assert_eq!(
+        sb.model.requests().len(),
+        2,
+        "only the first run asked the model"
+    );
 }
 
 /// A task of the real suite, solved by a scripted edit and judged by its hidden tests in the
@@ -240,10 +274,9 @@ fn eval_runs_a_real_debugging_task_with_its_tests_in_the_sandbox() {
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/eval");
-    let fixed = std::fs::read_to_string(
-        suite.join("debugging/dbg-median/reference/stats/summary.py"),
-    )
-    .unwrap();
+    let fixed =
+        std::fs::read_to_string(suite.join("debugging/dbg-median/reference/stats/summary.py"))
+            .unwrap();
     let sb = Sandbox::new(
         Format::OpenAi,
         vec![
@@ -284,6 +317,9 @@ fn eval_runs_a_real_debugging_task_with_its_tests_in_the_sandbox() {
     let task = &report["tasks"][0];
     assert_eq!(task["success"], false, "{task}");
     let reason = task["reason"].as_str().unwrap();
-    assert!(reason.starts_with("command: `python3 -m unittest"), "{reason}");
+    assert!(
+        reason.starts_with("command: `python3 -m unittest"),
+        "{reason}"
+    );
     assert!(reason.contains("exited 1"), "{reason}");
 }

@@ -79,7 +79,13 @@ fn is_command(check: &Check) -> bool {
     matches!(check, Check::Command { .. })
 }
 
-fn check_one(check: &Check, task_dir: &Path, original: &Path, copy: &Path, answer: &str) -> Verdict {
+fn check_one(
+    check: &Check,
+    task_dir: &Path,
+    original: &Path,
+    copy: &Path,
+    answer: &str,
+) -> Verdict {
     match check_inner(check, task_dir, original, copy, answer) {
         Ok(()) => Verdict::Pass,
         Err(why) => Verdict::Fail(why),
@@ -118,7 +124,11 @@ fn check_inner(
             let content = read(copy, path)?;
             let missing: Vec<String> = text
                 .iter()
-                .filter(|f| !f.alternatives().iter().any(|a| content.contains(a.as_str())))
+                .filter(|f| {
+                    !f.alternatives()
+                        .iter()
+                        .any(|a| content.contains(a.as_str()))
+                })
                 .map(Fact::describe)
                 .collect();
             if missing.is_empty() {

@@ -199,7 +199,13 @@ pub fn render_table(results: &[TaskResult]) -> String {
         ]);
     }
     let widths: Vec<usize> = (0..8)
-        .map(|i| lines.iter().map(|l| l[i].chars().count()).max().unwrap_or(0))
+        .map(|i| {
+            lines
+                .iter()
+                .map(|l| l[i].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     let mut out = String::new();
     for line in &lines {
@@ -275,15 +281,23 @@ pub async fn run(env: &Env, args: EvalArgs) -> anyhow::Result<ExitCode> {
     let mut results = Vec::new();
     let mut model = String::new();
     for (i, task) in tasks.iter().enumerate() {
-        eprint!("[{}/{}] {} ", i + 1, tasks.len(), task.name());
         let result = run_task(env, task, &args, i == 0, &mut model).await?;
+        // One whole line per task, after it: logs of the run would split a line begun before.
         eprintln!(
-            "{} ({}, {} tool calls, {} model requests, {:.1} s)",
+            "[{}/{}] {} {} ({}, {} tool calls, {} model requests, {:.1} s){}",
+            i + 1,
+            tasks.len(),
+            task.name(),
             if result.success { "ok" } else { "FAILED" },
             result.stop.words(),
             result.tool_calls,
             result.model_requests,
-            result.wall_secs
+            result.wall_secs,
+            result
+                .kept
+                .as_ref()
+                .map(|p| format!(" kept in {}", p.display()))
+                .unwrap_or_default()
         );
         results.push(result);
     }

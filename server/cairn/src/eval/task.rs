@@ -81,13 +81,23 @@ impl Fact {
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Check {
     /// Every fact occurs in the answer (case-insensitive, not inside a longer word or number).
-    AnswerContains { facts: Vec<Fact> },
+    AnswerContains {
+        facts: Vec<Fact>,
+    },
     /// The regular expression matches somewhere in the answer.
-    AnswerMatches { pattern: String },
+    AnswerMatches {
+        pattern: String,
+    },
     /// Every fact occurs in the file (case-sensitive: code).
-    FileContains { path: String, text: Vec<Fact> },
+    FileContains {
+        path: String,
+        text: Vec<Fact>,
+    },
     /// None of the texts occurs in the file, which must exist.
-    FileLacks { path: String, text: Vec<String> },
+    FileLacks {
+        path: String,
+        text: Vec<String>,
+    },
     /// The file holds exactly this text, or the text of `same_as` (a path in the task's
     /// directory, usually under `check/`); line ends and trailing newlines are not compared.
     FileEquals {
@@ -97,10 +107,16 @@ pub enum Check {
         #[serde(default)]
         same_as: Option<String>,
     },
-    FileAbsent { path: String },
-    FileExists { path: String },
+    FileAbsent {
+        path: String,
+    },
+    FileExists {
+        path: String,
+    },
     /// These files (or directories, recursively) are as the workspace had them.
-    Unchanged { paths: Vec<String> },
+    Unchanged {
+        paths: Vec<String>,
+    },
     /// `argv` run in a sandbox of `runtime`'s image over the result, with `check/` laid in,
     /// exits 0.
     Command {
@@ -153,9 +169,11 @@ pub struct Task {
     pub category: Category,
     pub instruction: String,
     pub checks: Vec<Check>,
-    /// An answer that passes the answer checkers, for the suite's own tests.
+    /// An answer that passes the answer checkers, for the suite's own tests (only they read it).
+    #[cfg_attr(not(test), allow(dead_code))]
     pub reference_answer: Option<String>,
     /// Paths the reference solution deletes (after laying `reference/` over the workspace).
+    #[cfg_attr(not(test), allow(dead_code))]
     pub reference_removes: Vec<String>,
     /// The task's directory (holding `task.toml`, `workspace/`, `check/`, `reference/`).
     pub dir: PathBuf,
@@ -209,10 +227,7 @@ pub fn load_suite(suite: &Path) -> Result<Vec<Task>, SuiteError> {
         let Some(category) = Category::parse(&name) else {
             return Err(bad(
                 &entry,
-                format!(
-                    "not a category of the suite (known: {})",
-                    Category::known()
-                ),
+                format!("not a category of the suite (known: {})", Category::known()),
             ));
         };
         for task_dir in sorted_dir(&entry)? {
@@ -264,10 +279,7 @@ pub fn load_task(dir: &Path) -> Result<Task, SuiteError> {
     if file.id != dir_name {
         return Err(bad(
             &path,
-            format!(
-                "id `{}` differs from its directory `{dir_name}`",
-                file.id
-            ),
+            format!("id `{}` differs from its directory `{dir_name}`", file.id),
         ));
     }
     if file.id.is_empty()
@@ -294,12 +306,8 @@ pub fn load_task(dir: &Path) -> Result<Task, SuiteError> {
         relative(path).map_err(|m| bad(&path_of_toml(dir), format!("reference_removes: {m}")))?;
     }
     for (i, check) in file.checks.iter().enumerate() {
-        validate(check, dir).map_err(|m| {
-            bad(
-                &path,
-                format!("check {} ({}): {m}", i + 1, check.kind()),
-            )
-        })?;
+        validate(check, dir)
+            .map_err(|m| bad(&path, format!("check {} ({}): {m}", i + 1, check.kind())))?;
     }
     Ok(Task {
         id: file.id,
@@ -335,7 +343,8 @@ fn validate(check: &Check, dir: &Path) -> Result<(), String> {
     let facts_ok = |facts: &[Fact]| {
         !facts.is_empty()
             && facts.iter().all(|f| {
-                !f.alternatives().is_empty() && f.alternatives().iter().all(|a| !a.trim().is_empty())
+                !f.alternatives().is_empty()
+                    && f.alternatives().iter().all(|a| !a.trim().is_empty())
             })
     };
     match check {

@@ -162,7 +162,10 @@ fn a_fact_matches_whole_words_and_numbers_only() {
     assert!(!answer_holds("42.5 seconds", &fact("42")));
     assert!(!answer_holds("1,234 rows", &fact("234")));
     assert!(answer_holds("rows: 234, then more", &fact("234")));
-    assert!(answer_holds("the AUTH_SESSIONS table", &fact("auth_sessions")));
+    assert!(answer_holds(
+        "the AUTH_SESSIONS table",
+        &fact("auth_sessions")
+    ));
     assert!(!answer_holds("auth_sessions_old", &fact("auth_sessions")));
     assert!(answer_holds(
         "Forty-Two",
@@ -185,7 +188,10 @@ fn a_bad_task_file_is_an_error_naming_it() {
     let dir = temp.path().join("t1");
     std::fs::create_dir_all(dir.join("workspace")).unwrap();
     let cases = [
-        ("id = \"t1\"\ncategory = \"file-read\"\ninstruction = \"x\"\n", "at least one"),
+        (
+            "id = \"t1\"\ncategory = \"file-read\"\ninstruction = \"x\"\n",
+            "at least one",
+        ),
         (
             "id = \"t1\"\ncategory = \"nope\"\ninstruction = \"x\"\n",
             "unknown variant",
@@ -255,15 +261,8 @@ path = "gone.txt"
     .unwrap();
     let task = task::load_task(&dir).unwrap();
     let rt = runtime();
-    let run = |copy: &Path| {
-        rt.block_on(check_task(
-            &task,
-            copy,
-            "",
-            None,
-            &CancellationToken::new(),
-        ))
-    };
+    let run =
+        |copy: &Path| rt.block_on(check_task(&task, copy, "", None, &CancellationToken::new()));
     let (_t, copy) = copy_of(&task);
     let untouched = run(&copy);
     assert_eq!(
@@ -279,8 +278,9 @@ path = "gone.txt"
     std::fs::write(copy.join("keep/new.txt"), "").unwrap();
     let gained = run(&copy);
     assert!(
-        gained.iter().any(|c| c.verdict
-            == Verdict::Fail("keep gained new.txt".into())),
+        gained
+            .iter()
+            .any(|c| c.verdict == Verdict::Fail("keep gained new.txt".into())),
         "{gained:?}"
     );
     std::fs::remove_file(copy.join("keep/new.txt")).unwrap();
@@ -293,7 +293,9 @@ path = "gone.txt"
     std::os::unix::fs::symlink("/etc/hostname", copy.join("a.txt")).unwrap();
     let escaped = run(&copy);
     assert!(
-        escaped.iter().any(|c| matches!(&c.verdict, Verdict::Fail(why) if why.contains("leads out"))),
+        escaped
+            .iter()
+            .any(|c| matches!(&c.verdict, Verdict::Fail(why) if why.contains("leads out"))),
         "{escaped:?}"
     );
 }
@@ -321,10 +323,13 @@ fn a_command_without_a_sandbox_is_skipped_not_passed() {
     let task = task::load_task(&dir).unwrap();
     assert!(matches!(&task.checks[0], Check::Command { runtime, .. } if runtime == "python"));
     let (_t, copy) = copy_of(&task);
-    let checked = runtime().block_on(check_task(&task, &copy, "", None, &CancellationToken::new()));
+    let checked = runtime().block_on(check_task(
+        &task,
+        &copy,
+        "",
+        None,
+        &CancellationToken::new(),
+    ));
     assert!(matches!(checked[0].verdict, Verdict::Skipped(_)));
-    assert_eq!(
-        super::failures(&checked),
-        ["command: not run (no sandbox)"]
-    );
+    assert_eq!(super::failures(&checked), ["command: not run (no sandbox)"]);
 }
