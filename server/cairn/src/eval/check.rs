@@ -194,7 +194,8 @@ fn check_inner(
 }
 
 /// Whether `fact` occurs in `answer`, ignoring case, and not as part of a longer word or number
-/// (`42` is not in `1420` nor in `42.5`), so a fact cannot be matched by accident.
+/// (`42` is not in `1420` nor in `42.5`, `auth` not in `oauth`), so a fact cannot be matched by
+/// accident; a number may touch letters (`v2.4.0` holds `2.4.0`, `8443/tcp` holds `8443`).
 pub fn answer_holds(answer: &str, fact: &Fact) -> bool {
     let answer: Vec<char> = answer.to_lowercase().chars().collect();
     fact.alternatives().iter().any(|alt| {
@@ -211,13 +212,23 @@ pub fn answer_holds(answer: &str, fact: &Fact) -> bool {
     })
 }
 
+/// A character of a word or an identifier (`auth_sessions` is one word).
+fn is_word(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
 /// Whether the text before `start` continues the word or number that starts with `first`.
 fn joined_before(text: &[char], start: usize, first: char) -> bool {
-    if start == 0 || !first.is_alphanumeric() {
+    if start == 0 || !is_word(first) {
         return false;
     }
     let prev = text[start - 1];
-    if prev.is_alphanumeric() {
+    // A number is continued only by digits (`v2.4.0` holds `2.4.0`); a word by word characters.
+    if first.is_ascii_digit() {
+        if prev.is_ascii_digit() {
+            return true;
+        }
+    } else if is_word(prev) {
         return true;
     }
     // `1,234` and `3.5`: a separator between digits joins them into one number.
@@ -229,11 +240,15 @@ fn joined_before(text: &[char], start: usize, first: char) -> bool {
 
 /// Whether the text from `end` continues the word or number that ends with `last`.
 fn joined_after(text: &[char], end: usize, last: char) -> bool {
-    if end >= text.len() || !last.is_alphanumeric() {
+    if end >= text.len() || !is_word(last) {
         return false;
     }
     let next = text[end];
-    if next.is_alphanumeric() {
+    if last.is_ascii_digit() {
+        if next.is_ascii_digit() {
+            return true;
+        }
+    } else if is_word(next) {
         return true;
     }
     last.is_ascii_digit()

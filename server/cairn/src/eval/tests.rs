@@ -172,8 +172,12 @@ fn a_fact_matches_whole_words_and_numbers_only() {
         &Fact::Any(vec!["42".into(), "forty-two".into()])
     ));
     assert!(!answer_holds("", &fact("x")));
+    // A number may touch letters; a word may not.
+    assert!(answer_holds("in v2.4.0-rc", &fact("2.4.0")));
+    assert!(answer_holds("8443/tcp", &fact("8443")));
+    assert!(!answer_holds("via oauth", &fact("auth")));
     // A fact that starts or ends with punctuation needs no boundary there.
-    assert!(answer_holds("v2.4.0-rc", &fact("2.4.0-")));
+    assert!(answer_holds("x-2.4.0-", &fact("-2.4.0-")));
 }
 
 fn write(dir: &Path, rel: &str, text: &str) {
