@@ -209,6 +209,7 @@ fn eval_filters_by_category_and_task_and_refuses_unknown_ones() {
             "--task",
             "solve",
             "--json",
+            "--keep",
         ],
         &[],
     );
@@ -216,6 +217,15 @@ fn eval_filters_by_category_and_task_and_refuses_unknown_ones() {
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["tasks"].as_array().unwrap().len(), 1);
     assert_eq!(report["tasks"][0]["success"], true);
+    // --keep: the copy and the task's own session directory stay, named in the report.
+    let kept = PathBuf::from(report["tasks"][0]["kept"].as_str().unwrap());
+    assert!(kept.join("workspace/notes.txt").is_file(), "{report}");
+    let sessions = std::fs::read_dir(kept.join("sessions")).unwrap().count();
+    assert_eq!(
+        sessions, 1,
+        "one transcript in the task's own session directory"
+    );
+    std::fs::remove_dir_all(&kept).unwrap();
 
     let out = sb.run(&["eval", "--suite", s, "--category", "poetry"], &[]);
     assert!(!out.status.success());

@@ -278,10 +278,21 @@ pub async fn run(env: &Env, args: EvalArgs) -> anyhow::Result<ExitCode> {
         None => std::env::current_dir()?.join("bench").join("eval"),
     };
     let tasks = select(&suite, &args)?;
+    // Ctrl-C cancels the task in flight and ends the suite; what ran is still reported.
+    let interrupted = CancellationToken::new();
+    let on_ctrl_c = interrupted.clone();
+    let watcher = tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_ctrl_c.cancel();
+        }
+    });
     let mut results = Vec::new();
     let mut model = String::new();
     for (i, task) in tasks.iter().enumerate() {
-        let result = run_task(env, task, &args, i == 0, &mut model).await?;
+        if interrupted.is_cancelled() {
+            break;
+        }
+        let result = run_task(env, task, &args, i == 0, &mut model, &interrupted).await?;
         // One whole line per task, after it: logs of the run would split a line begun before.
         eprintln!(
             "[{}/{}] {} {} ({}, {} tool calls, {} model requests, {:.1} s){}",
@@ -301,6 +312,7 @@ pub async fn run(env: &Env, args: EvalArgs) -> anyhow::Result<ExitCode> {
         );
         results.push(result);
     }
+    watcher.abort();
     compose::shutdown_sandbox().await;
     if args.json {
         let report = serde_json::json!({
@@ -312,6 +324,14 @@ pub async fn run(env: &Env, args: EvalArgs) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print!("{}", render_table(&results));
+    }
+    if interrupted.is_cancelled() {
+        eprintln!(
+            "cairn: interrupted after {} of {} tasks",
+            results.len(),
+            tasks.len()
+        );
+        return Ok(ExitCode::from(130));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -325,6 +345,7 @@ async fn run_task(
     args: &EvalArgs,
     first: bool,
     model_name: &mut String,
+    interrupted: &CancellationToken,
 ) -> anyhow::Result<TaskResult> {
     let temp = tempfile::Builder::new()
         .prefix(&format!("cairn-eval-{}-", task.id))
@@ -355,7 +376,7 @@ async fn run_task(
     // The events go nowhere: the outcome carries the counts and the answer.
     let (events, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
-    let cancel = CancellationToken::new();
+    let cancel = interrupted.child_token();
     let timer = {
         let cancel = cancel.clone();
         let limit = args.timeout;
@@ -397,14 +418,7 @@ async fn run_task(
     };
     let answer = final_answer(&outcome.messages);
     let sandbox = compose::sandbox_service(&config.sandbox);
-    let checked = check::check_task(
-        task,
-        &copy,
-        &answer,
-        Some(&sandbox),
-        &CancellationToken::new(),
-    )
-    .await;
+    let checked = check::check_task(task, &copy, &answer, Some(&sandbox), interrupted).await;
 
     let mut reasons = Vec::new();
     match stop {
@@ -422,7 +436,7 @@ async fn run_task(
             error.as_deref().unwrap_or_default()
         )),
         Stop::Refused => reasons.push("the model refused".into()),
-        Stop::Cancelled => reasons.push("the turn was cancelled".into()),
+        Stop::Cancelled => reasons.push("the turn was cancelled (Ctrl-C)".into()),
     }
     reasons.extend(failures(&checked));
     let kept = if args.keep {
