@@ -303,7 +303,7 @@ fn same_tree(original: &Path, copy: &Path, rel: &Path) -> Result<(), String> {
             Ok(names)
         };
         let (before, after) = (names(original)?, names(&now)?);
-        if let Some(extra) = after.iter().find(|n| !before.contains(n)) {
+        if let Some(extra) = after.iter().find(|n| !before.contains(n) && !is_cache(n)) {
             return Err(format!("{shown} gained {}", extra.to_string_lossy()));
         }
         for name in before {
@@ -318,6 +318,15 @@ fn same_tree(original: &Path, copy: &Path, rel: &Path) -> Result<(), String> {
     } else {
         Err(format!("{shown} was changed"))
     }
+}
+
+/// Caches that running the project's code leaves (the agent running the tests writes them):
+/// a directory that gained one is still unchanged.
+fn is_cache(name: &std::ffi::OsStr) -> bool {
+    matches!(
+        name.to_str(),
+        Some("__pycache__" | ".pytest_cache" | ".mypy_cache" | ".ruff_cache")
+    )
 }
 
 /// Copies the tree `from` into `to` (files overwrite); a symlink in a suite is refused, so a
