@@ -1,7 +1,8 @@
 //! `cairn eval` through the real binary against the scripted model: a small suite made by the
 //! test (a task the model solves, one it answers wrongly, one that runs into the tool-call cap),
 //! the table and the JSON report; a missing suite; and, with Docker, a task of the real suite
-//! whose scripted fix is judged by its hidden tests in the sandbox.
+//! whose scripted fix is judged by its hidden tests in the sandbox, and the whole real suite
+//! failing, task by task, for a model that does nothing.
 
 use std::path::{Path, PathBuf};
 
@@ -332,4 +333,36 @@ fn eval_runs_a_real_debugging_task_with_its_tests_in_the_sandbox() {
         "{reason}"
     );
     assert!(reason.contains("exited 1"), "{reason}");
+}
+
+/// The whole real suite through the binary with a model that does nothing: every task fails,
+/// and the command checkers fail because the tests fail, not because they could not run.
+#[test]
+fn a_model_doing_nothing_fails_the_whole_real_suite() {
+    if !crate::sandbox::enabled() {
+        return;
+    }
+    let _serial = crate::sandbox::SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/eval");
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        (0..60).map(|_| Reply::text("I do not know.")).collect(),
+    );
+    crate::sandbox::configure(&sb);
+    let out = sb.run(&["eval", "--suite", suite.to_str().unwrap(), "--json"], &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let tasks = report["tasks"].as_array().unwrap();
+    assert!(tasks.len() >= 50, "{}", tasks.len());
+    for task in tasks {
+        assert_eq!(task["success"], false, "{task}");
+        assert_eq!(task["stop"], "done", "{task}");
+        let reason = task["reason"].as_str().unwrap();
+        assert!(!reason.contains("could not run"), "{reason}");
+    }
+    let all = report["categories"].as_array().unwrap().last().unwrap();
+    assert_eq!(all["category"], "all");
+    assert_eq!(all["successRate"], 0.0);
 }
