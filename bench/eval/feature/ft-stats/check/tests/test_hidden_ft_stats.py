@@ -27,4 +27,6 @@ class HiddenStatsTest(unittest.TestCase):
 
     def test_page(self):
         from shelf.views import render_list
-        self.assertIn("1 of 4 read", render_list(seeded().store.all()))
+        page = render_list(seeded().store.all())
+        self.assertIn("1 of 4 read", page)
+        self.assertIn('class="stats"', page)
