@@ -12,6 +12,7 @@ mod cli;
 mod cloud;
 mod db;
 mod devops;
+mod eval;
 mod git_escapes;
 mod helix;
 mod local_model;

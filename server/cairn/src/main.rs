@@ -16,6 +16,7 @@ mod chat;
 mod compose;
 mod conformance;
 mod doctor;
+mod eval;
 mod local;
 mod mcp_cmd;
 mod oauth;
@@ -114,6 +115,29 @@ enum Command {
     Config {
         #[command(subcommand)]
         command: ConfigCommand,
+    },
+    /// Run the agent task suite against the configured provider and print, per category,
+    /// the success rate, tool calls, model requests, tokens and wall time.
+    Eval {
+        /// The suite's directory (default: `bench/eval` under the current directory).
+        #[arg(long)]
+        suite: Option<PathBuf>,
+        /// Only this category (`file-read`, `debugging`, `data-analysis`, `refactor`,
+        /// `feature`); repeatable.
+        #[arg(long = "category")]
+        categories: Vec<String>,
+        /// Only this task id; repeatable.
+        #[arg(long = "task")]
+        tasks: Vec<String>,
+        /// Print one JSON object (rows per category and every task's result).
+        #[arg(long)]
+        json: bool,
+        /// Keep each task's copy and transcript (their paths are in the results).
+        #[arg(long)]
+        keep: bool,
+        /// Seconds one task's turn may take before it is cancelled.
+        #[arg(long, default_value_t = 900)]
+        timeout: u64,
     },
     /// Check configuration, the model provider, and the session store.
     Doctor {
@@ -446,6 +470,24 @@ fn main() -> ExitCode {
             Command::Config {
                 command: ConfigCommand::Schema { vscode },
             } => print_schema(vscode),
+            Command::Eval {
+                suite,
+                categories,
+                tasks,
+                json,
+                keep,
+                timeout,
+            } => {
+                let args = eval::EvalArgs {
+                    suite,
+                    categories,
+                    tasks,
+                    json,
+                    keep,
+                    timeout: std::time::Duration::from_secs(timeout),
+                };
+                eval::run(&env, args).await
+            }
             Command::Doctor { workspace } => {
                 doctor::run(
                     &env,

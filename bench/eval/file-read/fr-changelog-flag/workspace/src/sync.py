@@ -1,0 +1,2 @@
+def sync(src, dst, dry_run=False):
+    pass

@@ -1,0 +1,5 @@
+from . import settings
+
+
+def bind_address():
+    return (settings.DEFAULT_HOST, settings.PORT)

@@ -1,0 +1,2 @@
+def gross(net):
+    return round(net * (1 + 0.19), 2)

@@ -1,0 +1,6 @@
+from .model import UserRecord
+
+
+class AdminRecord(UserRecord):
+    def display(self):
+        return "[admin] " + super().display()

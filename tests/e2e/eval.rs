@@ -1,0 +1,368 @@
+//! `cairn eval` through the real binary against the scripted model: a small suite made by the
+//! test (a task the model solves, one it answers wrongly, one that runs into the tool-call cap),
+//! the table and the JSON report; a missing suite; and, with Docker, a task of the real suite
+//! whose scripted fix is judged by its hidden tests in the sandbox, and the whole real suite
+//! failing, task by task, for a model that does nothing.
+
+use std::path::{Path, PathBuf};
+
+use cairn_test_support::{Format, Reply};
+use serde_json::{Value, json};
+
+use crate::support::{Sandbox, text};
+
+fn write(root: &Path, rel: &str, body: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, body).unwrap();
+}
+
+/// Three tasks: `solve` and `wrong` (file-read), `cap` (debugging); the key in each instruction
+/// picks its script.
+fn small_suite(root: &Path) -> PathBuf {
+    let suite = root.join("suite");
+    for (category, id, key) in [
+        ("file-read", "solve", "KEY-SOLVE"),
+        ("file-read", "wrong", "KEY-WRONG"),
+        ("debugging", "cap", "KEY-CAP"),
+    ] {
+        let dir = format!("{category}/{id}");
+        write(
+            &suite,
+            &format!("{dir}/workspace/notes.txt"),
+            "The door code is 4711.\n",
+        );
+        write(
+            &suite,
+            &format!("{dir}/task.toml"),
+            &format!(
+                "id = \"{id}\"\ncategory = \"{category}\"\ninstruction = \"{key}: what is the door code in notes.txt?\"\n\n\
+                 [[check]]\nkind = \"answer_contains\"\nfacts = [\"4711\"]\n\n\
+                 [[check]]\nkind = \"unchanged\"\npaths = [\"notes.txt\"]\n"
+            ),
+        );
+    }
+    suite
+}
+
+fn read_notes() -> Reply {
+    Reply::tool_call("read_file", json!({"path": "notes.txt"}))
+}
+
+/// The replies of one pass over the small suite.
+fn one_pass() -> Vec<(String, Vec<Reply>)> {
+    vec![
+        (
+            "KEY-SOLVE".into(),
+            vec![
+                read_notes().with_usage(100, 10),
+                Reply::text("The door code is 4711.").with_usage(150, 20),
+            ],
+        ),
+        (
+            "KEY-WRONG".into(),
+            vec![Reply::text("I think it is 1234.").with_usage(50, 5)],
+        ),
+        (
+            "KEY-CAP".into(),
+            vec![
+                read_notes().with_usage(10, 1),
+                read_notes().with_usage(10, 1),
+                read_notes().with_usage(10, 1),
+                read_notes().with_usage(10, 1),
+            ],
+        ),
+    ]
+}
+
+/// Two passes (JSON, then the table), each key's replies in order.
+fn two_passes() -> Vec<(String, Vec<Reply>)> {
+    one_pass()
+        .into_iter()
+        .zip(one_pass())
+        .map(|((key, mut a), (_, b))| {
+            a.extend(b);
+            (key, a)
+        })
+        .collect()
+}
+
+#[test]
+fn eval_reports_a_solved_a_failed_and_a_capped_task() {
+    let sb = Sandbox::keyed(Format::OpenAi, two_passes());
+    let suite = small_suite(sb.dir.path());
+    let cap = [("CAIRN_AGENT__MAX_TOOL_CALLS", "2")];
+
+    let out = sb.run(
+        &["eval", "--suite", suite.to_str().unwrap(), "--json"],
+        &cap,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let task = |id: &str| {
+        report["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["id"] == id)
+            .unwrap()
+            .clone()
+    };
+
+    let solve = task("solve");
+    assert_eq!(solve["success"], true, "{solve}");
+    assert_eq!(solve["category"], "file-read");
+    assert_eq!(solve["stop"], "done");
+    assert_eq!(solve["toolCalls"], 1);
+    assert_eq!(solve["modelRequests"], 2);
+    assert_eq!(solve["tokensIn"], 250);
+    assert_eq!(solve["tokensOut"], 30);
+    assert_eq!(solve["answer"], "The door code is 4711.");
+    assert!(solve.get("reason").is_none(), "{solve}");
+
+    let wrong = task("wrong");
+    assert_eq!(wrong["success"], false);
+    assert_eq!(wrong["stop"], "done");
+    assert_eq!(wrong["toolCalls"], 0);
+    assert_eq!(wrong["modelRequests"], 1);
+    assert_eq!(
+        wrong["reason"], "answer_contains: the answer lacks \"4711\"",
+        "{wrong}"
+    );
+
+    let capped = task("cap");
+    assert_eq!(capped["success"], false);
+    assert_eq!(capped["category"], "debugging");
+    assert_eq!(capped["stop"], "toolCallCap", "{capped}");
+    assert_eq!(capped["toolCalls"], 2);
+    let reason = capped["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("the turn stopped at the tool-call cap (agent.max_tool_calls = 2)"),
+        "{reason}"
+    );
+
+    let rows = report["categories"].as_array().unwrap();
+    let names: Vec<&str> = rows
+        .iter()
+        .map(|r| r["category"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["file-read", "debugging", "all"]);
+    assert_eq!(rows[0]["tasks"], 2);
+    assert_eq!(rows[0]["succeeded"], 1);
+    assert_eq!(rows[0]["successRate"], 0.5);
+    assert_eq!(rows[0]["meanToolCalls"], 0.5);
+    assert_eq!(rows[0]["meanModelRequests"], 1.5);
+    assert_eq!(rows[0]["meanTokensIn"], 150.0);
+    assert_eq!(rows[0]["meanTokensOut"], 17.5);
+    assert_eq!(rows[2]["tasks"], 3);
+    assert_eq!(rows[2]["succeeded"], 1);
+
+    // The same suite as a table.
+    let out = sb.run(&["eval", "--suite", suite.to_str().unwrap()], &cap);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let table = text(&out.stdout);
+    let lines: Vec<&str> = table.lines().collect();
+    assert!(
+        lines[0].starts_with("category ")
+            && lines[0].contains(
+                "| tasks | success | mean tool calls | mean model requests | mean tokens in | mean tokens out | mean wall s"
+            ),
+        "{table}"
+    );
+    let cells =
+        |line: &str| -> Vec<String> { line.split('|').map(|c| c.trim().to_owned()).collect() };
+    assert_eq!(
+        cells(lines[1])[..7],
+        ["file-read", "2", "50%", "0.5", "1.5", "150", "18"]
+    );
+    assert_eq!(cells(lines[2])[..3], ["debugging", "1", "0%"]);
+    assert_eq!(cells(lines[3])[..3], ["all", "3", "33%"]);
+    assert!(
+        table
+            .contains("\nfailed:\n  file-read/wrong: answer_contains: the answer lacks \"4711\"\n"),
+        "{table}"
+    );
+    assert!(
+        table.contains("  debugging/cap: the turn stopped at the tool-call cap"),
+        "{table}"
+    );
+    // Progress goes to stderr, one line per task.
+    let progress = text(&out.stderr);
+    assert!(progress.contains("[1/3] file-read/solve ok"), "{progress}");
+    assert!(
+        progress.contains("[3/3] debugging/cap FAILED"),
+        "{progress}"
+    );
+}
+
+#[test]
+fn eval_filters_by_category_and_task_and_refuses_unknown_ones() {
+    let sb = Sandbox::keyed(Format::OpenAi, one_pass());
+    let suite = small_suite(sb.dir.path());
+    let s = suite.to_str().unwrap();
+    let out = sb.run(
+        &[
+            "eval",
+            "--suite",
+            s,
+            "--category",
+            "file-read",
+            "--task",
+            "solve",
+            "--json",
+            "--keep",
+        ],
+        &[],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["tasks"].as_array().unwrap().len(), 1);
+    assert_eq!(report["tasks"][0]["success"], true);
+    // --keep: the copy and the task's own session directory stay, named in the report.
+    let kept = PathBuf::from(report["tasks"][0]["kept"].as_str().unwrap());
+    assert!(kept.join("workspace/notes.txt").is_file(), "{report}");
+    let sessions = std::fs::read_dir(kept.join("sessions")).unwrap().count();
+    assert_eq!(
+        sessions, 1,
+        "one transcript in the task's own session directory"
+    );
+    std::fs::remove_dir_all(&kept).unwrap();
+
+    let out = sb.run(&["eval", "--suite", s, "--category", "poetry"], &[]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("unknown category `poetry` (known: file-read, debugging"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = sb.run(&["eval", "--suite", s, "--task", "nope"], &[]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("no task `nope`"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // No suite where it is looked for: the error says how to name one.
+    let out = sb
+        .command()
+        .args(["eval"])
+        .current_dir(sb.dir.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("--suite DIR"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // A broken task.toml stops the run before any task, naming the file.
+    write(&suite, "file-read/solve/task.toml", "id = \"solve\"\n");
+    let out = sb.run(&["eval", "--suite", s], &[]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("file-read/solve/task.toml"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        sb.model.requests().len(),
+        2,
+        "only the first run asked the model"
+    );
+}
+
+/// A task of the real suite, solved by a scripted edit and judged by its hidden tests in the
+/// sandbox; the unsolved run of the same task fails on them.
+#[test]
+fn eval_runs_a_real_debugging_task_with_its_tests_in_the_sandbox() {
+    if !crate::sandbox::enabled() {
+        return;
+    }
+    let _serial = crate::sandbox::SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/eval");
+    let fixed =
+        std::fs::read_to_string(suite.join("debugging/dbg-median/reference/stats/summary.py"))
+            .unwrap();
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::tool_call(
+                "write_file",
+                json!({"path": "stats/summary.py", "content": fixed}),
+            ),
+            Reply::text("Fixed: even-length lists average the two middle values."),
+            // The second run does nothing.
+            Reply::text("Nothing to do."),
+        ],
+    );
+    crate::sandbox::configure(&sb);
+    let args = [
+        "eval",
+        "--suite",
+        suite.to_str().unwrap(),
+        "--task",
+        "dbg-median",
+        "--json",
+    ];
+    let out = sb.run(&args, &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let task = &report["tasks"][0];
+    assert_eq!(task["success"], true, "{task}");
+    assert_eq!(task["toolCalls"], 1);
+    // The edit went to the copy, never to the suite.
+    assert!(
+        std::fs::read_to_string(suite.join("debugging/dbg-median/workspace/stats/summary.py"))
+            .unwrap()
+            .contains("ordered[len(ordered) // 2]")
+    );
+
+    let out = sb.run(&args, &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let task = &report["tasks"][0];
+    assert_eq!(task["success"], false, "{task}");
+    let reason = task["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("command: `python3 -m unittest"),
+        "{reason}"
+    );
+    assert!(reason.contains("exited 1"), "{reason}");
+}
+
+/// The whole real suite through the binary with a model that does nothing: every task fails,
+/// and the command checkers fail because the tests fail, not because they could not run.
+#[test]
+fn a_model_doing_nothing_fails_the_whole_real_suite() {
+    if !crate::sandbox::enabled() {
+        return;
+    }
+    let _serial = crate::sandbox::SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/eval");
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        (0..60).map(|_| Reply::text("I do not know.")).collect(),
+    );
+    crate::sandbox::configure(&sb);
+    let out = sb.run(&["eval", "--suite", suite.to_str().unwrap(), "--json"], &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let tasks = report["tasks"].as_array().unwrap();
+    assert!(tasks.len() >= 50, "{}", tasks.len());
+    for task in tasks {
+        assert_eq!(task["success"], false, "{task}");
+        assert_eq!(task["stop"], "done", "{task}");
+        let reason = task["reason"].as_str().unwrap();
+        assert!(!reason.contains("could not run"), "{reason}");
+    }
+    let all = report["categories"].as_array().unwrap().last().unwrap();
+    assert_eq!(all["category"], "all");
+    assert_eq!(all["successRate"], 0.0);
+}
