@@ -179,7 +179,7 @@ fn load(settings: &LocalSettings, status: Option<&StatusFn>) -> Result<Engine, L
         return Err(LocalError::Template);
     }
     let context = info.context;
-    let model = Transformer::load(&content, &mut file, context)?;
+    let model = Transformer::load(&content, &mut file, context, info.dense_slow)?;
     info.context = context.min(model.max_positions());
     tracing::info!(
         model = %info.name,

@@ -10,6 +10,10 @@ use candle_core::quantized::{GgmlDType, gguf_file};
 use crate::LocalError;
 use crate::model::{ARCHITECTURES, Hparams};
 
+/// Weights in formats without a fast kernel ([`crate::model::SLOW`]) run as f32 matrices when
+/// that takes at most this many bytes (a model of up to about 500M parameters).
+pub const DENSE_LIMIT: u64 = 2 << 30;
+
 /// What was loaded, for messages, `cairn doctor` and the benchmark.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelInfo {
@@ -23,6 +27,8 @@ pub struct ModelInfo {
     pub context: usize,
     /// The model's own context length.
     pub trained_context: usize,
+    /// Whether the weights in slow formats run as f32 ([`DENSE_LIMIT`]).
+    pub dense_slow: bool,
 }
 
 /// Reads the header and checks the file; the reader is left for the tensors.
@@ -97,16 +103,23 @@ pub fn open(
         .min(hparams.context)
         .max(256);
     let cache = hparams.kv_bytes(context);
+    let slow: u64 = counts
+        .iter()
+        .filter(|(d, _)| crate::model::SLOW.contains(d))
+        .map(|(_, n)| n * 4)
+        .sum();
+    let dense_slow = slow <= DENSE_LIMIT;
+    let widened = if dense_slow { slow } else { 0 };
     let mib = |b: u64| b.div_ceil(1 << 20);
-    // Weights, the cache, and room for activations and the tokenizer.
-    let total = weights + cache + (256 << 20);
+    // Weights, their f32 copies, the cache, and room for activations and the tokenizer.
+    let total = weights + widened + cache + (256 << 20);
     let available = max_memory_mib.or_else(available_mib);
     if let Some(available) = available
         && mib(total) > available
     {
         return Err(LocalError::TooLarge {
             needed_mib: mib(total),
-            weights_mib: mib(weights),
+            weights_mib: mib(weights + widened),
             cache_mib: mib(cache),
             context,
             available_mib: available,
@@ -140,6 +153,7 @@ pub fn open(
         file_bytes: size,
         context,
         trained_context: hparams.context,
+        dense_slow,
     };
     Ok((content, file, info, hparams))
 }

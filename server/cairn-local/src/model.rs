@@ -5,11 +5,19 @@
 //! embedder: two architectures instead of dozens, and the cache can be truncated, so a turn that
 //! extends the previous prompt only runs its new tokens.
 
-use candle_core::quantized::{QMatMul, QTensor, gguf_file};
+use candle_core::quantized::{GgmlDType, QMatMul, QTensor, gguf_file};
 use candle_core::{D, DType, Device, IndexOp, Module, Tensor};
 
 /// The model families this forward pass implements.
 pub const ARCHITECTURES: &[&str] = &["llama", "qwen2"];
+
+/// Quantisations without a SIMD kernel in candle on x86-64: their weights run in half precision.
+pub const SLOW: &[GgmlDType] = &[
+    GgmlDType::Q4_1,
+    GgmlDType::Q5_0,
+    GgmlDType::Q5_1,
+    GgmlDType::Q8_1,
+];
 
 /// Hyperparameters read from the GGUF metadata.
 #[derive(Debug, Clone)]
@@ -106,10 +114,21 @@ fn weight<R: std::io::Read + std::io::Seek>(
     content: &gguf_file::Content,
     reader: &mut R,
     name: &str,
+    dense_slow: bool,
 ) -> candle_core::Result<QMatMul> {
-    // Used as stored: widening Q4_1 to Q8_0 (which has a faster kernel) looked free, but the
-    // second rounding changed SmolLM2's greedy answers, and llama.cpp keeps the file's values.
-    QMatMul::from_qtensor(content.tensor(reader, name, &Device::Cpu)?)
+    let tensor = content.tensor(reader, name, &Device::Cpu)?;
+    if dense_slow && SLOW.contains(&tensor.dtype()) {
+        // candle has no SIMD kernel for these, and its portable one made generation ten times
+        // slower than llama.cpp; a dense product is three times faster than that. Widening to
+        // Q8_0 (which has a kernel) instead rounded a second time and changed SmolLM2's answers,
+        // and half precision has no fast kernel either. The cost is memory, so only a small
+        // model gets it (`gguf::DENSE_LIMIT`).
+        return QMatMul::from_qtensor(tensor).and_then(|q| match q {
+            QMatMul::QTensor(q) => Ok(QMatMul::Tensor(q.dequantize(&Device::Cpu)?)),
+            other => Ok(other),
+        });
+    }
+    QMatMul::from_qtensor(tensor)
 }
 
 fn vector<R: std::io::Read + std::io::Seek>(
@@ -123,19 +142,21 @@ fn vector<R: std::io::Read + std::io::Seek>(
 }
 
 impl Transformer {
+    /// `dense_slow`: weights in the [`SLOW`] formats are kept as f32 matrices.
     pub fn load<R: std::io::Read + std::io::Seek>(
         content: &gguf_file::Content,
         reader: &mut R,
         context: usize,
+        dense_slow: bool,
     ) -> candle_core::Result<Self> {
         let hparams = Hparams::read(content)?;
         let device = Device::Cpu;
         let embeddings = content.tensor(reader, "token_embd.weight", &device)?;
         let output = if content.tensor_infos.contains_key("output.weight") {
-            weight(content, reader, "output.weight")?
+            weight(content, reader, "output.weight", dense_slow)?
         } else {
             // Tied embeddings (SmolLM2, small Qwen2 models).
-            weight(content, reader, "token_embd.weight")?
+            weight(content, reader, "token_embd.weight", dense_slow)?
         };
         let norm = vector(content, reader, "output_norm.weight")?;
         let optional = |reader: &mut R, name: &str| -> candle_core::Result<Option<Tensor>> {
@@ -150,17 +171,22 @@ impl Transformer {
             let p = format!("blk.{i}");
             layers.push(Layer {
                 attn_norm: vector(content, reader, &format!("{p}.attn_norm.weight"))?,
-                wq: weight(content, reader, &format!("{p}.attn_q.weight"))?,
-                wk: weight(content, reader, &format!("{p}.attn_k.weight"))?,
-                wv: weight(content, reader, &format!("{p}.attn_v.weight"))?,
+                wq: weight(content, reader, &format!("{p}.attn_q.weight"), dense_slow)?,
+                wk: weight(content, reader, &format!("{p}.attn_k.weight"), dense_slow)?,
+                wv: weight(content, reader, &format!("{p}.attn_v.weight"), dense_slow)?,
                 bq: optional(reader, &format!("{p}.attn_q.bias"))?,
                 bk: optional(reader, &format!("{p}.attn_k.bias"))?,
                 bv: optional(reader, &format!("{p}.attn_v.bias"))?,
-                wo: weight(content, reader, &format!("{p}.attn_output.weight"))?,
+                wo: weight(
+                    content,
+                    reader,
+                    &format!("{p}.attn_output.weight"),
+                    dense_slow,
+                )?,
                 ffn_norm: vector(content, reader, &format!("{p}.ffn_norm.weight"))?,
-                gate: weight(content, reader, &format!("{p}.ffn_gate.weight"))?,
-                up: weight(content, reader, &format!("{p}.ffn_up.weight"))?,
-                down: weight(content, reader, &format!("{p}.ffn_down.weight"))?,
+                gate: weight(content, reader, &format!("{p}.ffn_gate.weight"), dense_slow)?,
+                up: weight(content, reader, &format!("{p}.ffn_up.weight"), dense_slow)?,
+                down: weight(content, reader, &format!("{p}.ffn_down.weight"), dense_slow)?,
                 cache: None,
             });
         }
@@ -349,7 +375,6 @@ mod tests {
     //! The forward pass against candle-transformers' quantized llama and Qwen2 on a small model
     //! with random weights written as a GGUF here: the same logits, with and without the cache.
 
-    use candle_core::quantized::GgmlDType;
     use candle_core::quantized::gguf_file::Value;
 
     use super::*;
@@ -455,7 +480,7 @@ mod tests {
     fn compare(arch: &str) {
         let mut file = write_model(arch);
         let content = gguf_file::Content::read(&mut file).unwrap();
-        let mut ours = Transformer::load(&content, &mut file, 128).unwrap();
+        let mut ours = Transformer::load(&content, &mut file, 128, true).unwrap();
         let device = Device::Cpu;
         // Long enough that the whole prompt runs dense and a piece of it quantized.
         let prompt: Vec<u32> = (0..20u32).map(|i| (i * 7 + 3) % VOCAB as u32).collect();
