@@ -73,7 +73,7 @@ fn every_configuration_key_is_a_setting() {
     // An optional enum is one list, with null for "unset".
     assert_eq!(
         props["cairn.provider.kind"]["enum"],
-        json!(["openai", "anthropic", null])
+        json!(["openai", "anthropic", "local", null])
     );
     assert_eq!(
         props["cairn.policy.effects.write"]["enum"],
