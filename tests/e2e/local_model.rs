@@ -84,6 +84,40 @@ fn with_nothing_configured_the_local_default_is_announced() {
     );
 }
 
+/// The editor hears the notice once, as an information message, when the first agent is built;
+/// nothing is loaded until a request comes.
+#[test]
+fn the_editor_hears_that_the_local_default_answers() {
+    let sb = Sandbox::new(Format::OpenAi, vec![]);
+    let hf = sb.dir.path().join("empty-hf");
+    let mut ed = Editor::spawn_without(
+        &sb,
+        &["OPENAI_BASE_URL", "CAIRN_MODEL"],
+        &[("HF_HOME", hf.to_str().unwrap())],
+    );
+    ed.initialize(&sb, json!({}), false);
+    let notice = |n: &Value| {
+        n["method"] == "window/showMessage"
+            && n["params"]["type"] == 3
+            && n["params"]["message"].as_str().is_some_and(|m| {
+                m.contains("no model provider is configured, so cairn answers with a local model")
+            })
+    };
+    ed.pump_until(
+        |ed| ed.notifications.iter().find(|n| notice(n)).cloned(),
+        "the local model's notice",
+    );
+    // A tool list (which rebuilds nothing) and a moment later: still one notice, no progress.
+    let _ = ed.call("cairn/tools", json!({}));
+    assert_eq!(ed.notifications.iter().filter(|n| notice(n)).count(), 1);
+    assert!(
+        !ed.notifications.iter().any(|n| n["method"] == "$/progress"
+            && n["params"]["value"]["title"] == "cairn: preparing the local model"),
+        "nothing loads before a request"
+    );
+    ed.shutdown();
+}
+
 /// A key in the environment keeps the hosted provider: the local model is only the default.
 #[test]
 fn a_key_keeps_the_hosted_provider() {

@@ -205,7 +205,16 @@ pub fn uri(path: &Path) -> String {
 
 impl Editor {
     pub fn spawn(sandbox: &Sandbox, extra_env: &[(&str, &str)]) -> Editor {
+        Self::spawn_without(sandbox, &[], extra_env)
+    }
+
+    /// [`Self::spawn`] with the variables in `remove` taken out of the test environment (the
+    /// scripted model's `OPENAI_BASE_URL`, say, to start with nothing configured).
+    pub fn spawn_without(sandbox: &Sandbox, remove: &[&str], extra_env: &[(&str, &str)]) -> Editor {
         let mut cmd = sandbox.command();
+        for var in remove {
+            cmd.env_remove(var);
+        }
         cmd.arg("lsp")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
