@@ -27,13 +27,6 @@ const CHUNK: usize = 256;
 const REPEAT_WINDOW: usize = 64;
 const REPEAT_PENALTY: f32 = 1.0;
 
-pub enum State {
-    NotLoaded,
-    Loaded(Box<Engine>),
-    /// Loading failed; the message is repeated rather than the load retried each request.
-    Failed(String),
-}
-
 pub struct Engine {
     pub info: ModelInfo,
     model: Transformer,
@@ -59,48 +52,42 @@ fn report(status: Option<&StatusFn>, s: LocalStatus) {
     }
 }
 
-pub fn ensure_loaded(
-    state: &mut State,
+/// The loaded engine, loading it first when the slot is empty. A failed load is not remembered:
+/// the next request tries again, so a file the user replaced, a download that can now finish or
+/// memory that was freed is picked up without a restart (a bad file fails at its header, cheaply).
+pub fn loaded<'a>(
+    slot: &'a mut Option<Box<Engine>>,
     settings: &LocalSettings,
     status: Option<&StatusFn>,
-) -> Result<(), LocalError> {
-    match state {
-        State::Loaded(_) => return Ok(()),
-        State::Failed(message) => return Err(LocalError::Repeated(message.clone())),
-        State::NotLoaded => {}
-    }
-    match load(settings, status) {
-        Ok(engine) => {
-            report(
-                status,
-                LocalStatus::Ready {
-                    description: format!(
-                        "{} ({}, {}, {} tokens of context)",
-                        engine.info.name,
-                        engine.info.arch,
-                        engine.info.quantisation,
-                        engine.info.context
-                    ),
-                },
-            );
-            *state = State::Loaded(Box::new(engine));
-            Ok(())
-        }
-        Err(e) => {
-            let message = e.to_string();
-            report(
-                status,
-                LocalStatus::Failed {
-                    message: message.clone(),
-                },
-            );
-            // A download that failed may work next time (the network came back); a bad file
-            // will not, so only those are remembered.
-            if !matches!(e, LocalError::Files(_)) {
-                *state = State::Failed(message);
+) -> Result<&'a mut Engine, LocalError> {
+    match slot {
+        Some(engine) => Ok(engine),
+        None => match load(settings, status) {
+            Ok(engine) => {
+                report(
+                    status,
+                    LocalStatus::Ready {
+                        description: format!(
+                            "{} ({}, {}, {} tokens of context)",
+                            engine.info.name,
+                            engine.info.arch,
+                            engine.info.quantisation,
+                            engine.info.context
+                        ),
+                    },
+                );
+                Ok(slot.insert(Box::new(engine)))
             }
-            Err(e)
-        }
+            Err(e) => {
+                report(
+                    status,
+                    LocalStatus::Failed {
+                        message: e.to_string(),
+                    },
+                );
+                Err(e)
+            }
+        },
     }
 }
 
@@ -147,7 +134,7 @@ fn load(settings: &LocalSettings, status: Option<&StatusFn>) -> Result<Engine, L
             model: settings.source.short(),
         },
     );
-    let (content, mut file, mut info, hparams) =
+    let (content, mut file, mut info) =
         gguf::open(&path, settings.context, settings.max_memory_mib)?;
     let template = content
         .metadata
@@ -188,7 +175,6 @@ fn load(settings: &LocalSettings, status: Option<&StatusFn>) -> Result<Engine, L
         context = info.context,
         "local model loaded"
     );
-    let _ = hparams;
     Ok(Engine {
         info,
         model,

@@ -36,7 +36,7 @@ pub fn open(
     path: &Path,
     context: Option<usize>,
     max_memory_mib: Option<u64>,
-) -> Result<(gguf_file::Content, std::fs::File, ModelInfo, Hparams), LocalError> {
+) -> Result<(gguf_file::Content, std::fs::File, ModelInfo), LocalError> {
     let mut file = std::fs::File::open(path).map_err(|source| LocalError::Open {
         path: path.to_owned(),
         source,
@@ -155,7 +155,7 @@ pub fn open(
         trained_context: hparams.context,
         dense_slow,
     };
-    Ok((content, file, info, hparams))
+    Ok((content, file, info))
 }
 
 /// `MemAvailable` from `/proc/meminfo`, in MiB; `None` where there is no such file.

@@ -198,9 +198,6 @@ pub enum LocalError {
     ContextTooSmall { needed: usize, context: usize },
     #[error("the model failed: {0}")]
     Compute(#[from] candle_core::Error),
-    /// A load that failed before, not tried again.
-    #[error("{0}")]
-    Repeated(String),
 }
 
 impl From<cairn_select::hub::HubError> for LocalError {
@@ -222,7 +219,7 @@ impl LocalError {
 pub struct LocalModel {
     settings: LocalSettings,
     status: Option<StatusFn>,
-    state: Arc<Mutex<engine::State>>,
+    state: Arc<Mutex<Option<Box<engine::Engine>>>>,
 }
 
 impl LocalModel {
@@ -230,7 +227,7 @@ impl LocalModel {
         Self {
             settings,
             status,
-            state: Arc::new(Mutex::new(engine::State::NotLoaded)),
+            state: Arc::new(Mutex::new(None)),
         }
     }
 
@@ -245,11 +242,11 @@ impl LocalModel {
             .state
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        engine::ensure_loaded(&mut state, &self.settings, self.status.as_ref())?;
-        match &*state {
-            engine::State::Loaded(engine) => Ok(engine.info.clone()),
-            _ => Err(LocalError::Tokenizer("not loaded".into())),
-        }
+        Ok(
+            engine::loaded(&mut state, &self.settings, self.status.as_ref())?
+                .info
+                .clone(),
+        )
     }
 
     /// Runs the prompt-processing and generation benchmark on the loaded model (loading it
@@ -263,11 +260,8 @@ impl LocalModel {
             .state
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        engine::ensure_loaded(&mut state, &self.settings, self.status.as_ref())?;
-        match &mut *state {
-            engine::State::Loaded(engine) => engine.bench(prompt_tokens, gen_tokens),
-            _ => Err(LocalError::Tokenizer("not loaded".into())),
-        }
+        engine::loaded(&mut state, &self.settings, self.status.as_ref())?
+            .bench(prompt_tokens, gen_tokens)
     }
 }
 
@@ -290,13 +284,9 @@ impl ModelClient for LocalModel {
                     let mut state = state
                         .lock()
                         .unwrap_or_else(std::sync::PoisonError::into_inner);
-                    if let Err(e) = engine::ensure_loaded(&mut state, &settings, status.as_ref()) {
-                        let _ = tx.blocking_send(Err(e.to_model_error()));
-                        return;
-                    }
-                    if let engine::State::Loaded(engine) = &mut *state
-                        && let Err(e) = engine.generate(&request, &settings, &tx)
-                    {
+                    let result = engine::loaded(&mut state, &settings, status.as_ref())
+                        .and_then(|engine| engine.generate(&request, &settings, &tx));
+                    if let Err(e) = result {
                         let _ = tx.blocking_send(Err(e.to_model_error()));
                     }
                 })
