@@ -316,3 +316,32 @@ async fn bad_files_are_refused_with_what_to_do() {
         "{e}"
     );
 }
+
+/// A load that failed is tried again on the next request: the user puts the file in place and
+/// the same process answers, without a restart.
+#[tokio::test]
+async fn a_failed_load_is_tried_again_on_the_next_request() {
+    if !gate() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("model.gguf");
+    let model = LocalModel::new(LocalSettings::new(ModelSource::Path(path.clone())), None);
+    let first = collect(
+        &model,
+        ask("What is the capital of France? Answer in one word."),
+    )
+    .await;
+    assert!(
+        matches!(first.as_slice(), [Err(e)] if e.contains("cannot open")),
+        "{first:?}"
+    );
+    let whole = cut_copy(dir.path(), u64::MAX);
+    std::fs::rename(whole, &path).unwrap();
+    let second = collect(
+        &model,
+        ask("What is the capital of France? Answer in one word."),
+    )
+    .await;
+    assert!(text_of(&second).contains("Paris"), "{second:?}");
+}
