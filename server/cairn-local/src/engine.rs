@@ -21,12 +21,6 @@ use crate::{LocalError, LocalSettings, ModelSource, StatusFn};
 /// scores (heads × piece × context) small.
 const CHUNK: usize = 256;
 
-/// Recent tokens the repetition penalty looks at, and its strength: none. llama.cpp's 1.1
-/// kept SmolLM2 from copying a tool call out of the prompt, and an agent's calls copy paths and
-/// names from what it read; `max_tokens` bounds a model that loops.
-const REPEAT_WINDOW: usize = 64;
-const REPEAT_PENALTY: f32 = 1.0;
-
 pub struct Engine {
     pub info: ModelInfo,
     model: Transformer,
@@ -319,17 +313,10 @@ impl Engine {
     }
 
     fn sample(&mut self, logits: &Tensor, temperature: f32) -> Result<u32, LocalError> {
-        let mut logits: Vec<f32> = logits.to_vec1()?;
-        let start = self.cached.len().saturating_sub(REPEAT_WINDOW);
-        for &id in &self.cached[start..] {
-            if let Some(l) = logits.get_mut(id as usize) {
-                *l = if *l > 0.0 {
-                    *l / REPEAT_PENALTY
-                } else {
-                    *l * REPEAT_PENALTY
-                };
-            }
-        }
+        // No repetition penalty: llama.cpp's 1.1 kept SmolLM2 from copying a tool call out of
+        // the prompt, and an agent's calls copy paths and names from what it read;
+        // `max_tokens` bounds a model that loops.
+        let logits: Vec<f32> = logits.to_vec1()?;
         if temperature <= 0.0 {
             let best = logits
                 .iter()

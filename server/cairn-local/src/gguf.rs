@@ -50,7 +50,8 @@ pub fn open(
         .len();
     let content = gguf_file::Content::read(&mut file).map_err(|e| {
         let detail = e.to_string();
-        if detail.contains("dtype") || detail.contains("ggml") && detail.contains("type") {
+        // candle names a ggml type it does not implement this way, as it reads the header.
+        if detail.contains("unknown dtype") {
             LocalError::Quantisation { detail }
         } else {
             LocalError::NotGguf {
