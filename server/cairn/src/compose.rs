@@ -120,7 +120,12 @@ pub fn provider(config: &Config, env: &Env) -> Result<Provider, String> {
 /// The model client for this configuration: the local model is the process's one (loaded on
 /// its first request); a provider that cannot be set up fails each request with its reason.
 pub fn model_client(config: &Config, env: &Env) -> Arc<dyn ModelClient> {
-    match provider(config, env) {
+    client_of(provider(config, env))
+}
+
+/// The client for a resolved provider.
+fn client_of(provider: Result<Provider, String>) -> Arc<dyn ModelClient> {
+    match provider {
         Ok(Provider::Http(settings)) => cairn_llm::client(settings)
             .unwrap_or_else(|e| Arc::new(UnavailableModel(e)) as Arc<dyn ModelClient>),
         Ok(Provider::Local { settings, default }) => {
@@ -260,7 +265,10 @@ pub fn agent(config: &Config, env: &Env, mcp: &McpHandle) -> Agent {
     let tools = tool_host(&mcp.hub);
     // A provider that cannot be set up fails each run with its reason; tools, sessions and the
     // catalog keep working.
-    let model = model_client(config, env);
+    // Resolved once: with nothing configured it looks into the vault.
+    let provider = provider(config, env);
+    let local = matches!(provider, Ok(Provider::Local { .. }));
+    let model = client_of(provider);
     // Tools that ask the model (summarise, translate, ...) ask this one.
     mcp.model.set(model.clone());
     Agent {
@@ -282,7 +290,7 @@ pub fn agent(config: &Config, env: &Env, mcp: &McpHandle) -> Agent {
         selection: crate::selection::agent_selection(config).map(|mut s| {
             // On the CPU a filter call costs as much as a step of the turn (thousands of prompt
             // tokens), so the local model gets stage 1 alone: the top `max_tools` tools.
-            if matches!(provider(config, env), Ok(Provider::Local { .. })) {
+            if local {
                 s.config.filter = false;
             }
             s
