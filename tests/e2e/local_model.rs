@@ -62,6 +62,10 @@ fn with_nothing_configured_the_local_default_is_announced() {
         "{err}"
     );
     assert!(sb.model.requests().is_empty());
+    // Offline, nothing was fetched or half-written into the cache.
+    let hub = sb.dir.path().join("empty-hf/hub");
+    let written = std::fs::read_dir(&hub).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(written, 0, "{}", hub.display());
 
     // `cairn doctor` says the same, and fails on the missing file offline.
     let out = sb

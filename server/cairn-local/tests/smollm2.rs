@@ -295,6 +295,8 @@ async fn bad_files_are_refused_with_what_to_do() {
         e.contains("is cut short: it has 50000000 bytes") && e.contains("download it again"),
         "{e}"
     );
+    // Refused, not touched: the user's file is as it was.
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), 50_000_000);
     // Cut in the header.
     let path = cut_copy(dir.path(), 1000);
     let e = first_error(LocalSettings::new(ModelSource::Path(path))).await;
