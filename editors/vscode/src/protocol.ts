@@ -94,7 +94,29 @@ export type RunEvent = EventBase &
         stopped?: "toolBudget" | "cancelled" | "refused";
       }
     | { kind: "error"; message: string }
+    | { kind: "plan"; callId: string; steps: PlanStep[] }
+    | { kind: "subAgent"; callId: string; event: RunEvent }
+    | {
+        kind: "hook";
+        stage: "preTool" | "postTool" | "turnEnd";
+        command: string;
+        callId?: string;
+        outcome: "allowed" | "denied" | "asked" | "output" | "failed";
+        message: string;
+      }
+    | {
+        kind: "compacted";
+        turns: number;
+        tokensBefore: number;
+        tokensAfter: number;
+        summary: string;
+      }
   );
+
+export interface PlanStep {
+  title: string;
+  state: "pending" | "inProgress" | "done";
+}
 
 export interface ApproveParams {
   approvalId: string;
@@ -124,7 +146,7 @@ export interface SessionSummary {
 }
 
 export interface SessionRecord {
-  type: "run" | "message" | "end";
+  type: "run" | "message" | "compaction" | "end";
   runId: string;
   mode?: string;
   started?: number;
@@ -140,6 +162,12 @@ export interface SessionRecord {
   usage?: { inputTokens: number; outputTokens: number };
   toolCalls?: number;
   outcome?: string;
+  /** `compaction`: the messages the summary stands for, and the summary. */
+  drop?: number;
+  summary?: string;
+  turns?: number;
+  tokensBefore?: number;
+  tokensAfter?: number;
 }
 
 export interface ToolInfo {

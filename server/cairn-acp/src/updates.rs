@@ -1,9 +1,11 @@
 //! Run events and stored transcripts as ACP `session/update` notifications.
 
 use agent_client_protocol::v1::schema::{
-    ContentBlock, ContentChunk, ImageContent, SessionUpdate, ToolCall, ToolCallContent,
-    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+    ContentBlock, ContentChunk, ImageContent, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus,
+    SessionUpdate, ToolCall, ToolCallContent, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+    ToolKind,
 };
+use cairn_agent::events::{HookOutcome, StepState};
 use cairn_agent::RunEvent;
 use cairn_agent::events::ApprovalState;
 use cairn_agent::model::Message;
@@ -62,6 +64,82 @@ pub(crate) fn of_event(event: &RunEvent) -> Option<SessionUpdate> {
                         }))
                         .collect::<Vec<ToolCallContent>>(),
                 ),
+        ))),
+        RunEvent::Plan { steps, .. } => Some(SessionUpdate::Plan(Plan::new(
+            steps
+                .iter()
+                .map(|s| {
+                    PlanEntry::new(
+                        s.title.clone(),
+                        PlanEntryPriority::Medium,
+                        match s.state {
+                            StepState::Pending => PlanEntryStatus::Pending,
+                            StepState::InProgress => PlanEntryStatus::InProgress,
+                            StepState::Done => PlanEntryStatus::Completed,
+                        },
+                    )
+                })
+                .collect(),
+        ))),
+        // ACP has no nested runs: a sub-agent's tool calls show as calls of their own (their
+        // ids under the task's), its text stays inside it (the task's result is its answer).
+        RunEvent::SubAgent { call_id, event } => match event.as_ref() {
+            RunEvent::ToolCall {
+                call_id: inner,
+                name,
+                arguments,
+            } => Some(SessionUpdate::ToolCall(
+                ToolCall::new(format!("{call_id}/{inner}"), format!("task: {name}"))
+                    .kind(kind_of(name))
+                    .status(ToolCallStatus::Pending)
+                    .raw_input(arguments.clone()),
+            )),
+            RunEvent::ToolResult {
+                call_id: inner,
+                is_error,
+                content,
+                ..
+            } => Some(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                format!("{call_id}/{inner}"),
+                ToolCallUpdateFields::new()
+                    .status(if *is_error {
+                        ToolCallStatus::Failed
+                    } else {
+                        ToolCallStatus::Completed
+                    })
+                    .content(vec![content.clone().into()]),
+            ))),
+            _ => None,
+        },
+        // Hooks and compaction are the agent's own doings: thoughts, so the answer stays clean.
+        RunEvent::Hook {
+            command,
+            outcome,
+            message,
+            ..
+        } => {
+            let said = match outcome {
+                HookOutcome::Allowed if message.trim().is_empty() => return None,
+                HookOutcome::Allowed => format!("hook `{command}`: {message}"),
+                HookOutcome::Denied => format!("hook `{command}` denied the call: {message}"),
+                HookOutcome::Asked => format!("hook `{command}` asks for your approval: {message}"),
+                HookOutcome::Output => format!("hook `{command}` says: {message}"),
+                HookOutcome::Failed => format!("hook `{command}` failed: {message}"),
+            };
+            Some(SessionUpdate::AgentThoughtChunk(ContentChunk::new(
+                format!("{said}\n").into(),
+            )))
+        }
+        RunEvent::Compacted {
+            turns,
+            tokens_before,
+            tokens_after,
+            ..
+        } => Some(SessionUpdate::AgentThoughtChunk(ContentChunk::new(
+            format!(
+                "Summarised {turns} older turns to fit the context window ({tokens_before} → {tokens_after} tokens).\n"
+            )
+            .into(),
         ))),
         RunEvent::Edit { .. } | RunEvent::Done { .. } | RunEvent::Error { .. } => None,
     }

@@ -59,6 +59,75 @@ pub enum RunEvent {
     },
     /// The run failed.
     Error { message: String },
+    /// The model's plan for the task changed; `steps` is the whole list now.
+    Plan {
+        call_id: String,
+        steps: Vec<PlanStep>,
+    },
+    /// One event of a sub-agent's run, started by the `task` call `call_id`.
+    SubAgent {
+        call_id: String,
+        event: Box<RunEvent>,
+    },
+    /// A hook the user configured ran.
+    Hook {
+        stage: HookStage,
+        command: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        call_id: Option<String>,
+        outcome: HookOutcome,
+        message: String,
+    },
+    /// Older turns of the session were summarised to fit the model's context window.
+    Compacted {
+        turns: u32,
+        tokens_before: u64,
+        tokens_after: u64,
+        summary: String,
+    },
+}
+
+/// One step of a plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanStep {
+    /// What the step does, in a few words.
+    pub title: String,
+    pub state: StepState,
+}
+
+/// Where a plan step stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum StepState {
+    Pending,
+    InProgress,
+    Done,
+}
+
+/// When a hook runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum HookStage {
+    /// Before a tool call runs; it may allow, deny or ask.
+    PreTool,
+    /// After a tool call; its output can be fed back to the model.
+    PostTool,
+    /// When the turn ends.
+    TurnEnd,
+}
+
+/// What a hook came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum HookOutcome {
+    Allowed,
+    Denied,
+    Asked,
+    /// It printed something (fed back to the model after a tool call).
+    Output,
+    /// It could not run, timed out or exited with an error.
+    Failed,
 }
 
 /// A picture of a tool result: PNG, JPEG, GIF or WebP, base64.

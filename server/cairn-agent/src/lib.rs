@@ -5,7 +5,11 @@
 //! the model and the tools reach it through the traits in [`model`] and [`tools`]. Its only IO is
 //! the session store (JSON Lines under the user's data directory).
 
+pub mod builtin;
+pub mod compact;
+pub mod context;
 pub mod events;
+pub mod hooks;
 pub mod model;
 pub mod policy;
 pub mod redact;

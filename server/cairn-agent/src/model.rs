@@ -198,4 +198,14 @@ pub trait ModelClient: Send + Sync {
     fn accepts_images(&self) -> bool {
         false
     }
+    /// How many tokens a request and its answer may take together, when known (the configured
+    /// `provider.context_window`, or the known window of the model).
+    fn context_window(&self) -> Option<u64> {
+        None
+    }
+    /// The tokens `request` takes, with the model's own tokenizer where the provider has it;
+    /// otherwise an estimate.
+    fn count_tokens(&self, request: &ModelRequest) -> u64 {
+        crate::compact::estimate_tokens(request)
+    }
 }

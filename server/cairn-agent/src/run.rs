@@ -77,6 +77,20 @@ pub struct Agent {
     /// Takes secrets out of tool results and the user's message before the model sees them;
     /// `None` passes text through.
     pub redactor: Option<Arc<dyn crate::redact::Redact>>,
+    /// The user's hooks around tool calls and at the end of a turn; `None` runs none.
+    pub hooks: Option<Arc<dyn crate::hooks::Hooks>>,
+    /// The project's rules for the system prompt; `None` adds none.
+    pub rules: Option<Arc<dyn crate::context::ProjectRules>>,
+    /// Whether the model is offered `task` (a sub-agent); a sub-agent itself is not.
+    pub sub_agents: bool,
+}
+
+/// What the calls of one step share.
+struct Step<'a> {
+    catalog: &'a [ToolInfo],
+    allowed: &'a [&'a ToolInfo],
+    /// Tool calls a `task` of this step may make.
+    task_budget: u32,
 }
 
 /// What a tool call needs to run `tool_search` (when selection is on).
@@ -111,8 +125,27 @@ pub struct RunOutcome {
     pub tool_calls: u32,
     /// Names of the tools offered to the model at any step of the run.
     pub offered: Vec<String>,
+    /// The older turns this run summarised, if it compacted the session.
+    pub compaction: Option<Compaction>,
     pub result: Result<Option<StopReason>, String>,
 }
+
+/// A compaction: the first `drop` messages of the history the run was given were replaced by
+/// `summary`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Compaction {
+    pub drop: usize,
+    pub summary: String,
+    pub turns: u32,
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+}
+
+/// The message that asks for a compaction instead of an answer.
+pub const COMPACT_COMMAND: &str = "/compact";
+
+/// The context window assumed for `/compact` when the model's is not known.
+const DEFAULT_WINDOW: u64 = 128_000;
 
 impl RunOutcome {
     /// A word for the transcript.
@@ -216,6 +249,44 @@ impl Agent {
             RunEvent::Error { message } => RunEvent::Error {
                 message: r.redact(&message),
             },
+            RunEvent::Plan { call_id, steps } => RunEvent::Plan {
+                call_id,
+                steps: steps
+                    .into_iter()
+                    .map(|s| crate::events::PlanStep {
+                        title: r.redact(&s.title),
+                        state: s.state,
+                    })
+                    .collect(),
+            },
+            RunEvent::SubAgent { call_id, event } => RunEvent::SubAgent {
+                call_id,
+                event: Box::new(self.redacted_event(*event)),
+            },
+            RunEvent::Hook {
+                stage,
+                command,
+                call_id,
+                outcome,
+                message,
+            } => RunEvent::Hook {
+                stage,
+                command: r.redact(&command),
+                call_id,
+                outcome,
+                message: r.redact(&message),
+            },
+            RunEvent::Compacted {
+                turns,
+                tokens_before,
+                tokens_after,
+                summary,
+            } => RunEvent::Compacted {
+                turns,
+                tokens_before,
+                tokens_after,
+                summary: r.redact(&summary),
+            },
             done @ RunEvent::Done { .. } => done,
         }
     }
@@ -223,8 +294,17 @@ impl Agent {
     /// Runs one turn to its end and reports every step on `input.events`. Ends with exactly one
     /// `done` or `error` event.
     pub async fn run(&self, input: RunInput<'_>) -> RunOutcome {
+        // Everything the editor is told passes the redactor too: the model's text and arguments
+        // can carry a credential pattern, and an error can quote a provider's answer.
+        let emit = |e: RunEvent| {
+            let _ = input.events.send(self.redacted_event(e));
+        };
+        // The editor may have attached context below the command; the command is the first line.
+        if input.message.trim_start().lines().next().map(str::trim) == Some(COMPACT_COMMAND) {
+            return self.compact_on_demand(&input, &emit).await;
+        }
         let mut messages = input.history.clone();
-        let first_new = messages.len();
+        let mut first_new = messages.len();
         messages.push(Message::User {
             text: self.redacted("user_message", &input.message),
             images: Vec::new(),
@@ -232,11 +312,9 @@ impl Agent {
         let mut usage = Usage::default();
         let mut calls_made: u32 = 0;
         let mut offered_names = std::collections::BTreeSet::new();
-        // Everything the editor is told passes the redactor too: the model's text and arguments
-        // can carry a credential pattern, and an error can quote a provider's answer.
-        let emit = |e: RunEvent| {
-            let _ = input.events.send(self.redacted_event(e));
-        };
+        let mut compaction: Option<Compaction> = None;
+        // Files the turn has named so far: the rules of their directories join the prompt.
+        let mut rule_paths: Vec<String> = Vec::new();
 
         let selection_state = std::sync::Mutex::new(RunSelection::default());
         let result = loop {
@@ -298,12 +376,53 @@ impl Agent {
             if budget_left > 0 && selection.is_some() {
                 tools.push(crate::select::tool_search_spec());
             }
+            if budget_left > 0 {
+                tools.push(crate::builtin::plan_spec());
+                if self.sub_agents {
+                    tools.push(crate::builtin::task_spec());
+                }
+            }
             offered_names.extend(tools.iter().map(|t| t.name.clone()));
-            let request = ModelRequest {
-                system: self.system_prompt.clone(),
+            let system = self.system_prompt_for(&rule_paths);
+            let mut request = ModelRequest {
+                system,
                 messages: messages.clone(),
                 tools,
             };
+            // Once a run, when the request would overflow the window, the older turns are
+            // summarised; a failed summary is said and the request goes as it is.
+            if compaction.is_none()
+                && first_new > 0
+                && let Some(window) = self.model.context_window()
+                && self.model.count_tokens(&request) > window * crate::compact::TRIGGER_PERCENT / 100
+            {
+                let compacted = tokio::select! {
+                    _ = input.cancel.cancelled() => break Ok(Some(StopReason::Cancelled)),
+                    c = self.compact(&mut messages, &mut first_new, &request.system, window, false, &emit) => c,
+                };
+                match compacted {
+                    Ok((c, summary_usage)) => {
+                        usage += summary_usage;
+                        compaction = Some(c);
+                        request.messages = messages.clone();
+                    }
+                    Err(why) => {
+                        tracing::warn!(%why, "compaction failed");
+                        emit(RunEvent::Text {
+                            delta: format!(
+                                "[cairn could not summarise the older turns ({why}); sending the whole conversation]\n\n"
+                            ),
+                        });
+                        compaction = Some(Compaction {
+                            drop: 0,
+                            summary: String::new(),
+                            turns: 0,
+                            tokens_before: 0,
+                            tokens_after: 0,
+                        });
+                    }
+                }
+            }
 
             let turn = tokio::select! {
                 _ = input.cancel.cancelled() => break Ok(Some(StopReason::Cancelled)),
@@ -337,19 +456,36 @@ impl Agent {
 
             let runnable = calls.len().min(budget_left as usize);
             let (run_now, refused) = calls.split_at(runnable);
+            // A sub-agent may use what is left once this step's calls are counted.
+            let task_budget = budget_left - runnable as u32;
+            let step = Step {
+                catalog: &catalog,
+                allowed: &allowed,
+                task_budget,
+            };
             let results = futures::future::join_all(run_now.iter().map(|call| {
                 let search = selection.map(|selection| SearchContext {
                     selection,
                     allowed: &allowed,
                     state: &selection_state,
                 });
-                self.tool_call(call, &catalog, search, &input, &emit)
+                self.tool_call(call, &step, search, &input, &emit)
             }))
             .await;
             calls_made += runnable as u32;
-            for (message, tool_usage) in results {
+            for (message, tool_usage, nested) in results {
                 messages.push(message);
                 usage += tool_usage;
+                calls_made += nested;
+            }
+            for call in run_now {
+                if let Ok(arguments) = serde_json::from_str::<serde_json::Value>(&call.arguments) {
+                    for path in crate::context::paths_in(&arguments) {
+                        if !rule_paths.contains(&path) {
+                            rule_paths.push(path);
+                        }
+                    }
+                }
             }
             for call in refused {
                 let content = format!(
@@ -372,7 +508,7 @@ impl Agent {
             if input.cancel.is_cancelled() {
                 break Ok(Some(StopReason::Cancelled));
             }
-            if !refused.is_empty() {
+            if !refused.is_empty() || calls_made > self.limits.max_tool_calls {
                 let note = format!(
                     "\n\n[cairn stopped this turn: the model asked for more than {} tool calls \
                      (agent.max_tool_calls). Ask again to continue.]",
@@ -389,10 +525,32 @@ impl Agent {
             }
         };
 
+        if let Some(hooks) = &self.hooks {
+            let answer = messages.iter().rev().find_map(|m| match m {
+                Message::Assistant { text, .. } if !text.is_empty() => Some(text.clone()),
+                _ => None,
+            });
+            let reports = hooks
+                .run(crate::hooks::HookInput {
+                    stage: crate::hooks::HookStage::TurnEnd,
+                    session_id: input.session_id.clone(),
+                    run_id: input.run_id.clone(),
+                    call_id: None,
+                    tool: None,
+                    arguments: None,
+                    result: None,
+                    is_error: None,
+                    answer,
+                })
+                .await;
+            for r in reports {
+                emit(hook_event(crate::hooks::HookStage::TurnEnd, None, r));
+            }
+        }
         match &result {
             Ok(stopped) => emit(RunEvent::Done {
                 usage,
-                tool_calls: calls_made,
+                tool_calls: calls_made.min(self.limits.max_tool_calls),
                 stopped: *stopped,
             }),
             Err(message) => emit(RunEvent::Error {
@@ -402,8 +560,125 @@ impl Agent {
         RunOutcome {
             messages: messages.split_off(first_new),
             usage,
-            tool_calls: calls_made,
+            tool_calls: calls_made.min(self.limits.max_tool_calls),
             offered: offered_names.into_iter().collect(),
+            compaction: compaction.filter(|c| c.drop > 0),
+            result,
+        }
+    }
+
+    /// A recursive run (a sub-agent's) as a boxed future, so the run's future type stays finite.
+    fn run_boxed<'a>(&'a self, input: RunInput<'a>) -> futures::future::BoxFuture<'a, RunOutcome> {
+        Box::pin(self.run(input))
+    }
+
+    /// The system prompt for a step: cairn's, then the project's rules for the files in play.
+    fn system_prompt_for(&self, paths: &[String]) -> String {
+        let Some(rules) = &self.rules else {
+            return self.system_prompt.clone();
+        };
+        let rules = rules.rules(paths);
+        if rules.text.is_empty() {
+            self.system_prompt.clone()
+        } else {
+            format!("{}\n\n{}", self.system_prompt, rules.text)
+        }
+    }
+
+    /// Summarises the older turns of `messages[..first_new]` (all of them with `keep_nothing`)
+    /// into one record that stands in for them, and tells the user.
+    async fn compact(
+        &self,
+        messages: &mut Vec<Message>,
+        first_new: &mut usize,
+        system: &str,
+        window: u64,
+        keep_nothing: bool,
+        emit: &impl Fn(RunEvent),
+    ) -> Result<(Compaction, Usage), String> {
+        let history = &messages[..*first_new];
+        let cut = crate::compact::cut_point(
+            self.model.as_ref(),
+            system,
+            history,
+            window,
+            keep_nothing,
+        )
+        .ok_or_else(|| "there is nothing before this turn to summarise".to_string())?;
+        let count = |messages: &[Message]| {
+            self.model.count_tokens(&ModelRequest {
+                system: system.to_owned(),
+                messages: messages.to_vec(),
+                tools: Vec::new(),
+            })
+        };
+        let tokens_before = count(messages);
+        let (summary, usage) =
+            crate::compact::summarise(self.model.as_ref(), &messages[..cut], window).await?;
+        let turns = crate::compact::turns_in(&messages[..cut]);
+        messages.splice(..cut, crate::compact::summary_messages(&summary));
+        *first_new = *first_new - cut + 2;
+        let tokens_after = count(messages);
+        emit(RunEvent::Compacted {
+            turns,
+            tokens_before,
+            tokens_after,
+            summary: summary.clone(),
+        });
+        Ok((
+            Compaction {
+                drop: cut,
+                summary,
+                turns,
+                tokens_before,
+                tokens_after,
+            },
+            usage,
+        ))
+    }
+
+    /// `/compact`: summarises the whole history now, without a model answer.
+    async fn compact_on_demand(&self, input: &RunInput<'_>, emit: &impl Fn(RunEvent)) -> RunOutcome {
+        let mut messages = input.history.clone();
+        let mut first_new = messages.len();
+        let window = self.model.context_window().unwrap_or(DEFAULT_WINDOW);
+        let system = self.system_prompt_for(&[]);
+        let (result, compaction, usage) = if messages.is_empty() {
+            emit(RunEvent::Text {
+                delta: "Nothing to compact: this session has no turns yet.".into(),
+            });
+            (Ok(None), None, Usage::default())
+        } else {
+            let compacted = tokio::select! {
+                _ = input.cancel.cancelled() => Err(None),
+                c = self.compact(&mut messages, &mut first_new, &system, window, true, emit) => c.map_err(Some),
+            };
+            match compacted {
+                Ok((c, usage)) => (Ok(None), Some(c), usage),
+                Err(None) => (Ok(Some(StopReason::Cancelled)), None, Usage::default()),
+                Err(Some(why)) => (
+                    Err(format!("could not compact the session: {why}")),
+                    None,
+                    Usage::default(),
+                ),
+            }
+        };
+        match &result {
+            Ok(stopped) => emit(RunEvent::Done {
+                usage,
+                tool_calls: 0,
+                stopped: *stopped,
+            }),
+            Err(message) => emit(RunEvent::Error {
+                message: message.clone(),
+            }),
+        }
+        RunOutcome {
+            messages: Vec::new(),
+            usage,
+            tool_calls: 0,
+            offered: Vec::new(),
+            compaction,
             result,
         }
     }
@@ -490,24 +765,23 @@ impl Agent {
         })
     }
 
-    /// One tool call through policy and approval; returns the tool message for the model and
-    /// the tokens the tool spent on a model request of its own.
+    /// One tool call through policy and approval; returns the tool message for the model, the
+    /// tokens the tool spent on a model request of its own, and the calls a sub-agent made.
     async fn tool_call(
         &self,
         call: &ToolCallRequest,
-        catalog: &[ToolInfo],
+        step: &Step<'_>,
         search: Option<SearchContext<'_>>,
         input: &RunInput<'_>,
         emit: &impl Fn(RunEvent),
-    ) -> (Message, Usage) {
+    ) -> (Message, Usage, u32) {
         let Outcome {
             is_error,
             content,
             images,
             usage,
-        } = self
-            .tool_call_inner(call, catalog, search, input, emit)
-            .await;
+            nested_calls,
+        } = self.tool_call_inner(call, step, search, input, emit).await;
         let content = truncate(
             self.redacted("tool_result", &content),
             self.limits.tool_result_max_bytes,
@@ -524,17 +798,18 @@ impl Agent {
             content,
             is_error,
         };
-        (message, usage)
+        (message, usage, nested_calls)
     }
 
     async fn tool_call_inner(
         &self,
         call: &ToolCallRequest,
-        catalog: &[ToolInfo],
+        step: &Step<'_>,
         search: Option<SearchContext<'_>>,
         input: &RunInput<'_>,
         emit: &impl Fn(RunEvent),
     ) -> Outcome {
+        let catalog = step.catalog;
         let parsed: Result<serde_json::Value, _> = if call.arguments.trim().is_empty() {
             Ok(serde_json::json!({}))
         } else {
@@ -572,12 +847,32 @@ impl Agent {
                     content,
                     images: Vec::new(),
                     usage: Usage::default(),
+                    nested_calls: 0,
                 };
             }
             // A tool the model has called stays on offer for the rest of the run.
             if let Ok(mut state) = search.state.lock() {
                 state.keep(&call.name);
             }
+        }
+        if call.name == crate::builtin::PLAN {
+            return match crate::builtin::parse_plan(serde_json::Value::Object(arguments)) {
+                Ok(steps) => {
+                    let content = crate::builtin::plan_summary(&steps);
+                    emit(RunEvent::Plan {
+                        call_id: call.id.clone(),
+                        steps,
+                    });
+                    Outcome::ok(content)
+                }
+                Err(why) => Outcome::failed(why),
+            };
+        }
+        if call.name == crate::builtin::TASK && self.sub_agents {
+            return match crate::builtin::parse_task(serde_json::Value::Object(arguments)) {
+                Ok(task) => self.sub_agent(call, task, step, input, emit).await,
+                Err(why) => Outcome::failed(why),
+            };
         }
         let Some(info) = catalog.iter().find(|t| t.tool.name == call.name) else {
             let why = self
@@ -587,6 +882,48 @@ impl Agent {
             return Outcome::failed(why);
         };
         let value = serde_json::Value::Object(arguments.clone());
+        // The user's pre-tool hooks: a denial or a failure stops the call with a reason the
+        // model reads; an ask sends it to the user whatever the policy says.
+        let mut hook_asked = false;
+        if let Some(hooks) = &self.hooks {
+            let reports = hooks
+                .run(crate::hooks::HookInput {
+                    stage: crate::hooks::HookStage::PreTool,
+                    session_id: input.session_id.clone(),
+                    run_id: input.run_id.clone(),
+                    call_id: Some(call.id.clone()),
+                    tool: Some(call.name.clone()),
+                    arguments: Some(value.clone()),
+                    result: None,
+                    is_error: None,
+                    answer: None,
+                })
+                .await;
+            let stop = reports.iter().find_map(|r| match r.outcome {
+                crate::hooks::HookOutcome::Denied => Some(format!(
+                    "denied by the user's hook `{}`: {}",
+                    r.command, r.message
+                )),
+                crate::hooks::HookOutcome::Failed => Some(format!(
+                    "not run: the user's hook `{}` failed ({}), and a pre-tool hook that fails stops the call",
+                    r.command, r.message
+                )),
+                _ => None,
+            });
+            hook_asked = reports
+                .iter()
+                .any(|r| r.outcome == crate::hooks::HookOutcome::Asked);
+            for r in reports {
+                emit(hook_event(
+                    crate::hooks::HookStage::PreTool,
+                    Some(call.id.clone()),
+                    r,
+                ));
+            }
+            if let Some(stop) = stop {
+                return Outcome::failed(stop);
+            }
+        }
         let on_approval = |state: ApprovalState, answer: Option<ApprovalAnswer>, reason: &str| {
             emit(RunEvent::Approval {
                 call_id: call.id.clone(),
@@ -612,6 +949,7 @@ impl Agent {
             grants: &input.grants,
             approver,
             paths: self.path_approvals.as_deref(),
+            ask_anyway: hook_asked,
         };
         let authorized = tokio::select! {
             _ = input.cancel.cancelled() => Err("cancelled".to_string()),
@@ -656,12 +994,166 @@ impl Agent {
                 reason: edit.reason,
             });
         }
+        let is_error = result.is_error.unwrap_or(false);
+        let mut content = result_text(&result);
+        if let Some(hooks) = &self.hooks {
+            let reports = hooks
+                .run(crate::hooks::HookInput {
+                    stage: crate::hooks::HookStage::PostTool,
+                    session_id: input.session_id.clone(),
+                    run_id: input.run_id.clone(),
+                    call_id: Some(call.id.clone()),
+                    tool: Some(call.name.clone()),
+                    arguments: Some(value.clone()),
+                    result: Some(content.clone()),
+                    is_error: Some(is_error),
+                    answer: None,
+                })
+                .await;
+            for r in reports {
+                match r.outcome {
+                    crate::hooks::HookOutcome::Failed => content.push_str(&format!(
+                        "\n\n[the user's hook `{}` failed: {}]",
+                        r.command, r.message
+                    )),
+                    _ if !r.message.trim().is_empty() => content.push_str(&format!(
+                        "\n\n[the user's hook `{}` says]\n{}",
+                        r.command,
+                        r.message.trim_end()
+                    )),
+                    _ => {}
+                }
+                emit(hook_event(
+                    crate::hooks::HookStage::PostTool,
+                    Some(call.id.clone()),
+                    r,
+                ));
+            }
+        }
         Outcome {
-            is_error: result.is_error.unwrap_or(false),
-            content: result_text(&result),
+            is_error,
+            content,
             images: images_of(&result),
             usage: usage_of(&result),
+            nested_calls: 0,
         }
+    }
+
+    /// Runs a `task`: a sub-agent with a fresh context, the parent's policy and approver, the
+    /// tools it was given (never more than the parent's), and what is left of the turn's budget.
+    /// Its events reach the editor inside `subAgent` events; the model reads its final answer.
+    async fn sub_agent(
+        &self,
+        call: &ToolCallRequest,
+        task: crate::builtin::TaskArgs,
+        step: &Step<'_>,
+        input: &RunInput<'_>,
+        emit: &impl Fn(RunEvent),
+    ) -> Outcome {
+        let parent: std::collections::BTreeSet<String> = step
+            .allowed
+            .iter()
+            .map(|t| t.tool.name.to_string())
+            .collect();
+        let names = match task.tools {
+            None => parent,
+            Some(asked) => {
+                let unknown: Vec<&String> = asked.iter().filter(|n| !parent.contains(*n)).collect();
+                if !unknown.is_empty() {
+                    return Outcome::failed(format!(
+                        "task: {} not among your tools; a task gets some of your tools, never others",
+                        unknown
+                            .iter()
+                            .map(|n| format!("`{n}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ));
+                }
+                asked.into_iter().collect()
+            }
+        };
+        if step.task_budget == 0 {
+            return Outcome::failed(format!(
+                "task: no tool calls are left in this turn's budget of {} (agent.max_tool_calls)",
+                self.limits.max_tool_calls
+            ));
+        }
+        let mut sub = self.clone();
+        sub.tools = Arc::new(crate::tools::Only {
+            inner: self.tools.clone(),
+            names,
+        });
+        sub.limits.max_tool_calls = step.task_budget;
+        sub.sub_agents = false;
+        sub.system_prompt = format!(
+            "{}\n\n{}",
+            self.system_prompt,
+            crate::builtin::SUB_AGENT_PROMPT
+        );
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let sub_input = RunInput {
+            session_id: input.session_id.clone(),
+            run_id: input.run_id.clone(),
+            mode: input.mode,
+            history: Vec::new(),
+            message: task.prompt,
+            approver: input.approver,
+            grants: input.grants.clone(),
+            events: tx,
+            cancel: input.cancel.child_token(),
+        };
+        let forward = async {
+            while let Some(event) = rx.recv().await {
+                emit(RunEvent::SubAgent {
+                    call_id: call.id.clone(),
+                    event: Box::new(event),
+                });
+            }
+        };
+        let (outcome, ()) = futures::join!(sub.run_boxed(sub_input), forward);
+        let answer = outcome
+            .messages
+            .iter()
+            .rev()
+            .find_map(|m| match m {
+                Message::Assistant { text, .. } if !text.trim().is_empty() => Some(text.clone()),
+                _ => None,
+            })
+            .unwrap_or_default();
+        let (is_error, content) = match &outcome.result {
+            Ok(None) => (false, answer),
+            Ok(Some(StopReason::ToolBudget)) => (
+                false,
+                format!("{answer}\n[the sub-agent used up the turn's tool calls before it finished]"),
+            ),
+            Ok(Some(StopReason::Cancelled)) => (true, "cancelled".to_string()),
+            Ok(Some(StopReason::Refused)) => {
+                (true, format!("the sub-agent's model refused: {answer}"))
+            }
+            Err(e) => (true, format!("the sub-agent failed: {e}")),
+        };
+        Outcome {
+            is_error,
+            content,
+            images: Vec::new(),
+            usage: outcome.usage,
+            nested_calls: outcome.tool_calls,
+        }
+    }
+}
+
+/// A hook's report as a run event.
+fn hook_event(
+    stage: crate::hooks::HookStage,
+    call_id: Option<String>,
+    r: crate::hooks::HookReport,
+) -> RunEvent {
+    RunEvent::Hook {
+        stage,
+        command: r.command,
+        call_id,
+        outcome: r.outcome,
+        message: r.message,
     }
 }
 
@@ -672,6 +1164,9 @@ pub struct Gate<'a> {
     pub approver: &'a dyn Approver,
     /// Where approvals of protected paths are held; without it they are never asked about.
     pub paths: Option<&'a dyn PathApprovals>,
+    /// Ask the user even where the policy allows (a hook asked for it); no session grant
+    /// covers such a call.
+    pub ask_anyway: bool,
 }
 
 /// Approvals of protected paths, held until dropped (so a cancelled call releases them too).
@@ -702,9 +1197,13 @@ impl Gate<'_> {
         // A writable workspace lets the container create files that run code (a missing
         // `.cargo/config.toml`, `.envrc`) where the workspace scope cannot ask about them, so it
         // is approved call by call: a session grant neither covers nor records it.
-        let per_call = extra.contains(&Effect::Write);
+        let per_call = extra.contains(&Effect::Write) || self.ask_anyway;
+        let decision = match ruling.decision {
+            Decision::Allow if self.ask_anyway => Decision::Ask,
+            d => d,
+        };
         // A grant for the session covers the same tool with the same extra powers, no more.
-        match ruling.decision {
+        match decision {
             Decision::Allow => Ok(()),
             Decision::Deny => Err(format!(
                 "denied: `{name}`{} is set to deny by {}",
@@ -725,7 +1224,11 @@ impl Gate<'_> {
                         "`{name}` {}{} ({}){}",
                         effect_words(info),
                         extra_words(&extra),
-                        ruling.setting,
+                        if self.ask_anyway {
+                            "a hook asked for your approval"
+                        } else {
+                            ruling.setting.as_str()
+                        },
                         if per_call {
                             "; asked at every call"
                         } else {
@@ -908,6 +1411,8 @@ struct Outcome {
     images: Vec<crate::events::Image>,
     /// Tokens the tool spent on a model request of its own.
     usage: Usage,
+    /// Tool calls a sub-agent made for it.
+    nested_calls: u32,
 }
 
 impl Outcome {
@@ -917,6 +1422,17 @@ impl Outcome {
             content: why.into(),
             images: Vec::new(),
             usage: Usage::default(),
+            nested_calls: 0,
+        }
+    }
+
+    fn ok(content: String) -> Outcome {
+        Outcome {
+            is_error: false,
+            content,
+            images: Vec::new(),
+            usage: Usage::default(),
+            nested_calls: 0,
         }
     }
 }

@@ -29,6 +29,17 @@ pub enum Record {
         run_id: String,
         message: Message,
     },
+    /// The run summarised the first `drop` messages of the conversation it was given (as
+    /// [`SessionStore::messages`] built it) into `summary`. The messages stay in the file; the
+    /// next runs get the summary in their place.
+    Compaction {
+        run_id: String,
+        drop: usize,
+        summary: String,
+        turns: u32,
+        tokens_before: u64,
+        tokens_after: u64,
+    },
     /// The end of a run.
     End {
         run_id: String,
@@ -144,6 +155,16 @@ impl SessionStore {
             mode: mode.as_str().into(),
             started: now_secs(),
         }];
+        if let Some(c) = &outcome.compaction {
+            records.push(Record::Compaction {
+                run_id: run_id.to_string(),
+                drop: c.drop,
+                summary: c.summary.clone(),
+                turns: c.turns,
+                tokens_before: c.tokens_before,
+                tokens_after: c.tokens_after,
+            });
+        }
         records.extend(outcome.messages.iter().map(|m| Record::Message {
             run_id: run_id.to_string(),
             message: m.clone(),
@@ -174,16 +195,23 @@ impl SessionStore {
             .collect())
     }
 
-    /// The conversation of a session, for the next run.
+    /// The conversation of a session, for the next run: compacted turns replaced by their
+    /// summary. (The whole transcript is [`load`](Self::load)'s.)
     pub fn messages(&self, session_id: &str) -> Result<Vec<Message>, SessionError> {
         match self.load(session_id) {
-            Ok(records) => Ok(records
-                .into_iter()
-                .filter_map(|r| match r {
-                    Record::Message { message, .. } => Some(message),
-                    _ => None,
-                })
-                .collect()),
+            Ok(records) => {
+                let mut view = Vec::new();
+                for r in records {
+                    match r {
+                        Record::Message { message, .. } => view.push(message),
+                        Record::Compaction { drop, summary, .. } if drop <= view.len() => {
+                            view.splice(..drop, crate::compact::summary_messages(&summary));
+                        }
+                        _ => {}
+                    }
+                }
+                Ok(view)
+            }
             Err(SessionError::NotFound(_)) => Ok(Vec::new()),
             Err(e) => Err(e),
         }
@@ -311,5 +339,54 @@ mod tests {
             Err(SessionError::InvalidId(_))
         ));
         assert!(!dir.path().join("evil.jsonl").exists());
+    }
+
+    #[test]
+    fn a_compaction_replaces_the_old_turns_for_the_next_run_and_keeps_the_transcript() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(dir.path());
+        let user = |t: &str| Message::User {
+            text: t.into(),
+            images: Vec::new(),
+        };
+        let outcome = |messages: Vec<Message>, compaction| crate::RunOutcome {
+            messages,
+            usage: Usage::default(),
+            tool_calls: 0,
+            offered: Vec::new(),
+            compaction,
+            result: Ok(None),
+        };
+        store
+            .save_run("s", "r1", crate::Mode::Chat, &outcome(vec![user("one")], None))
+            .unwrap();
+        store
+            .save_run("s", "r2", crate::Mode::Chat, &outcome(vec![user("two")], None))
+            .unwrap();
+        let compaction = crate::run::Compaction {
+            drop: 1,
+            summary: "one happened".into(),
+            turns: 1,
+            tokens_before: 9,
+            tokens_after: 5,
+        };
+        store
+            .save_run(
+                "s",
+                "r3",
+                crate::Mode::Chat,
+                &outcome(vec![user("three")], Some(compaction)),
+            )
+            .unwrap();
+        let view = store.messages("s").unwrap();
+        let [intro, summary] = crate::compact::summary_messages("one happened");
+        assert_eq!(view, vec![intro, summary, user("two"), user("three")]);
+        let all: Vec<_> = store
+            .load("s")
+            .unwrap()
+            .into_iter()
+            .filter(|r| matches!(r, Record::Message { .. }))
+            .collect();
+        assert_eq!(all.len(), 3, "the transcript keeps every message");
     }
 }

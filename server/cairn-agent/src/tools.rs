@@ -360,3 +360,55 @@ impl ToolHost for Chain {
         self.0.iter().find_map(|h| h.unavailable(name))
     }
 }
+
+/// Some of a host's tools: what a sub-agent given a narrower tool set sees. A name outside the
+/// set is neither listed nor callable.
+pub struct Only {
+    pub inner: std::sync::Arc<dyn ToolHost>,
+    pub names: std::collections::BTreeSet<String>,
+}
+
+impl ToolHost for Only {
+    fn list(&self) -> Vec<ToolInfo> {
+        self.inner
+            .list()
+            .into_iter()
+            .filter(|t| self.names.contains(t.tool.name.as_ref()))
+            .collect()
+    }
+
+    fn call(
+        &self,
+        name: &str,
+        arguments: serde_json::Map<String, serde_json::Value>,
+        ctx: CallContext,
+    ) -> BoxFuture<'_, CallToolResult> {
+        if !self.names.contains(name) {
+            let message = format!("`{name}` is not among the tools this task was given");
+            return Box::pin(async move {
+                CallToolResult::error(vec![rmcp::model::ContentBlock::text(message)])
+            });
+        }
+        self.inner.call(name, arguments, ctx)
+    }
+
+    fn call_tool(
+        &self,
+        info: &ToolInfo,
+        arguments: serde_json::Map<String, serde_json::Value>,
+        ctx: CallContext,
+    ) -> BoxFuture<'_, CallToolResult> {
+        if !self.names.contains(info.tool.name.as_ref()) {
+            return self.call(&info.tool.name, arguments, ctx);
+        }
+        self.inner.call_tool(info, arguments, ctx)
+    }
+
+    fn unavailable(&self, name: &str) -> Option<String> {
+        if self.names.contains(name) {
+            self.inner.unavailable(name)
+        } else {
+            Some(format!("`{name}` is not among the tools this task was given"))
+        }
+    }
+}

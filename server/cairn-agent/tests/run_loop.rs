@@ -161,6 +161,9 @@ fn setup(turns: Vec<Turn>, max_tool_calls: u32) -> Setup {
         system_prompt: "sys".into(),
         path_approvals: None,
         redactor: None,
+        hooks: None,
+        rules: None,
+        sub_agents: false,
         selection: None,
     };
     Setup {
@@ -513,6 +516,9 @@ async fn guarded_run(
         system_prompt: "sys".into(),
         path_approvals: Some(holds.clone()),
         redactor: None,
+        hooks: None,
+        rules: None,
+        sub_agents: false,
         selection: None,
     };
     let approver = Answer(answer, Mutex::new(Vec::new()));
@@ -675,6 +681,9 @@ async fn run_python_calls(calls: &[&str]) -> (Vec<ApprovalRequest>, u32) {
         system_prompt: "sys".into(),
         path_approvals: None,
         redactor: None,
+        hooks: None,
+        rules: None,
+        sub_agents: false,
         selection: None,
     };
     let approver = Answer(ApprovalAnswer::AllowSession, Mutex::new(Vec::new()));
@@ -866,6 +875,9 @@ fn selecting(turns: Vec<Turn>, filter: bool) -> Selecting {
         system_prompt: "sys".into(),
         path_approvals: None,
         redactor: None,
+        hooks: None,
+        rules: None,
+        sub_agents: false,
         selection: Some(Selection {
             config: SelectionConfig {
                 top_k: 5,
@@ -932,7 +944,7 @@ async fn selection_offers_the_core_tools_the_best_few_and_tool_search() {
     // tool_search: 4 definitions of the 45 tools. The filter is off, and stage 1 found one.
     assert_eq!(
         tools,
-        ["read_file", "grep", "weather_forecast", TOOL_SEARCH]
+        ["read_file", "grep", "weather_forecast", TOOL_SEARCH, "plan"]
     );
 }
 
@@ -962,7 +974,7 @@ async fn the_filter_narrows_stage_one_and_its_request_carries_no_tools() {
     // A name the model made up is dropped; core tools and tool_search stay.
     assert_eq!(
         offered(&requests[1]),
-        ["read_file", "grep", "weather_forecast", TOOL_SEARCH]
+        ["read_file", "grep", "weather_forecast", TOOL_SEARCH, "plan"]
     );
     // The filter's tokens count toward the run.
     assert_eq!(outcome.usage.input_tokens, 20);
@@ -986,7 +998,8 @@ async fn an_unreadable_filter_answer_falls_back_to_stage_one() {
             "grep",
             "weather_forecast",
             "send_email",
-            TOOL_SEARCH
+            TOOL_SEARCH,
+            "plan",
         ]
     );
 }
@@ -1028,7 +1041,8 @@ async fn a_filter_that_does_not_answer_times_out_to_stage_one() {
             "grep",
             "weather_forecast",
             "send_email",
-            TOOL_SEARCH
+            TOOL_SEARCH,
+            "plan",
         ]
     );
 }
@@ -1142,7 +1156,7 @@ async fn a_builtin_tool_wins_a_close_ranking_against_a_server_tool() {
     let requests = s.model.requests.lock().unwrap();
     assert_eq!(
         offered(&requests[0]),
-        ["read_file", "grep", "run_tests", TOOL_SEARCH]
+        ["read_file", "grep", "run_tests", TOOL_SEARCH, "plan"]
     );
 }
 
@@ -1361,4 +1375,362 @@ fn only_bounded_raster_pictures_reach_the_editor() {
         1,
         "4 MiB of base64 per result at most"
     );
+}
+
+// ---- the agent's own tools, hooks, project rules and compaction ----
+
+async fn run_with(
+    agent: &Agent,
+    history: Vec<Message>,
+    message: &str,
+    approver: &Answer,
+) -> (cairn_agent::RunOutcome, Vec<RunEvent>) {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let outcome = agent
+        .run(RunInput {
+            session_id: "s1".into(),
+            run_id: "r1".into(),
+            mode: Mode::Agent,
+            history,
+            message: message.into(),
+            approver,
+            grants: SessionGrants::default(),
+            events: tx,
+            cancel: CancellationToken::new(),
+        })
+        .await;
+    let mut events = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        events.push(e);
+    }
+    (outcome, events)
+}
+
+fn tool_message(request: &ModelRequest, call_id: &str) -> String {
+    request
+        .messages
+        .iter()
+        .find_map(|m| match m {
+            Message::Tool {
+                call_id: id,
+                content,
+                ..
+            } if id == call_id => Some(content.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no result for {call_id} in {:?}", request.messages))
+}
+
+#[tokio::test]
+async fn a_plan_is_an_event_and_the_model_reads_a_summary() {
+    let plan = r#"{"steps": [{"title": "read", "state": "done"}, {"title": "fix", "state": "inProgress"}]}"#;
+    let s = setup(vec![calls(1, "plan", plan), text("working")], 25);
+    let (outcome, events) = run_with(&s.agent, vec![], "fix it", &allow()).await;
+    assert_eq!(outcome.result, Ok(None));
+    let plans: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::Plan { steps, .. } => Some(steps.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(plans.len(), 1);
+    assert_eq!(plans[0][1].title, "fix");
+    assert_eq!(
+        plans[0][1].state,
+        cairn_agent::events::StepState::InProgress
+    );
+    let requests = s.model.requests.lock().unwrap();
+    assert!(offered(&requests[0]).contains(&"plan".to_string()));
+    assert_eq!(
+        tool_message(&requests[1], "c0"),
+        "plan updated: 1 done, 1 in progress, 0 pending"
+    );
+    assert!(s.tools.called.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_sub_agent_starts_fresh_with_fewer_tools_and_its_calls_count_toward_the_cap() {
+    let task = r#"{"description": "look around", "prompt": "look twice and report", "tools": ["look"]}"#;
+    let mut s = setup(
+        vec![
+            calls(1, "task", task),      // parent: start the task
+            calls(2, "look", "{}"),      // sub-agent: two calls
+            text("found two things"),    // sub-agent: its answer
+            text("the task found two"),  // parent: no tools left
+        ],
+        3,
+    );
+    s.agent.sub_agents = true;
+    let (outcome, events) = run_with(&s.agent, vec![], "investigate", &allow()).await;
+    assert_eq!(outcome.result, Ok(None));
+    assert_eq!(outcome.tool_calls, 3, "the task and its two calls");
+    let requests = s.model.requests.lock().unwrap();
+    assert!(offered(&requests[0]).contains(&"task".to_string()));
+    // The sub-agent's request: a fresh context, only the tools it was given, no `task`.
+    assert_eq!(
+        requests[1].messages,
+        vec![Message::User {
+            text: "look twice and report".into(),
+            images: Vec::new()
+        }]
+    );
+    assert_eq!(offered(&requests[1]), ["look", "plan"]);
+    assert!(requests[1].system.contains("You are a sub-agent"));
+    // The parent reads only the final answer, and has no calls left.
+    assert_eq!(tool_message(&requests[3], "c0"), "found two things");
+    assert!(requests[3].tools.is_empty(), "the cap is reached");
+    assert_eq!(s.tools.called.lock().unwrap().len(), 2);
+    let inner: Vec<&RunEvent> = events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::SubAgent { call_id, event } if call_id == "c0" => Some(event.as_ref()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        inner
+            .iter()
+            .filter(|e| matches!(e, RunEvent::ToolCall { .. }))
+            .count(),
+        2
+    );
+    assert!(matches!(inner.last(), Some(RunEvent::Done { tool_calls: 2, .. })));
+    assert!(matches!(
+        events.last(),
+        Some(RunEvent::Done { tool_calls: 3, .. })
+    ));
+}
+
+#[tokio::test]
+async fn a_sub_agent_cannot_be_given_a_tool_its_parent_lacks() {
+    let task = r#"{"description": "d", "prompt": "write", "tools": ["write", "format_disk"]}"#;
+    let mut s = setup(vec![calls(1, "task", task), text("ok")], 25);
+    s.agent.sub_agents = true;
+    s.agent.policy.effects.insert(Effect::Write, Decision::Deny);
+    let (_, _) = run_with(&s.agent, vec![], "go", &allow()).await;
+    let requests = s.model.requests.lock().unwrap();
+    assert_eq!(requests.len(), 2, "no sub-agent request was made");
+    let result = tool_message(&requests[1], "c0");
+    assert!(
+        result.contains("`write`, `format_disk` not among your tools"),
+        "{result}"
+    );
+}
+
+struct ScriptHooks {
+    seen: Mutex<Vec<cairn_agent::hooks::HookInput>>,
+}
+
+impl cairn_agent::hooks::Hooks for ScriptHooks {
+    fn run(
+        &self,
+        input: cairn_agent::hooks::HookInput,
+    ) -> BoxFuture<'_, Vec<cairn_agent::hooks::HookReport>> {
+        use cairn_agent::hooks::{HookOutcome, HookReport, HookStage};
+        let report = |command: &str, outcome, message: &str| HookReport {
+            command: command.into(),
+            outcome,
+            message: message.into(),
+        };
+        let reports = match (input.stage, input.tool.as_deref()) {
+            (HookStage::PreTool, Some("write")) => {
+                vec![report("guard.sh", HookOutcome::Denied, "no writes on Fridays")]
+            }
+            (HookStage::PreTool, Some("big")) => {
+                vec![report("guard.sh", HookOutcome::Failed, "timed out after 5 s")]
+            }
+            (HookStage::PreTool, _) => vec![report("guard.sh", HookOutcome::Asked, "look twice")],
+            (HookStage::PostTool, _) => vec![report("lint.sh", HookOutcome::Output, "2 warnings")],
+            (HookStage::TurnEnd, _) => vec![report("notify.sh", HookOutcome::Allowed, "")],
+        };
+        self.seen.lock().unwrap().push(input);
+        Box::pin(async move { reports })
+    }
+}
+
+#[tokio::test]
+async fn hooks_deny_ask_feed_back_and_end_the_turn() {
+    let mut turn = calls(1, "write", r#"{"path": "a"}"#);
+    turn.insert(
+        0,
+        ModelEvent::ToolCall(ToolCallRequest {
+            id: "l".into(),
+            name: "look".into(),
+            arguments: "{}".into(),
+        }),
+    );
+    turn.insert(
+        0,
+        ModelEvent::ToolCall(ToolCallRequest {
+            id: "b".into(),
+            name: "big".into(),
+            arguments: "{}".into(),
+        }),
+    );
+    let mut s = setup(vec![turn, text("done")], 25);
+    let hooks = Arc::new(ScriptHooks {
+        seen: Mutex::new(Vec::new()),
+    });
+    s.agent.hooks = Some(hooks.clone());
+    s.agent.policy.effects.insert(Effect::Read, Decision::Allow);
+    s.agent.policy.effects.insert(Effect::Write, Decision::Allow);
+    let approver = allow();
+    let (outcome, events) = run_with(&s.agent, vec![], "go", &approver).await;
+    assert_eq!(outcome.result, Ok(None));
+    let requests = s.model.requests.lock().unwrap();
+    assert_eq!(
+        tool_message(&requests[1], "c0"),
+        "denied by the user's hook `guard.sh`: no writes on Fridays"
+    );
+    assert!(tool_message(&requests[1], "b").starts_with("not run: the user's hook `guard.sh` failed (timed out after 5 s)"));
+    // `look` is allowed by the policy, but the hook asked: the user was asked, then the
+    // linter's output was added to the result.
+    let asked = approver.1.lock().unwrap();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0].tool, "look");
+    assert!(asked[0].reason.contains("a hook asked for your approval"));
+    assert_eq!(
+        tool_message(&requests[1], "l"),
+        "look ok\n\n[the user's hook `lint.sh` says]\n2 warnings"
+    );
+    // Only `look` ran; the denied and the failed call did not.
+    assert_eq!(s.tools.called.lock().unwrap().len(), 1);
+    let seen = hooks.seen.lock().unwrap();
+    assert_eq!(seen[0].arguments, Some(serde_json::json!({})));
+    assert!(seen.iter().any(|i| i.stage == cairn_agent::hooks::HookStage::TurnEnd
+        && i.answer.as_deref() == Some("done")));
+    let hook_events: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::Hook { outcome, .. } => Some(*outcome),
+            _ => None,
+        })
+        .collect();
+    use cairn_agent::hooks::HookOutcome::*;
+    for o in [Denied, Failed, Asked, Output, Allowed] {
+        assert!(hook_events.contains(&o), "{o:?} in {hook_events:?}");
+    }
+    // The turn-end hook is the last thing before `done`.
+    assert!(matches!(
+        &events[events.len() - 2],
+        RunEvent::Hook {
+            stage: cairn_agent::hooks::HookStage::TurnEnd,
+            ..
+        }
+    ));
+}
+
+struct DirRules;
+
+impl cairn_agent::context::ProjectRules for DirRules {
+    fn rules(&self, paths: &[String]) -> cairn_agent::context::Rules {
+        let mut text = "root rule: use tabs".to_string();
+        if paths.iter().any(|p| p.starts_with("web/")) {
+            text.push_str("\nweb rule: no jQuery");
+        }
+        cairn_agent::context::Rules {
+            text,
+            files: Vec::new(),
+        }
+    }
+}
+
+#[tokio::test]
+async fn project_rules_follow_the_files_the_turn_works_in() {
+    let mut s = setup(
+        vec![calls(1, "look", r#"{"path": "web/app.js"}"#), text("ok")],
+        25,
+    );
+    s.agent.rules = Some(Arc::new(DirRules));
+    run_with(&s.agent, vec![], "go", &allow()).await;
+    let requests = s.model.requests.lock().unwrap();
+    assert_eq!(requests[0].system, "sys\n\nroot rule: use tabs");
+    assert_eq!(
+        requests[1].system,
+        "sys\n\nroot rule: use tabs\nweb rule: no jQuery"
+    );
+}
+
+/// The scripted model with a small context window.
+struct Windowed(Arc<ScriptModel>, u64);
+
+impl ModelClient for Windowed {
+    fn describe(&self) -> String {
+        self.0.describe()
+    }
+    fn stream(&self, request: ModelRequest) -> BoxFuture<'_, Result<ModelStream, ModelError>> {
+        self.0.stream(request)
+    }
+    fn context_window(&self) -> Option<u64> {
+        Some(self.1)
+    }
+}
+
+fn long_history(turns: usize) -> Vec<Message> {
+    (0..turns)
+        .flat_map(|i| {
+            [
+                Message::User {
+                    text: format!("turn {i}: the code word is word{i}. {}", "pad ".repeat(50)),
+                    images: Vec::new(),
+                },
+                Message::Assistant {
+                    text: format!("noted word{i}"),
+                    tool_calls: Vec::new(),
+                },
+            ]
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn an_overflowing_request_compacts_the_older_turns_first() {
+    let mut s = setup(
+        vec![text("## Facts\n- turn 1's code word is word1"), text("word1")],
+        25,
+    );
+    s.agent.model = Arc::new(Windowed(s.model.clone(), 1000));
+    let history = long_history(20);
+    let (outcome, events) =
+        run_with(&s.agent, history.clone(), "what was the code word of turn 1?", &allow()).await;
+    assert_eq!(outcome.result, Ok(None));
+    let requests = s.model.requests.lock().unwrap();
+    assert_eq!(requests.len(), 2);
+    // The summariser got the old turns (turn 1's fact among them) and no tools.
+    assert!(requests[0].system.starts_with("You compact a conversation"));
+    assert!(requests[0].tools.is_empty());
+    let Message::User { text: transcript, .. } = &requests[0].messages[0] else {
+        panic!()
+    };
+    assert!(transcript.contains("the code word is word1."));
+    // The answer's request carries the summary in place of the old turns, and fits.
+    let answer = &requests[1];
+    assert!(matches!(&answer.messages[1], Message::Assistant { text, .. } if text.contains("word1")));
+    assert!(answer.messages.len() < history.len());
+    assert!(cairn_agent::compact::estimate_tokens(answer) < 850);
+    let c = outcome.compaction.expect("compacted");
+    assert!(c.drop > 0 && c.drop < history.len());
+    assert!(c.tokens_after < c.tokens_before);
+    assert!(events.iter().any(|e| matches!(e, RunEvent::Compacted { turns, .. } if *turns == c.turns)));
+    // The newest turns were kept whole.
+    assert_eq!(answer.messages[answer.messages.len() - 2], history[history.len() - 1]);
+}
+
+#[tokio::test]
+async fn compact_on_demand_summarises_everything_and_answers_nothing() {
+    let s = setup(vec![text("## Task\nrename foo")], 25);
+    let history = long_history(3);
+    let (outcome, events) = run_with(&s.agent, history.clone(), " /compact ", &allow()).await;
+    assert_eq!(outcome.result, Ok(None));
+    assert!(outcome.messages.is_empty(), "`/compact` is not a message");
+    let c = outcome.compaction.unwrap();
+    assert_eq!((c.drop, c.turns), (history.len(), 3));
+    assert_eq!(c.summary, "## Task\nrename foo");
+    assert!(matches!(events.last(), Some(RunEvent::Done { .. })));
+    // Nothing to compact in a new session.
+    let s = setup(vec![], 25);
+    let (outcome, events) = run_with(&s.agent, vec![], "/compact", &allow()).await;
+    assert_eq!(outcome.compaction, None);
+    assert!(matches!(&events[0], RunEvent::Text { delta } if delta.contains("Nothing to compact")));
 }

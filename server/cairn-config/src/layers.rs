@@ -444,7 +444,24 @@ impl Layers {
             merge(&mut merged, &layer.table);
         }
         let source = LayerSource::Client;
-        let config = deserialize(&merged, &source)?;
+        let mut config = deserialize(&merged, &source)?;
+        // Hooks add up instead of replacing each other: a workspace may add its own (which wait
+        // for trust), never replace or remove the user's.
+        let mut hooks = Vec::new();
+        for layer in [&self.user, &self.client, &self.env, &self.workspace]
+            .into_iter()
+            .flatten()
+        {
+            let from_workspace = matches!(layer.source, LayerSource::WorkspaceFile(_));
+            if layer.table.contains_key("hooks") {
+                let declared = deserialize(&layer.table, &layer.source)?.hooks;
+                hooks.extend(declared.into_iter().map(|mut h| {
+                    h.from_workspace = from_workspace;
+                    h
+                }));
+            }
+        }
+        config.hooks = hooks;
         Ok(config)
     }
 }

@@ -25,6 +25,7 @@ pub use mcp_import::{
     expand_server, import_file, import_str, render_servers_toml,
 };
 pub use model::DbConfig;
+pub use model::{HookConfig, HookStageConfig};
 pub use model::MlConfig;
 pub use model::{
     AccessConfig, AgentConfig, Config, Decision, EffectPolicy, LogConfig, McpConfig,

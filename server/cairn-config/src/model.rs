@@ -35,6 +35,8 @@ pub struct Config {
     pub comms: CommsConfig,
     /// `[ml]`: where the model-hub tools look (the Hugging Face Hub, or a mirror).
     pub ml: MlConfig,
+    /// `[[hooks]]`: the user's commands around tool calls and at the end of a turn.
+    pub hooks: Vec<HookConfig>,
 }
 
 /// The kind of a `[cloud.NAME]` account.
@@ -660,7 +662,10 @@ pub struct ProviderConfig {
     /// Whether the model reads pictures (`describe_image`); when unset, guessed from the model's
     /// name (Claude, GPT-4o, GPT-4.1, GPT-5, o3, o4, and names with `vision` or `vl`).
     pub images: Option<bool>,
-    /// `local`: the context window in tokens (default the model's own, at most 8192).
+    /// The context window in tokens. `local` runs the model with it (default the model's own,
+    /// at most 8192); for every provider, a request that would fill it has the older turns
+    /// summarised first (default: the model's known window; unknown models are never compacted
+    /// on their own, `/compact` still works).
     pub context: Option<usize>,
     /// `local`: sampling temperature; 0 (the default) always takes the likeliest token.
     pub temperature: Option<f32>,
@@ -702,6 +707,11 @@ pub struct AgentConfig {
     pub context_max_bytes: usize,
     /// Replaces the built-in system prompt.
     pub system_prompt: Option<String>,
+    /// Offer the model `task`: a sub-agent with a fresh context for a side task.
+    pub sub_agents: bool,
+    /// Project rules (`AGENTS.md`, `CLAUDE.md`, `.cairn/rules/*.md`) added to the system prompt
+    /// are cut at this many bytes in all; 0 leaves them out.
+    pub rules_max_bytes: usize,
 }
 
 impl Default for AgentConfig {
@@ -711,8 +721,53 @@ impl Default for AgentConfig {
             tool_result_max_bytes: 32 * 1024,
             context_max_bytes: 64 * 1024,
             system_prompt: None,
+            sub_agents: true,
+            rules_max_bytes: 16 * 1024,
         }
     }
+}
+
+/// When a hook runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum HookStageConfig {
+    /// Before a tool call: exit 0 allows (or prints `{"decision": "allow"|"deny"|"ask",
+    /// "reason": "..."}`), exit 2 denies with its stderr as the reason; anything else is a
+    /// failure, and the call does not run.
+    PreTool,
+    /// After a tool call: what it prints (exit 0, or exit 2 for stderr) is added to the result
+    /// the model reads.
+    PostTool,
+    /// When a turn ends.
+    TurnEnd,
+}
+
+/// `[[hooks]]`: a command of the user's own run around tool calls or at the end of a turn, in
+/// the workspace root, with the call as JSON on stdin and without cairn's secrets in its
+/// environment. A workspace's `.cairn/config.toml` may declare hooks too; they run only after
+/// the user trusts the workspace (as its MCP servers).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HookConfig {
+    pub stage: HookStageConfig,
+    /// The program and its arguments (no shell); a relative program is found in the workspace
+    /// root, then on `PATH`.
+    pub command: Vec<String>,
+    /// Tool names it applies to (`*` matches any run of characters); empty is every tool.
+    #[serde(default)]
+    pub tools: Vec<String>,
+    /// It is stopped after this many seconds, and counts as failed.
+    #[serde(default = "default_hook_timeout")]
+    pub timeout_secs: u64,
+    /// Declared by the workspace's own file (set when the layers are resolved): it runs only
+    /// once the user trusted the workspace's hooks.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub from_workspace: bool,
+}
+
+fn default_hook_timeout() -> u64 {
+    30
 }
 
 /// What happens when the model calls a tool.

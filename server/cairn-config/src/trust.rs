@@ -35,6 +35,18 @@ pub fn entry_hash(entry: &McpServerConfig) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The store's entry for a workspace's hooks. A server that took the name could not pass for
+/// them, nor they for it: each is compared with its own kind of hash.
+const HOOKS_ENTRY: &str = "#hooks";
+
+/// SHA-256 over the canonical JSON of a workspace's hooks, all of them: adding, changing or
+/// reordering one needs trust again.
+pub fn hooks_hash(hooks: &[crate::HookConfig]) -> String {
+    let value = serde_json::to_value(hooks).unwrap_or_default();
+    let digest = Sha256::digest(value.to_string().as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// Entries whose value depends on the workspace file: declared there, or changed by it.
 pub fn workspace_servers(
     layers: &Layers,
@@ -104,6 +116,27 @@ impl TrustStore {
         for (name, entry) in entries {
             servers.insert(name.clone(), entry_hash(entry));
         }
+        self.save()
+    }
+
+    /// Whether the workspace's hooks, exactly these, were trusted for this workspace.
+    pub fn hooks_trusted(&self, workspace: &Path, hooks: &[crate::HookConfig]) -> bool {
+        self.trusted
+            .get(&Self::key(workspace))
+            .and_then(|entries| entries.get(HOOKS_ENTRY))
+            .is_some_and(|hash| *hash == hooks_hash(hooks))
+    }
+
+    /// Trusts the workspace's hooks, as they are, and saves the store.
+    pub fn trust_hooks(
+        &mut self,
+        workspace: &Path,
+        hooks: &[crate::HookConfig],
+    ) -> Result<(), TrustError> {
+        self.trusted
+            .entry(Self::key(workspace))
+            .or_default()
+            .insert(HOOKS_ENTRY.to_string(), hooks_hash(hooks));
         self.save()
     }
 

@@ -10,6 +10,7 @@ mod anthropic;
 mod openai;
 mod settings;
 mod sse;
+mod tokens;
 mod transport;
 
 use std::sync::Arc;

@@ -84,6 +84,8 @@ pub struct ProviderSettings {
     pub retry_base_delay: Duration,
     /// Whether the model reads pictures in user messages.
     pub images: bool,
+    /// The context window in tokens, when configured; otherwise the model's known one.
+    pub context_window: Option<u64>,
 }
 
 impl ProviderSettings {
@@ -102,6 +104,7 @@ impl ProviderSettings {
             idle_timeout: Duration::from_secs(120),
             max_tokens: 8192,
             retry_base_delay: Duration::from_millis(500),
+            context_window: None,
         }
     }
 }

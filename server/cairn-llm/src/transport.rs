@@ -303,6 +303,16 @@ impl ModelClient for Provider {
         self.settings.images
     }
 
+    fn context_window(&self) -> Option<u64> {
+        self.settings
+            .context_window
+            .or_else(|| crate::tokens::known_window(&self.settings.model))
+    }
+
+    fn count_tokens(&self, request: &ModelRequest) -> u64 {
+        crate::tokens::count(self.settings.kind, &self.settings.model, request)
+    }
+
     fn stream(&self, request: ModelRequest) -> BoxFuture<'_, Result<ModelStream, ModelError>> {
         Box::pin(async move {
             let (body, decoder): (Value, Box<dyn Decoder>) = match self.settings.kind {

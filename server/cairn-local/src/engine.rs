@@ -223,6 +223,22 @@ impl Engine {
             .map_err(|e| LocalError::Tokenizer(e.to_string()))
     }
 
+    /// The tokens `request` takes as this model's prompt, untrimmed.
+    pub fn count(&self, request: &ModelRequest) -> Result<usize, LocalError> {
+        let text = format!(
+            "{}{}{}",
+            chat::system_turn(request, None),
+            chat::turns(&request.messages).concat(),
+            chat::ASSISTANT_START
+        );
+        Ok(self.encode(&text)?.len())
+    }
+
+    /// The context the model runs with.
+    pub fn context(&self) -> usize {
+        self.info.context
+    }
+
     /// The prompt's tokens, trimmed from the oldest turns to leave `reserve` tokens for the
     /// answer; also how many messages were left out.
     fn prompt(

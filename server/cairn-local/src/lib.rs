@@ -270,6 +270,29 @@ impl ModelClient for LocalModel {
         format!("{PROVIDER} ({})", self.settings.source.short())
     }
 
+    /// The configured context, else the default it runs with (a smaller model's own context
+    /// is only known once it is loaded, and the engine trims to it then).
+    fn context_window(&self) -> Option<u64> {
+        if let Ok(state) = self.state.try_lock()
+            && let Some(engine) = state.as_ref()
+        {
+            return Some(engine.context() as u64);
+        }
+        Some(self.settings.context.unwrap_or(DEFAULT_CONTEXT) as u64)
+    }
+
+    /// With the model's own tokenizer once it is loaded (and not busy generating); the
+    /// agent's estimate before.
+    fn count_tokens(&self, request: &ModelRequest) -> u64 {
+        if let Ok(state) = self.state.try_lock()
+            && let Some(engine) = state.as_ref()
+            && let Ok(n) = engine.count(request)
+        {
+            return n as u64;
+        }
+        cairn_agent::compact::estimate_tokens(request)
+    }
+
     fn stream(&self, request: ModelRequest) -> BoxFuture<'_, Result<ModelStream, ModelError>> {
         let (tx, rx) = tokio::sync::mpsc::channel::<Result<ModelEvent, ModelError>>(256);
         let state = self.state.clone();

@@ -174,6 +174,11 @@ pub fn render_event(event: &RunEvent) -> Option<String> {
         RunEvent::Error { message } => {
             Some(format!("\n\n> error: {message}\n\n{USER_HEADING}\n\n"))
         }
+        // Rendered by the chat documents' own code for these events (issue 23).
+        RunEvent::Plan { .. }
+        | RunEvent::SubAgent { .. }
+        | RunEvent::Hook { .. }
+        | RunEvent::Compacted { .. } => None,
     }
 }
 

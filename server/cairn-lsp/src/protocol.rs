@@ -49,6 +49,17 @@ impl Request for ToolsRequest {
     const METHOD: &'static str = "cairn/tools";
 }
 
+/// `cairn/context`, client to server: the project rules files that reach the system prompt for
+/// a turn in a file's context (`AGENTS.md`, `CLAUDE.md`, `.cairn/rules/*.md`), and how much of
+/// each. `params` may be `null`.
+pub enum ContextRequest {}
+
+impl Request for ContextRequest {
+    type Params = Option<ContextParams>;
+    type Result = ContextResult;
+    const METHOD: &'static str = "cairn/context";
+}
+
 /// `cairn/runEvent`, server to client: one event of a run.
 pub enum RunEventNotification {}
 
@@ -277,6 +288,35 @@ pub struct SessionsParams {
 pub struct ToolsParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
+}
+
+/// `cairn/context` parameters.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ContextParams {
+    /// A file the turn is about; the rules of the directories above it are included too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uri: Option<Uri>,
+}
+
+/// `cairn/context` result.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextResult {
+    pub rules: Vec<RuleEntry>,
+    /// The cap on all rules together (`agent.rules_max_bytes`).
+    pub max_bytes: usize,
+}
+
+/// One rules file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RuleEntry {
+    pub path: String,
+    pub bytes: u64,
+    /// How many of its bytes reach the prompt.
+    pub included: u64,
+    pub truncated: bool,
 }
 
 /// `cairn/sessions` result: the list, or the transcript asked for.

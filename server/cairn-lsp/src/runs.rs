@@ -342,6 +342,12 @@ impl RunTask {
                 .or_default()
                 .last_offered = outcome.offered.clone();
         }
+        let mut outcome = outcome;
+        if self.history_override.is_some() {
+            // A chat document is its own conversation: a compaction measured against it would
+            // not fit the stored one, so it is not kept (the next request compacts again).
+            outcome.compaction = None;
+        }
         if let Err(e) = store.save_run(&self.session_id, &self.run_id, self.mode, &outcome) {
             tracing::error!("could not save the transcript: {e}");
         }

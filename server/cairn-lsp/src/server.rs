@@ -15,7 +15,7 @@ use crate::handlers;
 use crate::panic::CatchPanic;
 use crate::protocol::{
     CancelRequest, ChatRequest, McpPromptsRequest, McpResourcesRequest, SessionsRequest,
-    ToolsRequest,
+    ToolsRequest, ContextRequest,
 };
 use crate::state::State;
 
@@ -50,6 +50,7 @@ cairn_requests! {
         handlers::sessions::handle(state.factory.sessions_dir(&state.config()), params)
     };
     tools: ToolsRequest => |state, params| handlers::tools::handle(state, params);
+    context: ContextRequest => |state, params| handlers::context::handle(state, params);
     mcp_resources: McpResourcesRequest => |state, params| {
         handlers::mcp_resources::handle(state.factory.as_ref(), params)
     };
@@ -141,6 +142,7 @@ pub async fn serve(options: ServeOptions) {
     .custom_method(CancelRequest::METHOD, Backend::cancel)
     .custom_method(SessionsRequest::METHOD, Backend::sessions)
     .custom_method(ToolsRequest::METHOD, Backend::tools)
+    .custom_method(ContextRequest::METHOD, Backend::context)
     .custom_method(McpResourcesRequest::METHOD, Backend::mcp_resources)
     .custom_method(McpPromptsRequest::METHOD, Backend::mcp_prompts);
     if test_faults {

@@ -187,6 +187,14 @@ fn records() -> Vec<Record> {
                 images: Vec::new(),
             },
         },
+        Record::Compaction {
+            run_id: "r".into(),
+            drop: 2,
+            summary: "s".into(),
+            turns: 1,
+            tokens_before: 2,
+            tokens_after: 1,
+        },
         Record::End {
             run_id: "r".into(),
             usage: Usage::default(),
@@ -462,6 +470,30 @@ fn every_run_event_kind_has_its_typescript_member() {
         RunEvent::Error {
             message: "m".into(),
         },
+        RunEvent::Plan {
+            call_id: "c".into(),
+            steps: vec![cairn_agent::events::PlanStep {
+                title: "t".into(),
+                state: cairn_agent::events::StepState::Done,
+            }],
+        },
+        RunEvent::SubAgent {
+            call_id: "c".into(),
+            event: Box::new(RunEvent::Text { delta: "d".into() }),
+        },
+        RunEvent::Hook {
+            stage: cairn_agent::events::HookStage::PreTool,
+            command: "c".into(),
+            call_id: Some("c".into()),
+            outcome: cairn_agent::events::HookOutcome::Denied,
+            message: "m".into(),
+        },
+        RunEvent::Compacted {
+            turns: 1,
+            tokens_before: 2,
+            tokens_after: 1,
+            summary: "s".into(),
+        },
     ];
     for sample in &samples {
         match sample {
@@ -471,7 +503,11 @@ fn every_run_event_kind_has_its_typescript_member() {
             | RunEvent::ToolResult { .. }
             | RunEvent::Edit { .. }
             | RunEvent::Done { .. }
-            | RunEvent::Error { .. } => {}
+            | RunEvent::Error { .. }
+            | RunEvent::Plan { .. }
+            | RunEvent::SubAgent { .. }
+            | RunEvent::Hook { .. }
+            | RunEvent::Compacted { .. } => {}
         }
     }
     let ts = protocol_ts();

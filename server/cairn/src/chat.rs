@@ -108,6 +108,7 @@ pub async fn run(
                     eprintln!("cairn: error: {message}");
                     failed = true;
                 }
+                other => show_aside(&other, ""),
             }
         }
         failed
@@ -147,4 +148,69 @@ pub async fn run(
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Events beside the answer, on stderr: the plan, a sub-agent's work (indented under its task),
+/// hooks and compaction.
+#[allow(clippy::print_stderr)]
+fn show_aside(event: &RunEvent, indent: &str) {
+    use cairn_agent::events::{HookOutcome, StepState};
+    match event {
+        RunEvent::Plan { steps, .. } => {
+            eprintln!("{indent}plan:");
+            for step in steps {
+                let mark = match step.state {
+                    StepState::Done => "[x]",
+                    StepState::InProgress => "[~]",
+                    StepState::Pending => "[ ]",
+                };
+                eprintln!("{indent}  {mark} {}", step.title);
+            }
+        }
+        RunEvent::SubAgent { event, .. } => {
+            let inner = format!("{indent}  │ ");
+            match event.as_ref() {
+                RunEvent::Text { delta } if !delta.trim().is_empty() => {
+                    for line in delta.lines().filter(|l| !l.trim().is_empty()) {
+                        eprintln!("{inner}{line}");
+                    }
+                }
+                RunEvent::ToolCall {
+                    name, arguments, ..
+                } => eprintln!("{inner}· {name} {arguments}"),
+                RunEvent::ToolResult {
+                    is_error, content, ..
+                } => eprintln!(
+                    "{inner}  {}: {}",
+                    if *is_error { "error" } else { "ok" },
+                    content.lines().next().unwrap_or_default()
+                ),
+                RunEvent::Error { message } => eprintln!("{inner}error: {message}"),
+                other => show_aside(other, &inner),
+            }
+        }
+        RunEvent::Hook {
+            command,
+            outcome,
+            message,
+            ..
+        } => match outcome {
+            HookOutcome::Allowed if message.is_empty() => {}
+            HookOutcome::Failed => eprintln!("{indent}cairn: warning: hook `{command}` failed: {message}"),
+            HookOutcome::Denied => eprintln!("{indent}  hook `{command}` denied the call: {message}"),
+            HookOutcome::Asked => eprintln!("{indent}  hook `{command}` asks for approval: {message}"),
+            HookOutcome::Allowed | HookOutcome::Output => {
+                eprintln!("{indent}  hook `{command}`: {message}")
+            }
+        },
+        RunEvent::Compacted {
+            turns,
+            tokens_before,
+            tokens_after,
+            ..
+        } => eprintln!(
+            "{indent}cairn: summarised {turns} older turns to fit the context window ({tokens_before} → {tokens_after} tokens)"
+        ),
+        _ => {}
+    }
 }

@@ -208,6 +208,7 @@ pub fn provider_settings(config: &Config, env: &Env, keys: &dyn KeySource) -> Pr
     if let Some(images) = p.images {
         settings.images = images;
     }
+    settings.context_window = p.context.map(|c| c as u64);
     settings
 }
 
@@ -296,6 +297,9 @@ pub fn agent(config: &Config, env: &Env, mcp: &McpHandle) -> Agent {
             s
         }),
         redactor: Some(crate::redaction::agent_redactor(env)),
+        hooks: crate::hooks::for_agent(config, env, &mcp.roots),
+        rules: crate::rules::for_agent(config, &mcp.roots),
+        sub_agents: config.agent.sub_agents,
     }
 }
 
@@ -444,7 +448,16 @@ pub fn trust_workspace(env: &Env, layers: &Layers, root: &Path) -> Result<Vec<St
     store
         .trust(root, &from_workspace)
         .map_err(|e| e.to_string())?;
-    Ok(from_workspace.into_keys().collect())
+    let mut trusted: Vec<String> = from_workspace.into_keys().collect();
+    // The workspace's hooks are trusted with its servers: the same question, the same answer.
+    let hooks = crate::hooks::workspace_hooks(layers).map_err(|e| e.to_string())?;
+    if !hooks.is_empty() {
+        store
+            .trust_hooks(root, &hooks)
+            .map_err(|e| e.to_string())?;
+        trusted.push(format!("{} hooks", hooks.len()));
+    }
+    Ok(trusted)
 }
 
 /// Where cairn keeps its own state: `$XDG_DATA_HOME/cairn`, else `~/.local/share/cairn`.
@@ -475,8 +488,14 @@ pub fn runnable_servers(
             None
         }
     };
-    let (runnable, waiting_for_trust) =
+    let (runnable, mut waiting_for_trust) =
         trust::gate(&config.mcp.servers, &from_workspace, store.as_ref(), root);
+    // The workspace's hooks wait with its servers, and are trusted with them.
+    if let Some(root) = root
+        && crate::hooks::hooks_waiting(config, store.as_ref(), root)
+    {
+        waiting_for_trust.push(crate::hooks::WAITING_NAME.to_string());
+    }
     let lookup = |k: &str| env.get(k).map(str::to_string);
     let mut servers = std::collections::BTreeMap::new();
     let mut problems = Vec::new();

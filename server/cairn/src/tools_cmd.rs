@@ -154,6 +154,7 @@ pub async fn call(
                 grants: &grants,
                 approver: &approver,
                 paths: Some(&path_approvals),
+                ask_anyway: false,
             };
             match gate
                 .authorize(&info, "cli", "cli", &arguments, |_, _, _| {})
