@@ -857,3 +857,46 @@ fn acp_client_gone_mid_turn_ends_the_agent() {
     assert!(status.is_some_and(|s| s.success()), "the agent exits");
     assert_model_request_aborted(&sb);
 }
+
+/// The plan the model keeps arrives as ACP `plan` updates, and a sub-agent's calls as tool calls
+/// of their own under the task's id.
+#[test]
+fn acp_shows_the_plan_and_a_sub_agents_calls() {
+    if !peer_tests() {
+        return;
+    }
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::tool_call(
+                "plan",
+                json!({"steps": [{"title": "Read the notes", "state": "inProgress"}, {"title": "Answer", "state": "pending"}]}),
+            ),
+            Reply::tool_call(
+                "task",
+                json!({"description": "read", "prompt": "Read notes.txt and quote it.", "tools": ["read_file"]}),
+            )
+            .with_call_id("task1"),
+            Reply::tool_call("read_file", json!({"path": "notes.txt"})).with_call_id("r1"),
+            Reply::text("It says hello."),
+            Reply::text("The notes say hello."),
+        ],
+    );
+    sb.write("notes.txt", "hello\n");
+    let out = client(&sb, &["turn"]);
+    let plans = updates_of(&out, "plan");
+    assert_eq!(plans.len(), 1);
+    assert_eq!(plans[0]["entries"][0]["content"], "Read the notes");
+    assert_eq!(plans[0]["entries"][0]["status"], "in_progress");
+    assert_eq!(plans[0]["entries"][1]["status"], "pending");
+    let calls: Vec<(&str, &str)> = updates_of(&out, "tool_call")
+        .iter()
+        .map(|u| (u["toolCallId"].as_str().unwrap(), u["title"].as_str().unwrap()))
+        .collect();
+    assert!(calls.contains(&("task1/r1", "task: read_file")), "{calls:?}");
+    assert!(text_of(&out, "agent_message_chunk").contains("The notes say hello."));
+    assert!(
+        !text_of(&out, "agent_message_chunk").contains("It says hello."),
+        "the sub-agent's text stays inside it"
+    );
+}

@@ -26,5 +26,6 @@ mod sandbox;
 mod secrets;
 mod selection;
 mod support;
+mod turns;
 mod vault;
 mod web;

@@ -144,6 +144,14 @@ pub struct Compaction {
 /// The message that asks for a compaction instead of an answer.
 pub const COMPACT_COMMAND: &str = "/compact";
 
+/// The agent's own slash commands, for the fronts to offer next to the MCP prompts: name,
+/// description, and the arguments as the user writes them.
+pub const COMMANDS: &[(&str, &str, Option<&str>)] = &[(
+    "compact",
+    "Summarise the conversation so far to free the model's context",
+    None,
+)];
+
 /// The context window assumed for `/compact` when the model's is not known.
 const DEFAULT_WINDOW: u64 = 128_000;
 

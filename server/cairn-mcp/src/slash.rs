@@ -57,6 +57,11 @@ fn parse(message: &str) -> Option<(&str, std::str::SplitWhitespace<'_>)> {
     is_name.then_some((head, words))
 }
 
+/// Whether `name` is one of the agent's own commands.
+fn is_agent_command(name: &str) -> bool {
+    cairn_agent::run::COMMANDS.iter().any(|(n, _, _)| *n == name)
+}
+
 /// A prompt argument's name and whether it is required, from its MCP definition.
 fn argument(arg: &Value) -> Option<(&str, bool)> {
     let name = arg.get("name")?.as_str()?;
@@ -168,7 +173,21 @@ fn resolve<'p>(
 impl Hub {
     /// The prompts of the running servers as slash commands.
     pub async fn slash_commands(&self) -> Vec<SlashCommand> {
-        commands_of(&self.prompts().await)
+        // The agent's own commands first; a prompt cannot take their names.
+        let mut commands: Vec<SlashCommand> = cairn_agent::run::COMMANDS
+            .iter()
+            .map(|(name, description, hint)| SlashCommand {
+                name: (*name).to_string(),
+                description: (*description).to_string(),
+                hint: hint.map(str::to_string),
+            })
+            .collect();
+        commands.extend(
+            commands_of(&self.prompts().await)
+                .into_iter()
+                .filter(|c| !is_agent_command(&c.name)),
+        );
+        commands
     }
 
     /// Expands a slash command (`/server:prompt key=value …`, or `/prompt …` when only one
@@ -177,6 +196,10 @@ impl Hub {
         let Some((head, words)) = parse(message) else {
             return Ok(message.to_string());
         };
+        // The agent's own commands (`/compact`) are the turn's to run, not a prompt's.
+        if is_agent_command(head) {
+            return Ok(message.to_string());
+        }
         let prompts = self.prompts().await;
         let (prompt, arguments) = resolve(&prompts, head, words)?;
         self.prompt_text(&prompt.server, &prompt.name, arguments)
