@@ -69,7 +69,8 @@ fn each_request_carries_a_selection_and_tool_search_pulls_in_more() {
     );
     let first = offered(&requests[0].body);
     let all = catalog_size(&sb);
-    // Core tools (chat mode: edit_file is agent-only), at most 10 chosen, and tool_search.
+    // Core tools (chat mode: edit_file is agent-only), at most 10 chosen, the agent's own
+    // `plan` and `task`, and tool_search.
     for core in ["read_file", "list_directory", "grep", "find_files"] {
         assert!(
             first.contains(&core.to_owned()),
@@ -79,7 +80,7 @@ fn each_request_carries_a_selection_and_tool_search_pulls_in_more() {
     assert!(!first.contains(&"edit_file".to_owned()), "{first:?}");
     assert!(first.contains(&"git_log".to_owned()), "{first:?}");
     assert_eq!(first.last().map(String::as_str), Some("tool_search"));
-    assert!(first.len() <= 4 + 10 + 1, "{first:?}");
+    assert!(first.len() <= 4 + 10 + 2 + 1, "{first:?}");
     assert!(
         all > 40 && first.len() < all / 2,
         "{} of {all}",
@@ -156,6 +157,8 @@ fn the_filter_asks_the_provider_and_narrows_the_candidates() {
             "grep",
             "find_files",
             "git_log",
+            "plan",
+            "task",
             "tool_search"
         ]
     );

@@ -381,14 +381,14 @@ impl Agent {
             } else {
                 allowed.iter().map(|t| tool_spec(t)).collect()
             };
-            if budget_left > 0 && selection.is_some() {
-                tools.push(crate::select::tool_search_spec());
-            }
             if budget_left > 0 {
                 tools.push(crate::builtin::plan_spec());
                 if self.sub_agents {
                     tools.push(crate::builtin::task_spec());
                 }
+            }
+            if budget_left > 0 && selection.is_some() {
+                tools.push(crate::select::tool_search_spec());
             }
             offered_names.extend(tools.iter().map(|t| t.name.clone()));
             let system = self.system_prompt_for(&rule_paths);

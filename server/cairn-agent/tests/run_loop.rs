@@ -944,7 +944,7 @@ async fn selection_offers_the_core_tools_the_best_few_and_tool_search() {
     // tool_search: 4 definitions of the 45 tools. The filter is off, and stage 1 found one.
     assert_eq!(
         tools,
-        ["read_file", "grep", "weather_forecast", TOOL_SEARCH, "plan"]
+        ["read_file", "grep", "weather_forecast", "plan", TOOL_SEARCH]
     );
 }
 
@@ -974,7 +974,7 @@ async fn the_filter_narrows_stage_one_and_its_request_carries_no_tools() {
     // A name the model made up is dropped; core tools and tool_search stay.
     assert_eq!(
         offered(&requests[1]),
-        ["read_file", "grep", "weather_forecast", TOOL_SEARCH, "plan"]
+        ["read_file", "grep", "weather_forecast", "plan", TOOL_SEARCH]
     );
     // The filter's tokens count toward the run.
     assert_eq!(outcome.usage.input_tokens, 20);
@@ -998,8 +998,8 @@ async fn an_unreadable_filter_answer_falls_back_to_stage_one() {
             "grep",
             "weather_forecast",
             "send_email",
-            TOOL_SEARCH,
             "plan",
+            TOOL_SEARCH,
         ]
     );
 }
@@ -1041,8 +1041,8 @@ async fn a_filter_that_does_not_answer_times_out_to_stage_one() {
             "grep",
             "weather_forecast",
             "send_email",
-            TOOL_SEARCH,
             "plan",
+            TOOL_SEARCH,
         ]
     );
 }
@@ -1156,7 +1156,7 @@ async fn a_builtin_tool_wins_a_close_ranking_against_a_server_tool() {
     let requests = s.model.requests.lock().unwrap();
     assert_eq!(
         offered(&requests[0]),
-        ["read_file", "grep", "run_tests", TOOL_SEARCH, "plan"]
+        ["read_file", "grep", "run_tests", "plan", TOOL_SEARCH]
     );
 }
 
