@@ -857,3 +857,44 @@ fn acp_client_gone_mid_turn_ends_the_agent() {
     assert!(status.is_some_and(|s| s.success()), "the agent exits");
     assert_model_request_aborted(&sb);
 }
+
+/// An ACP client cannot send its diagnostics: `get_diagnostics` says so, and the turn goes on.
+#[test]
+fn acp_get_diagnostics_says_the_client_does_not_send_them() {
+    if !peer_tests() {
+        return;
+    }
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::tool_call("get_diagnostics", json!({})),
+            Reply::text("No diagnostics here."),
+        ],
+    );
+    sb.write("notes.txt", "saved text on disk\n");
+    let out = client_env(
+        &sb,
+        &["files"],
+        &[("CAIRN_SELECTION__ENABLED", "false")],
+    );
+    assert_eq!(out["prompt"]["stopReason"], "end_turn", "{out}");
+    let results = results_of(&out);
+    assert_eq!(results.len(), 1, "{out}");
+    assert_eq!(results[0].0, "failed", "{out}");
+    assert!(
+        results[0]
+            .1
+            .starts_with("this editor does not send its diagnostics to cairn"),
+        "{}",
+        results[0].1
+    );
+    assert!(
+        tool_results_of_last_request(&sb)[0].starts_with("this editor does not send"),
+        "the model read it"
+    );
+}
+
+fn tool_results_of_last_request(sb: &Sandbox) -> Vec<String> {
+    let requests = sb.model.requests();
+    crate::support::tool_results(&requests.last().unwrap().body)
+}
