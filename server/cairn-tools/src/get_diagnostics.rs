@@ -26,7 +26,7 @@ use cairn_toolkit::reply::{error, text};
 use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
 use cairn_workspace::{Diagnostic, PathDiagnostics, Severity, Workspace};
 use futures::future::BoxFuture;
-use rmcp::model::{CallToolResult, ContentBlock, RawContent};
+use rmcp::model::{CallToolResult, ContentBlock};
 use serde::Deserialize;
 
 use crate::Files;
@@ -107,7 +107,7 @@ impl Tool for GetDiagnostics {
 
     async fn call(files: &Files, args: Args, _: CallContext) -> CallToolResult {
         let level = args.severity.unwrap_or_default();
-        let found = off_thread(&files.workspace(), move |ws| {
+        let found = off_thread(&files.workspace(), move |ws| -> Result<Found, String> {
             let scope = match &args.path {
                 Some(p) => Some(ws.resolve(p).map_err(|e| e.to_string())?),
                 None => None,
@@ -124,7 +124,7 @@ impl Tool for GetDiagnostics {
                 })
                 .collect::<Vec<_>>();
             let shown = scope.map(|s| s.display_path());
-            Ok::<_, String>(Some((chosen, shown)))
+            Ok(Some((chosen, shown)))
         })
         .await;
         match found {
@@ -134,6 +134,9 @@ impl Tool for GetDiagnostics {
         }
     }
 }
+
+/// The files with diagnostics and the path asked for, shown; `None` when the editor sends none.
+type Found = Option<(Vec<PathDiagnostics>, Option<String>)>;
 
 /// The report of one call: a count, then each file's diagnostics.
 fn render(mut files: Vec<PathDiagnostics>, level: Level, scope: Option<&str>) -> String {
@@ -276,8 +279,8 @@ fn after_edit_note(mut files: Vec<PathDiagnostics>) -> String {
 
 /// `result` with `note` added to its last text (a new text block when it has none).
 fn append(mut result: CallToolResult, note: &str) -> CallToolResult {
-    let last = result.content.iter_mut().rev().find_map(|c| match &mut c.raw {
-        RawContent::Text(t) => Some(t),
+    let last = result.content.iter_mut().rev().find_map(|c| match c {
+        ContentBlock::Text(t) => Some(t),
         _ => None,
     });
     match last {
