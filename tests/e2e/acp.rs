@@ -872,11 +872,7 @@ fn acp_get_diagnostics_says_the_client_does_not_send_them() {
         ],
     );
     sb.write("notes.txt", "saved text on disk\n");
-    let out = client_env(
-        &sb,
-        &["files"],
-        &[("CAIRN_SELECTION__ENABLED", "false")],
-    );
+    let out = client_env(&sb, &["files"], &[("CAIRN_SELECTION__ENABLED", "false")]);
     assert_eq!(out["prompt"]["stopReason"], "end_turn", "{out}");
     let results = results_of(&out);
     assert_eq!(results.len(), 1, "{out}");

@@ -50,7 +50,10 @@ fn get_diagnostics_shows_the_editors_errors_by_file_with_lines() {
         vec![
             Reply::tool_call("get_diagnostics", json!({})),
             Reply::tool_call("get_diagnostics", json!({"path": "src/b.rs"})),
-            Reply::tool_call("get_diagnostics", json!({"path": "src/a.rs", "severity": "all"})),
+            Reply::tool_call(
+                "get_diagnostics",
+                json!({"path": "src/a.rs", "severity": "all"}),
+            ),
             Reply::text("Two files have errors."),
         ],
     );
@@ -224,7 +227,11 @@ fn diagnostics_of_files_the_user_may_not_read_are_left_out() {
     std::fs::write(&outside, "fn hidden() {}\n").unwrap();
     let mut ed = Editor::spawn(&sb, ALL_TOOLS);
     ed.initialize(&sb, json!({"capabilities": {"diagnostics": true}}), false);
-    publish(&ed, &a, vec![diag(0, 3, 2, "function `main` is never used")]);
+    publish(
+        &ed,
+        &a,
+        vec![diag(0, 3, 2, "function `main` is never used")],
+    );
     publish(&ed, &env, vec![diag(0, 0, 1, "TOKEN=abc is not valid")]);
     publish(&ed, &outside, vec![diag(0, 3, 1, "secret outside error")]);
 
@@ -248,6 +255,9 @@ fn diagnostics_of_files_the_user_may_not_read_are_left_out() {
         .map(|r| r.body.to_string())
         .collect();
     assert!(!sent.contains("is not valid"), "the .env diagnostic leaked");
-    assert!(!sent.contains("secret outside error"), "the outside one leaked");
+    assert!(
+        !sent.contains("secret outside error"),
+        "the outside one leaked"
+    );
     ed.shutdown();
 }

@@ -319,7 +319,10 @@ mod tests {
         );
         x.source = None;
         x.code = None;
-        assert_eq!(one(&x), "3:5 error: cannot find value `x`\n    help: define it");
+        assert_eq!(
+            one(&x),
+            "3:5 error: cannot find value `x`\n    help: define it"
+        );
     }
 
     #[test]
