@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use tower_lsp_server::jsonrpc::{Error, Result};
+use tower_lsp_server::ls_types::notification::Notification;
 use tower_lsp_server::ls_types::request::Request;
 use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer, LspService, Server};

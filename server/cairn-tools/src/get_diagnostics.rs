@@ -45,16 +45,15 @@ const NOT_SENT: &str = "this editor does not send its diagnostics to cairn (Heli
 /// The `get_diagnostics` tool.
 pub struct GetDiagnostics;
 
-/// Which diagnostics to show.
+/// Which diagnostics to show: errors only, errors and warnings (the default), or everything,
+/// information and hints included. (No docs on the variants, so the schema stays a plain
+/// string enum.)
 #[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
-    /// Errors only.
     Error,
-    /// Errors and warnings (the default).
     #[default]
     Warning,
-    /// Everything, information and hints included.
     All,
 }
 
