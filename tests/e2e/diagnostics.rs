@@ -192,7 +192,7 @@ fn without_the_capability_the_tool_says_the_editor_does_not_send_them() {
 
     let results = results_seen(&sb);
     assert!(
-        results[0].starts_with("this editor does not send its diagnostics to cairn"),
+        results[0].starts_with("Error: this editor does not send its diagnostics to cairn"),
         "{}",
         results[0]
     );

@@ -276,14 +276,15 @@ fn after_edit_note(mut files: Vec<PathDiagnostics>) -> String {
     out
 }
 
-/// `result` with `note` added to its last text (a new text block when it has none).
+/// `result` with `note` (lines that each start with a line break) added to its last text (a new
+/// text block when it has none).
 fn append(mut result: CallToolResult, note: &str) -> CallToolResult {
     let last = result.content.iter_mut().rev().find_map(|c| match c {
         ContentBlock::Text(t) => Some(t),
         _ => None,
     });
     match last {
-        Some(t) => t.text.push_str(&format!("\n{note}")),
+        Some(t) => t.text.push_str(note),
         None => result
             .content
             .push(ContentBlock::text(note.trim_start().to_owned())),
@@ -359,6 +360,6 @@ mod tests {
             .iter()
             .filter_map(|c| c.as_text().map(|t| t.text.clone()))
             .collect();
-        assert_eq!(t, ["edited a.rs\n\nno errors or warnings now in a.rs"]);
+        assert_eq!(t, ["edited a.rs\nno errors or warnings now in a.rs"]);
     }
 }
