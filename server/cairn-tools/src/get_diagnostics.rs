@@ -142,7 +142,7 @@ fn render(mut files: Vec<PathDiagnostics>, level: Level, scope: Option<&str>) ->
     for f in &mut files {
         f.diagnostics.retain(|d| level.shows(d.severity));
         f.diagnostics
-            .sort_by(|a, b| (a.line, a.column, a.severity).cmp(&(b.line, b.column, b.severity)));
+            .sort_by_key(|d| (d.line, d.column, d.severity));
     }
     files.retain(|f| !f.diagnostics.is_empty());
     files.sort_by_key(|f| f.path.display_path());
@@ -256,7 +256,7 @@ fn after_edit_note(mut files: Vec<PathDiagnostics>) -> String {
             .into_iter()
             .filter(|d| Level::Warning.shows(d.severity))
             .collect();
-        ds.sort_by(|a, b| (a.line, a.column).cmp(&(b.line, b.column)));
+        ds.sort_by_key(|d| (d.line, d.column));
         if ds.is_empty() {
             let _ = write!(out, "\nno errors or warnings now in {shown}{stale}");
             continue;
