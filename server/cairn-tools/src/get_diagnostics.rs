@@ -353,6 +353,38 @@ mod tests {
     }
 
     #[test]
+    fn a_report_is_capped_and_says_what_it_left_out() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(vec![tmp.path().to_path_buf()]).unwrap();
+        let file = |name: &str, n: u32| PathDiagnostics {
+            path: ws.resolve(name).unwrap(),
+            updated: true,
+            diagnostics: (1..=n).map(|i| d(i, Severity::Error, "bad")).collect(),
+        };
+        let out = render(
+            vec![file("b.rs", 150), file("a.rs", 100)],
+            Level::Warning,
+            None,
+        );
+        assert!(out.starts_with("250 errors in 2 files:\na.rs:\n  1:5 error: bad (rustc)\n"));
+        assert_eq!(out.matches("error: bad").count(), MAX_SHOWN);
+        assert!(out.ends_with("\n… 50 more not shown; ask for one file or directory with `path`, or for errors only"), "{out}");
+
+        let hints = PathDiagnostics {
+            diagnostics: vec![d(1, Severity::Hint, "consider this")],
+            ..file("a.rs", 0)
+        };
+        assert_eq!(
+            render(vec![hints.clone()], Level::Warning, Some("src")),
+            "no errors or warnings in src, as the editor reports them now"
+        );
+        assert_eq!(
+            render(vec![hints], Level::All, None),
+            "1 hint in 1 file:\na.rs:\n  1:5 hint: consider this (rustc)"
+        );
+    }
+
+    #[test]
     fn a_note_is_appended_to_the_last_text() {
         let r = append(text("edited a.rs"), "\nno errors or warnings now in a.rs");
         let t: Vec<_> = r
