@@ -903,3 +903,40 @@ fn acp_shows_the_plan_and_a_sub_agents_calls() {
         "the sub-agent's text stays inside it"
     );
 }
+
+/// An ACP client cannot send its diagnostics: `get_diagnostics` says so, and the turn goes on.
+#[test]
+fn acp_get_diagnostics_says_the_client_does_not_send_them() {
+    if !peer_tests() {
+        return;
+    }
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::tool_call("get_diagnostics", json!({})),
+            Reply::text("No diagnostics here."),
+        ],
+    );
+    sb.write("notes.txt", "saved text on disk\n");
+    let out = client_env(&sb, &["files"], &[("CAIRN_SELECTION__ENABLED", "false")]);
+    assert_eq!(out["prompt"]["stopReason"], "end_turn", "{out}");
+    let results = results_of(&out);
+    assert_eq!(results.len(), 1, "{out}");
+    assert_eq!(results[0].0, "failed", "{out}");
+    assert!(
+        results[0]
+            .1
+            .contains("this editor does not send its diagnostics to cairn"),
+        "{}",
+        results[0].1
+    );
+    assert!(
+        tool_results_of_last_request(&sb)[0].contains("this editor does not send"),
+        "the model read it"
+    );
+}
+
+fn tool_results_of_last_request(sb: &Sandbox) -> Vec<String> {
+    let requests = sb.model.requests();
+    crate::support::tool_results(&requests.last().unwrap().body)
+}

@@ -12,6 +12,7 @@ mod cli;
 mod cloud;
 mod db;
 mod devops;
+mod diagnostics;
 mod eval;
 mod git_escapes;
 mod helix;

@@ -1,12 +1,14 @@
-//! The editor side of tools: the open buffers as a [`DocumentOverlay`], and approvals asked
-//! through `window/showMessageRequest` or `cairn/approve`.
+//! The editor side of tools: the open buffers and the diagnostics the editor sent as a
+//! [`DocumentOverlay`], and approvals asked through `window/showMessageRequest` or
+//! `cairn/approve`.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use cairn_agent::policy::{ApprovalAnswer, ApprovalRequest, Approver};
-use cairn_workspace::{ByteEdit, DocumentOverlay, OpenDocument, OverlayError};
+use cairn_workspace::{ByteEdit, DocumentOverlay, FileDiagnostics, OpenDocument, OverlayError};
 use futures::future::BoxFuture;
 use tower_lsp_server::Client;
 use tower_lsp_server::ls_types::{
@@ -44,11 +46,65 @@ pub fn canonical_path(uri: &Uri) -> Option<PathBuf> {
     Some(std::fs::canonicalize(&path).unwrap_or(path))
 }
 
+/// The diagnostics the editor sent (`cairn/diagnostics`), by canonical path, each stamped with
+/// the publication that set it, so an edit can wait for the next one of its file.
+pub struct EditorDiagnostics {
+    /// The client announced `capabilities.diagnostics`.
+    pub sends: AtomicBool,
+    files: Mutex<Published>,
+    /// The stamp of the latest publication; waiters watch it.
+    changed: tokio::sync::watch::Sender<u64>,
+}
+
+#[derive(Default)]
+struct Published {
+    last: u64,
+    by_path: HashMap<PathBuf, (u64, Vec<cairn_workspace::Diagnostic>)>,
+}
+
+impl Default for EditorDiagnostics {
+    fn default() -> Self {
+        EditorDiagnostics {
+            sends: AtomicBool::new(false),
+            files: Mutex::default(),
+            changed: tokio::sync::watch::channel(0).0,
+        }
+    }
+}
+
+impl EditorDiagnostics {
+    /// Replaces the diagnostics of `path` (an empty list clears them).
+    pub fn publish(&self, path: PathBuf, diagnostics: Vec<cairn_workspace::Diagnostic>) {
+        let Ok(mut files) = self.files.lock() else {
+            return;
+        };
+        files.last += 1;
+        let stamp = files.last;
+        files.by_path.insert(path, (stamp, diagnostics));
+        drop(files);
+        // `send_replace` updates the value even when nobody waits.
+        self.changed.send_replace(stamp);
+    }
+
+    fn sends(&self) -> bool {
+        self.sends.load(Ordering::Relaxed)
+    }
+
+    fn stamp_of(&self, path: &Path) -> u64 {
+        self.files
+            .lock()
+            .ok()
+            .and_then(|f| f.by_path.get(path).map(|(stamp, _)| *stamp))
+            .unwrap_or(0)
+    }
+}
+
 /// Shared view of the editor for tools.
 #[derive(Clone)]
 pub struct EditorOverlay {
     pub documents: Arc<Mutex<Documents>>,
     pub encoding: Arc<Mutex<Encoding>>,
+    pub diagnostics: Arc<EditorDiagnostics>,
     pub client: Client,
 }
 
@@ -119,6 +175,44 @@ impl DocumentOverlay for EditorOverlay {
                 Err(e) => Err(OverlayError::Rejected {
                     reason: e.message.to_string(),
                 }),
+            }
+        })
+    }
+
+    fn diagnostics(&self) -> Option<Vec<FileDiagnostics>> {
+        if !self.diagnostics.sends() {
+            return None;
+        }
+        let files = self.diagnostics.files.lock().ok()?;
+        Some(
+            files
+                .by_path
+                .iter()
+                .map(|(path, (stamp, diagnostics))| FileDiagnostics {
+                    path: path.clone(),
+                    stamp: *stamp,
+                    diagnostics: diagnostics.clone(),
+                })
+                .collect(),
+        )
+    }
+
+    fn diagnostics_mark(&self) -> Option<u64> {
+        if !self.diagnostics.sends() {
+            return None;
+        }
+        self.diagnostics.files.lock().ok().map(|f| f.last)
+    }
+
+    fn diagnostics_published(&self, path: &Path, after: u64) -> BoxFuture<'_, ()> {
+        // Subscribed before the check, so a publication between the two is not missed.
+        let mut changed = self.diagnostics.changed.subscribe();
+        let path = path.to_path_buf();
+        Box::pin(async move {
+            while self.diagnostics.stamp_of(&path) <= after {
+                if changed.changed().await.is_err() {
+                    return futures::future::pending().await;
+                }
             }
         })
     }

@@ -10,7 +10,7 @@ use cairn_agent::Mode;
 use serde::{Deserialize, Serialize};
 use tower_lsp_server::ls_types::notification::Notification;
 use tower_lsp_server::ls_types::request::Request;
-use tower_lsp_server::ls_types::{Range, Uri};
+use tower_lsp_server::ls_types::{Diagnostic, Range, Uri};
 
 /// `cairn/chat`, client to server: start a run. Answers at once.
 pub enum ChatRequest {}
@@ -118,6 +118,26 @@ impl Request for ElicitRequest {
     const METHOD: &'static str = "cairn/elicit";
 }
 
+/// `cairn/diagnostics`, client to server: the diagnostics the editor holds for one file,
+/// replacing those sent for it before (an empty list clears them). Clients that announce
+/// `capabilities.diagnostics` send every file's once after `initialized`, then each change;
+/// the `get_diagnostics` tool and the file tools' edits read them.
+pub enum DiagnosticsNotification {}
+
+impl Notification for DiagnosticsNotification {
+    type Params = DiagnosticsParams;
+    const METHOD: &'static str = "cairn/diagnostics";
+}
+
+/// `cairn/diagnostics` parameters: a file and its LSP `Diagnostic`s (`range`, `severity`,
+/// `message`, `source`, `code`; other fields are ignored).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DiagnosticsParams {
+    pub uri: Uri,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
 /// Every `cairn/` method, for the `experimental` capability and the documentation test.
 pub const METHODS: &[&str] = &[
     ChatRequest::METHOD,
@@ -130,6 +150,7 @@ pub const METHODS: &[&str] = &[
     McpResourcesRequest::METHOD,
     McpPromptsRequest::METHOD,
     ElicitRequest::METHOD,
+    DiagnosticsNotification::METHOD,
 ];
 
 /// Commands for `workspace/executeCommand` (and code actions), for clients that cannot send
@@ -198,6 +219,9 @@ pub struct ClientExtensions {
     pub approvals: bool,
     /// The client answers `cairn/elicit` with a form.
     pub elicitation: bool,
+    /// The client sends its diagnostics with `cairn/diagnostics`; without it the
+    /// `get_diagnostics` tool answers that this editor does not send them.
+    pub diagnostics: bool,
 }
 
 /// `cairn/chat` parameters.

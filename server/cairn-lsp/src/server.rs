@@ -1,11 +1,13 @@
 //! The `LanguageServer` implementation: it routes each request and notification to its handler
-//! in `handlers/`, and registers the `cairn/` requests under the names `protocol` defines.
+//! in `handlers/`, and registers the `cairn/` requests and notifications under the names
+//! `protocol` defines.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
 use tower_lsp_server::jsonrpc::{Error, Result};
+use tower_lsp_server::ls_types::notification::Notification;
 use tower_lsp_server::ls_types::request::Request;
 use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer, LspService, Server};
@@ -14,8 +16,8 @@ use crate::ServeOptions;
 use crate::handlers;
 use crate::panic::CatchPanic;
 use crate::protocol::{
-    CancelRequest, ChatRequest, McpPromptsRequest, McpResourcesRequest, SessionsRequest,
-    ToolsRequest, ContextRequest,
+    CancelRequest, ChatRequest, ContextRequest, DiagnosticsNotification, DiagnosticsParams,
+    McpPromptsRequest, McpResourcesRequest, SessionsRequest, ToolsRequest,
 };
 use crate::state::State;
 
@@ -60,6 +62,10 @@ cairn_requests! {
 }
 
 impl Backend {
+    async fn diagnostics(&self, params: DiagnosticsParams) {
+        handlers::diagnostics::handle(&self.state.diagnostics, params);
+    }
+
     async fn debug_panic(&self, _params: Option<Value>) -> Result<Value> {
         if self.test_faults {
             panic!("injected fault");
@@ -124,6 +130,7 @@ pub async fn serve(options: ServeOptions) {
             client,
             documents: Arc::default(),
             encoding: Arc::default(),
+            diagnostics: Arc::default(),
             roots: Mutex::default(),
             layers: Mutex::new(layers.clone()),
             config: Mutex::new(initial.clone()),
@@ -144,7 +151,8 @@ pub async fn serve(options: ServeOptions) {
     .custom_method(ToolsRequest::METHOD, Backend::tools)
     .custom_method(ContextRequest::METHOD, Backend::context)
     .custom_method(McpResourcesRequest::METHOD, Backend::mcp_resources)
-    .custom_method(McpPromptsRequest::METHOD, Backend::mcp_prompts);
+    .custom_method(McpPromptsRequest::METHOD, Backend::mcp_prompts)
+    .custom_method(DiagnosticsNotification::METHOD, Backend::diagnostics);
     if test_faults {
         builder = builder.custom_method("cairn/debug/panic", Backend::debug_panic);
     }

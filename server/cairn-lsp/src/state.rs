@@ -1,5 +1,5 @@
-//! What the handlers share: the editor connection, the documents, the configuration and the
-//! agent built from it, the runs in flight and the per-session memory.
+//! What the handlers share: the editor connection, the documents and diagnostics, the
+//! configuration and the agent built from it, the runs in flight and the per-session memory.
 //!
 //! It sits below the handlers, runs and the MCP bridge, and imports none of them, so the
 //! modules form no cycle through it; pieces that need only part of it (the document
@@ -19,7 +19,7 @@ use tower_lsp_server::ls_types::Uri;
 
 use crate::AgentFactory;
 use crate::documents::Encoding;
-use crate::editor::{Documents, EditorOverlay, PendingApprovals};
+use crate::editor::{Documents, EditorDiagnostics, EditorOverlay, PendingApprovals};
 use crate::protocol::ClientExtensions;
 
 /// The runs in flight, by run id.
@@ -63,6 +63,8 @@ pub(crate) struct State {
     pub client: Client,
     pub documents: Arc<Mutex<Documents>>,
     pub encoding: Arc<Mutex<Encoding>>,
+    /// The diagnostics the editor sent (`cairn/diagnostics`), for the tools.
+    pub diagnostics: Arc<EditorDiagnostics>,
     pub roots: Mutex<Vec<PathBuf>>,
     pub layers: Mutex<Layers>,
     pub config: Mutex<Config>,
@@ -107,6 +109,7 @@ impl State {
         EditorOverlay {
             documents: self.documents.clone(),
             encoding: self.encoding.clone(),
+            diagnostics: self.diagnostics.clone(),
             client: self.client.clone(),
         }
     }

@@ -372,6 +372,18 @@ fn methods() -> Vec<(&'static str, Vec<Shape>)> {
         (RunEventNotification::METHOD, Vec::new()),
         // A JSON value built by the MCP bridge (`mcp::status_json`), not a struct here.
         (McpStatusNotification::METHOD, Vec::new()),
+        // The diagnostics themselves are LSP's `Diagnostic`, not a shape of ours.
+        (
+            DiagnosticsNotification::METHOD,
+            vec![shape(
+                "cairn/diagnostics params",
+                DiagnosticsParams {
+                    uri: uri(),
+                    diagnostics: Vec::new(),
+                },
+                "DiagnosticsParams",
+            )],
+        ),
     ]
 }
 

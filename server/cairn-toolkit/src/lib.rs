@@ -12,7 +12,8 @@
 //! names, the catalog entries and the dispatch from it, and runs the one pipeline every call
 //! takes: the arguments are parsed against `Args` (a bad field is named, before `call` runs),
 //! the declared paths are checked against the workspace's protected paths (a refusal carries
-//! them for the agent's approval question), then the tool runs, cancellable by the run.
+//! them for the agent's approval question), then the tool runs, cancellable by the run (a tool
+//! that writes runs inside its host's [`Host::around_write`], which may add to its result).
 //!
 //! Results go through [`reply`]: text, structured content, errors, edit reports.
 

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use cairn_agent::tools::{CallContext, ToolHost, ToolInfo};
+use cairn_agent::tools::{CallContext, Effect, ToolHost, ToolInfo};
 use cairn_workspace::Workspace;
 use futures::future::BoxFuture;
 use rmcp::model::{CallToolResult, ToolAnnotations};
@@ -17,6 +17,16 @@ pub trait Host: Send + Sync + 'static {
     /// The workspace the paths tools declare are checked against; `None` for a set with no
     /// workspace, where a call that declares paths is refused.
     fn workspace(&self) -> Option<&Arc<Workspace>>;
+
+    /// Runs `call`, a call of one of the set's tools that changes things ([`Effect::Write`]),
+    /// and may add to its result: the file tools add the editor's diagnostics of the files it
+    /// edited. By default the call as it is.
+    fn around_write<'a>(
+        &'a self,
+        call: BoxFuture<'a, CallToolResult>,
+    ) -> BoxFuture<'a, CallToolResult> {
+        call
+    }
 }
 
 type CallFn<H> =
@@ -99,7 +109,11 @@ fn run<'a, T: Tool>(
                 Err(e) => return error(e),
             }
         }
-        T::call(host, args, cx).await
+        if T::EFFECT == Effect::Write {
+            host.around_write(Box::pin(T::call(host, args, cx))).await
+        } else {
+            T::call(host, args, cx).await
+        }
     })
 }
 

@@ -1,7 +1,7 @@
 //! Built-in tools, served in-process as a [`ToolHost`](cairn_agent::tools::ToolHost).
 //!
 //! The first category is `file` ([`FILE_TOOLS`]: reading, searching, editing, patching and
-//! managing files), one tool per module, built on `cairn_toolkit`. They act
+//! managing files, and the editor's diagnostics), one tool per module, built on `cairn_toolkit`. They act
 //! on workspace files only through [`cairn_workspace::Workspace`], so every path the model names
 //! is resolved inside a root, and reads see (and edits go through) the editor's open buffers.
 //!
@@ -23,6 +23,7 @@ mod diff_files;
 mod edit;
 mod edit_file;
 mod find_files;
+mod get_diagnostics;
 mod git;
 mod glob;
 mod grep;
@@ -47,6 +48,8 @@ use std::sync::Arc;
 use cairn_agent::tools::{PathApprovals, ProtectedPath};
 use cairn_toolkit::{Entry, ToolSet};
 use cairn_workspace::{ExactApprovals, Operation, Workspace};
+use futures::future::BoxFuture;
+use rmcp::model::CallToolResult;
 
 pub use crate::git::{
     GIT_TOOLS, Git, cap as cap_output, date as git_date, git_tools, open_repository,
@@ -74,6 +77,15 @@ impl cairn_toolkit::Host for Files {
     fn workspace(&self) -> Option<&Arc<Workspace>> {
         Some(&self.workspace)
     }
+
+    /// An edit is followed by the editor's new diagnostics of the files it changed, when the
+    /// editor sends them (`get_diagnostics::after_edit`).
+    fn around_write<'a>(
+        &'a self,
+        call: BoxFuture<'a, CallToolResult>,
+    ) -> BoxFuture<'a, CallToolResult> {
+        get_diagnostics::after_edit(&self.workspace, call)
+    }
 }
 
 /// The file tools, in the order listed.
@@ -90,6 +102,7 @@ pub const FILE_TOOLS: &[Entry<Files>] = &[
     Entry::of::<head_tail::HeadTail>(),
     Entry::of::<count::Count>(),
     Entry::of::<diff_files::DiffFiles>(),
+    Entry::of::<get_diagnostics::GetDiagnostics>(),
     Entry::of::<write_file::WriteFile>(),
     Entry::of::<create_file::CreateFile>(),
     Entry::of::<multi_edit::MultiEdit>(),

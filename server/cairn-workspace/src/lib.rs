@@ -39,7 +39,10 @@ pub use cairn_config::access::{Access, AccessPolicy, AccessRules, Operation};
 pub use error::ScopeError;
 pub use fs::{DirEntry, EntryKind, FileStat};
 pub use masks::{MaskError, MaskLimits, Masks};
-pub use overlay::{ByteEdit, DocumentOverlay, OpenDocument, OverlayError};
+pub use overlay::{
+    ByteEdit, Diagnostic, DocumentOverlay, FileDiagnostics, OpenDocument, OverlayError,
+    PathDiagnostics, Severity, path_of_file_uri,
+};
 pub use path::WorkspacePath;
 pub use search::SearchBuf;
 pub use walk::{WalkOptions, WalkedFiles, Walker};

@@ -25,6 +25,10 @@ pub(crate) async fn handle(
             .map_err(|e| invalid_params(format!("initializationOptions: {e}")))?,
         None => InitializationOptions::default(),
     };
+    state.diagnostics.sends.store(
+        options.capabilities.diagnostics,
+        std::sync::atomic::Ordering::Relaxed,
+    );
     if let Ok(mut ext) = state.extensions.lock() {
         *ext = options.capabilities;
     }

@@ -5,6 +5,7 @@ pub(crate) mod cancel;
 pub(crate) mod chat;
 pub(crate) mod code_action;
 pub(crate) mod context;
+pub(crate) mod diagnostics;
 pub(crate) mod did_change;
 pub(crate) mod did_change_configuration;
 pub(crate) mod did_change_workspace_folders;
