@@ -22,6 +22,10 @@ class FakeRpc implements Rpc {
     this.requests.push([method, params]);
     return Promise.resolve({ runId: "r", sessionId: "s", cancelled: true, sessions: [], tools: [] });
   }
+  notifications: [string, unknown][] = [];
+  sendNotification(method: string, params?: unknown): void {
+    this.notifications.push([method, params]);
+  }
   onNotification(method: string, handler: (p: never) => void): void {
     this.handlers.set(method, handler);
   }
@@ -85,7 +89,7 @@ test("requests go out under the documented method names", async () => {
   ]);
   assert.deepEqual(rpc.requests[4][1], { command: "cairn.mcpStatus", arguments: [] });
   assert.deepEqual(rpc.requests[5][1], { command: "cairn.trustWorkspace", arguments: [] });
-  assert.deepEqual(initializationOptions({ a: 1 }), { config: { a: 1 }, capabilities: { approvals: true } });
+  assert.deepEqual(initializationOptions({ a: 1 }), { config: { a: 1 }, capabilities: { approvals: true, diagnostics: true } });
 });
 
 test("an edit opens a review with the text from before; reject gives it back", () => {
