@@ -52,6 +52,8 @@ syn match cairnChatHook     /^> hook \%(allowed\|asked\|output\) .*$/
 syn match cairnChatHookBad  /^> hook \%(failed\|denied\) .*$/
 syn match cairnChatSub      /^> sub-agent: .*$/
 syn match cairnChatCompacted /^> compacted: .*$/
+" The Neovim chat buffer's folded lines: a sub-agent's steps, a compaction's summary.
+syn match cairnChatNested   /^  ↳ .*$/
 
 hi def link cairnChatYou                 Title
 hi def link cairnChatCairn               Identifier
@@ -80,5 +82,6 @@ hi def link cairnChatHook                Comment
 hi def link cairnChatHookBad             WarningMsg
 hi def link cairnChatSub                 Comment
 hi def link cairnChatCompacted           Comment
+hi def link cairnChatNested              Comment
 
 let b:current_syntax = "cairnchat"
