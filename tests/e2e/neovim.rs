@@ -700,3 +700,80 @@ fn neovim_sends_the_workspace_diagnostics_to_the_server() {
         assert!(!text.contains("published by cairn") && !text.contains("outside the workspace"), "{text}");
     }
 }
+
+/// `:CairnRewind`, `:CairnCompact` and `:CairnContext` against canned answers: the requests
+/// they make for the chat's session, the turn picker (latest first, with the files each turn
+/// changed), the rewind's report (restored files, and a warning for what was left as it was)
+/// above the next `## You`, the compaction's outcome, the rules for the current file.
+#[test]
+fn neovim_rewind_compact_and_context_commands() {
+    if !enabled() {
+        return;
+    }
+    let sb = Sandbox::new(Format::OpenAi, vec![]);
+    sb.write("src.txt", "x\n");
+    let result = run_nvim(&sb, "cairn-not-installed-anywhere", "session.lua");
+    let requests: Vec<(String, Value)> = result["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["method"].as_str().unwrap().to_string(), r["params"].clone()))
+        .collect();
+    let context_uri = requests.last().unwrap().1["uri"].clone();
+    assert!(
+        context_uri.as_str().unwrap_or_default().ends_with("/src.txt"),
+        "{requests:#?}"
+    );
+    assert_eq!(
+        requests,
+        [
+            ("cairn/checkpoints".into(), json!({"sessionId": "s1"})),
+            ("cairn/rewind".into(), json!({"sessionId": "s1", "turn": 1})),
+            ("cairn/rewind".into(), json!({"sessionId": "s1", "turn": 2})),
+            ("cairn/compact".into(), json!({"sessionId": "s1"})),
+            ("cairn/compact".into(), json!({"sessionId": "s1"})),
+            (
+                "cairn/context".into(),
+                json!({"sessionId": "s1", "uri": context_uri})
+            ),
+        ]
+    );
+    assert_eq!(
+        result["asked"][0]["items"],
+        json!([
+            "Turn 2: Explain it (no files)",
+            "Turn 1: Add a parser (2 files: src/a.rs, b.txt)"
+        ])
+    );
+    let shown = notes(&result);
+    for note in [
+        "cairn: the chat has no session yet: send a message first",
+        "cairn: rewound to before turn 1; restored 2 files: src/a.rs, b.txt",
+        "cairn: 1 not restored: c.txt (left as it is: changed since cairn wrote it)",
+        "cairn: usage: :CairnRewind [turn], the turn a number from 1 (see :CairnRewind without one)",
+        "cairn: summarised 12 older turns: 30,210 → 2,150 tokens",
+        "cairn: nothing to compact: only 1 turn so far",
+    ] {
+        assert!(shown.iter().any(|n| n == note), "{note}: {shown:#?}");
+    }
+    let chat = lines(&result["chat"]);
+    let report = find_from(
+        &chat,
+        0,
+        "> rewound to before turn 1; restored 2 files: src/a.rs, b.txt",
+    );
+    let you = find_from(&chat, report, "## You");
+    assert!(
+        chat[you + 1..].iter().all(|l| l.is_empty()),
+        "the next message is still empty: {chat:#?}"
+    );
+    assert_eq!(
+        lines(&result["context"]),
+        [
+            "Project rules for src.txt: 2 files, 16,384 of at most 16,384 bytes",
+            "",
+            "/ws/AGENTS.md  812 bytes",
+            "/ws/src/AGENTS.md  15,572 of 20,000 bytes (cut at the limit)",
+        ]
+    );
+}

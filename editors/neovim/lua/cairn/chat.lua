@@ -423,12 +423,6 @@ function M.open_picture()
   return abs
 end
 
---- Adds event lines to the chat buffer between turns (a rewind's report).
-function M.note(block)
-  if valid() and M.run_id == nil then
-    append_block(block)
-  end
-end
 
 --- Handles one cairn/runEvent notification.
 function M.on_event(ev)
@@ -555,6 +549,27 @@ local function last_you()
   local body = vim.list_slice(all, heading + 1, #all)
   local text = table.concat(body, "\n"):gsub("^%s+", ""):gsub("%s+$", "")
   return text, heading
+end
+
+--- Adds event lines to the chat buffer between turns (a rewind's report), above the last
+--- ## You heading, so what is written under it stays the next message.
+function M.note(block)
+  if not valid() or M.run_id ~= nil then
+    return
+  end
+  local _, heading = last_you()
+  if heading == nil then
+    append_block(block)
+    append_block({ YOU })
+    return
+  end
+  local out = vim.deepcopy(block)
+  table.insert(out, "")
+  local above = vim.api.nvim_buf_get_lines(M.buf, math.max(heading - 2, 0), heading - 1, false)[1]
+  if heading > 1 and above ~= "" then
+    table.insert(out, 1, "")
+  end
+  vim.api.nvim_buf_set_lines(M.buf, heading - 1, heading - 1, false, out)
 end
 
 --- Sends a message: `args` when given (written under the last ## You), else what the user
