@@ -143,7 +143,12 @@ class Extension {
       });
       await lsp.start();
       this.client = client;
-      this.startDiagnostics(lsp, client);
+      try {
+        this.startDiagnostics(lsp, client);
+      } catch (error) {
+        // The agent then lacks the editor's diagnostics; the rest works.
+        this.output.appendLine(`cairn: could not send the diagnostics: ${(error as Error).message}`);
+      }
       this.status.text = "$(check) cairn";
       this.status.tooltip = "cairn: server running";
       void this.refreshSessions();
