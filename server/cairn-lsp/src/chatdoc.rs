@@ -175,6 +175,13 @@ pub fn render_event(event: &RunEvent) -> Option<String> {
         RunEvent::Error { message } => {
             Some(format!("\n\n> error: {message}\n\n{USER_HEADING}\n\n"))
         }
+        // Plans, sub-agents, hooks and compaction (issue 23) are rendered from their wire
+        // shape, which docs/lsp-extensions.md fixes; until the agent has those variants this
+        // arm matches nothing.
+        #[allow(unreachable_patterns)]
+        other => serde_json::to_value(other)
+            .ok()
+            .and_then(|value| render_wire_event(&value)),
     }
 }
 
