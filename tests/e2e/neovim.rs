@@ -36,12 +36,7 @@ fn run_nvim(sb: &Sandbox, cmd: &str, script: &str) -> Value {
 }
 
 /// [`run_nvim`] with more environment for the script.
-fn run_nvim_with(
-    sb: &Sandbox,
-    cmd: &str,
-    script: &str,
-    env: &[(&str, &std::ffi::OsStr)],
-) -> Value {
+fn run_nvim_with(sb: &Sandbox, cmd: &str, script: &str, env: &[(&str, &std::ffi::OsStr)]) -> Value {
     let init = sb.dir.path().join("init.lua");
     let out = sb.dir.path().join("nvim-out.json");
     std::fs::write(
@@ -574,7 +569,11 @@ fn neovim_plan_sub_agent_hooks_and_compaction_in_the_chat_buffer() {
     let at = find_from(&first, 0, "> plan (0/3 done):");
     assert_eq!(
         first[at + 1..at + 4],
-        ["> - [~] Read the parser", "> - [ ] Fix the bug", "> - [ ] Run the tests"],
+        [
+            "> - [~] Read the parser",
+            "> - [ ] Fix the bug",
+            "> - [ ] Run the tests"
+        ],
         "{first:#?}"
     );
     let chat = lines(&result["chat"]);
@@ -590,7 +589,11 @@ fn neovim_plan_sub_agent_hooks_and_compaction_in_the_chat_buffer() {
     let plan = find_from(&chat, 0, "> plan (1/3 done):");
     assert_eq!(
         chat[plan + 1..plan + 4],
-        ["> - [x] Read the parser", "> - [~] Fix the bug", "> - [ ] Run the tests"]
+        [
+            "> - [x] Read the parser",
+            "> - [~] Fix the bug",
+            "> - [ ] Run the tests"
+        ]
     );
     assert!(plan < find_from(&chat, 0, "```tool-call task"), "{chat:#?}");
     // The sub-agent's steps, under the task call, before its result.
@@ -690,14 +693,20 @@ fn neovim_sends_the_workspace_diagnostics_to_the_server() {
     );
     assert_eq!(sent[1], json!({"uri": uri, "diagnostics": []}));
     let quiet = result["quiet"].as_u64().unwrap() as usize;
-    assert_eq!(quiet, 2, "cairn's own and outside diagnostics are not sent: {result:#}");
+    assert_eq!(
+        quiet, 2,
+        "cairn's own and outside diagnostics are not sent: {result:#}"
+    );
     let last = sent.last().unwrap();
     assert_eq!(last["uri"], uri);
     assert_eq!(last["diagnostics"][0]["message"], "unused");
     assert_eq!(last["diagnostics"][0]["severity"], 2);
     for s in sent {
         let text = s.to_string();
-        assert!(!text.contains("published by cairn") && !text.contains("outside the workspace"), "{text}");
+        assert!(
+            !text.contains("published by cairn") && !text.contains("outside the workspace"),
+            "{text}"
+        );
     }
 }
 
@@ -717,11 +726,19 @@ fn neovim_rewind_compact_and_context_commands() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|r| (r["method"].as_str().unwrap().to_string(), r["params"].clone()))
+        .map(|r| {
+            (
+                r["method"].as_str().unwrap().to_string(),
+                r["params"].clone(),
+            )
+        })
         .collect();
     let context_uri = requests.last().unwrap().1["uri"].clone();
     assert!(
-        context_uri.as_str().unwrap_or_default().ends_with("/src.txt"),
+        context_uri
+            .as_str()
+            .unwrap_or_default()
+            .ends_with("/src.txt"),
         "{requests:#?}"
     );
     assert_eq!(

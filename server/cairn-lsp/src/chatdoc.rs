@@ -362,9 +362,9 @@ fn sub_agent_line(event: &serde_json::Value) -> Option<String> {
             };
             format!("{} {args}", one_line(&name))
         }
-        Wire::Approval {
-            state, reason, ..
-        } if state == "asked" => format!("cairn asks: allow {}?", one_line(&reason)),
+        Wire::Approval { state, reason, .. } if state == "asked" => {
+            format!("cairn asks: allow {}?", one_line(&reason))
+        }
         Wire::Approval { answer, .. } => match answer.as_deref() {
             Some("allowOnce") => "allowed once".into(),
             Some("allowSession") => "allowed for this session".into(),
@@ -375,9 +375,7 @@ fn sub_agent_line(event: &serde_json::Value) -> Option<String> {
             content,
         } => format!("a call failed: {}", one_line(&content)),
         Wire::Edit {
-            uri,
-            applied: true,
-            ..
+            uri, applied: true, ..
         } => format!("edited {uri}"),
         Wire::Edit { uri, reason, .. } => match reason {
             Some(r) => format!("edit of {uri} rejected: {}", one_line(&r)),
@@ -408,9 +406,7 @@ fn sub_agent_line(event: &serde_json::Value) -> Option<String> {
         ),
         Wire::SubAgent { event } => format!("sub-agent: {}", sub_agent_line(&event)?),
         Wire::Done { stopped: None } => "done".into(),
-        Wire::Done {
-            stopped: Some(why),
-        } => format!("stopped: {why}"),
+        Wire::Done { stopped: Some(why) } => format!("stopped: {why}"),
         Wire::Error { message } => format!("error: {}", one_line(&message)),
         Wire::Text | Wire::ToolResult { .. } | Wire::Other => return None,
     })
@@ -438,7 +434,7 @@ fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -573,11 +569,13 @@ mod tests {
 
     #[test]
     fn a_plan_is_a_checklist_of_its_current_steps() {
-        let text = wire(serde_json::json!({"kind": "plan", "callId": "c1", "steps": [
-            {"title": "Read the parser", "state": "done"},
-            {"title": "Fix the bug", "state": "inProgress"},
-            {"title": "Run the tests", "state": "pending"},
-        ]}));
+        let text = wire(
+            serde_json::json!({"kind": "plan", "callId": "c1", "steps": [
+                {"title": "Read the parser", "state": "done"},
+                {"title": "Fix the bug", "state": "inProgress"},
+                {"title": "Run the tests", "state": "pending"},
+            ]}),
+        );
         assert_eq!(
             after("answer\n\n", &text),
             "> plan (1/3 done):\n> - [x] Read the parser\n> - [~] Fix the bug\n> - [ ] Run the tests\n\n"
@@ -623,7 +621,10 @@ mod tests {
             panic!("an answer in {:?}", parsed.history);
         };
         assert!(!text.contains("asked for X"), "{text}");
-        assert!(text.contains("> compacted: 12 older turns summarised"), "{text}");
+        assert!(
+            text.contains("> compacted: 12 older turns summarised"),
+            "{text}"
+        );
         assert_eq!(thousands(0), "0");
         assert_eq!(thousands(999), "999");
         assert_eq!(thousands(1_000), "1,000");
@@ -633,38 +634,68 @@ mod tests {
     #[test]
     fn a_sub_agent_shows_its_calls_questions_and_end_but_not_its_text() {
         let sub = |inner: serde_json::Value| {
-            render_wire_event(&serde_json::json!({"kind": "subAgent", "callId": "t1", "event": inner}))
+            render_wire_event(
+                &serde_json::json!({"kind": "subAgent", "callId": "t1", "event": inner}),
+            )
         };
-        assert_eq!(sub(serde_json::json!({"kind": "text", "delta": "thinking"})), None);
         assert_eq!(
-            sub(serde_json::json!({"kind": "toolCall", "callId": "c1", "name": "grep",
-                "arguments": {"pattern": "fn tokenize"}})).as_deref(),
+            sub(serde_json::json!({"kind": "text", "delta": "thinking"})),
+            None
+        );
+        assert_eq!(
+            sub(
+                serde_json::json!({"kind": "toolCall", "callId": "c1", "name": "grep",
+                "arguments": {"pattern": "fn tokenize"}})
+            )
+            .as_deref(),
             Some("\n\n> sub-agent: grep {\"pattern\":\"fn tokenize\"}\n\n")
         );
         assert_eq!(
-            sub(serde_json::json!({"kind": "toolResult", "callId": "c1", "isError": false, "content": "ok"})),
+            sub(
+                serde_json::json!({"kind": "toolResult", "callId": "c1", "isError": false, "content": "ok"})
+            ),
             None
         );
         for (inner, line) in [
-            (serde_json::json!({"kind": "toolResult", "callId": "c1", "isError": true,
-                "content": "no such file\nmore"}), "a call failed: no such file …"),
-            (serde_json::json!({"kind": "approval", "callId": "c1", "name": "edit_file",
+            (
+                serde_json::json!({"kind": "toolResult", "callId": "c1", "isError": true,
+                "content": "no such file\nmore"}),
+                "a call failed: no such file …",
+            ),
+            (
+                serde_json::json!({"kind": "approval", "callId": "c1", "name": "edit_file",
                 "state": "asked", "reason": "`edit_file` writes files"}),
-                "cairn asks: allow `edit_file` writes files?"),
-            (serde_json::json!({"kind": "approval", "callId": "c1", "name": "edit_file",
-                "state": "answered", "answer": "allowOnce", "reason": "r"}), "allowed once"),
-            (serde_json::json!({"kind": "edit", "callId": "c1", "uri": "file:///ws/a.rs",
-                "applied": true}), "edited file:///ws/a.rs"),
-            (serde_json::json!({"kind": "plan", "callId": "p", "steps": [
+                "cairn asks: allow `edit_file` writes files?",
+            ),
+            (
+                serde_json::json!({"kind": "approval", "callId": "c1", "name": "edit_file",
+                "state": "answered", "answer": "allowOnce", "reason": "r"}),
+                "allowed once",
+            ),
+            (
+                serde_json::json!({"kind": "edit", "callId": "c1", "uri": "file:///ws/a.rs",
+                "applied": true}),
+                "edited file:///ws/a.rs",
+            ),
+            (
+                serde_json::json!({"kind": "plan", "callId": "p", "steps": [
                 {"title": "a", "state": "done"}, {"title": "b", "state": "pending"}]}),
-                "plan (1/2 done): [x] a · [ ] b"),
-            (serde_json::json!({"kind": "hook", "stage": "preTool", "command": "./c.sh",
+                "plan (1/2 done): [x] a · [ ] b",
+            ),
+            (
+                serde_json::json!({"kind": "hook", "stage": "preTool", "command": "./c.sh",
                 "outcome": "failed", "message": "boom\nmore"}),
-                "hook failed (before the call): ./c.sh: boom …"),
-            (serde_json::json!({"kind": "done", "usage": {"inputTokens": 1, "outputTokens": 1},
-                "toolCalls": 1}), "done"),
-            (serde_json::json!({"kind": "error", "message": "the model timed out"}),
-                "error: the model timed out"),
+                "hook failed (before the call): ./c.sh: boom …",
+            ),
+            (
+                serde_json::json!({"kind": "done", "usage": {"inputTokens": 1, "outputTokens": 1},
+                "toolCalls": 1}),
+                "done",
+            ),
+            (
+                serde_json::json!({"kind": "error", "message": "the model timed out"}),
+                "error: the model timed out",
+            ),
         ] {
             assert_eq!(
                 sub(inner.clone()).as_deref(),
@@ -672,8 +703,11 @@ mod tests {
                 "{inner}"
             );
         }
-        let long = sub(serde_json::json!({"kind": "toolCall", "callId": "c", "name": "write_file",
-            "arguments": {"path": "a", "content": "x".repeat(500)}})).unwrap_or_default();
+        let long = sub(
+            serde_json::json!({"kind": "toolCall", "callId": "c", "name": "write_file",
+            "arguments": {"path": "a", "content": "x".repeat(500)}}),
+        )
+        .unwrap_or_default();
         assert!(long.chars().count() < 120, "{long}");
     }
 
