@@ -67,8 +67,9 @@ export interface SenderOptions {
 
 /** Sends the workspace's diagnostics: everything at start, then changed files, debounced. */
 export class DiagnosticsSender {
-  /** Files whose last list sent was not empty: an empty list must clear them. */
-  private readonly reported = new Set<string>();
+  /** The last list sent for each file, while it was not empty (an empty list must clear it;
+   * the same list is not sent twice). */
+  private readonly reported = new Map<string, string>();
   private readonly pending = new Set<string>();
   private timer: unknown;
   private firstPending?: number;
@@ -118,9 +119,13 @@ export class DiagnosticsSender {
   private sendOne(uri: string, list: readonly EditorDiagnostic[]): void {
     if (!this.o.inWorkspace(uri)) return;
     const diagnostics = convert(list);
-    if (diagnostics.length === 0 && !this.reported.has(uri)) return;
-    if (diagnostics.length === 0) this.reported.delete(uri);
-    else this.reported.add(uri);
+    if (diagnostics.length === 0) {
+      if (!this.reported.delete(uri)) return;
+    } else {
+      const key = JSON.stringify(diagnostics);
+      if (this.reported.get(uri) === key) return;
+      this.reported.set(uri, key);
+    }
     this.o.send({ uri, diagnostics });
   }
 

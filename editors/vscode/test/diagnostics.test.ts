@@ -114,10 +114,23 @@ test("a file whose problems are gone is cleared with an empty list; a file never
   assert.equal(sent.length, 2, "cleared once");
 });
 
+test("a file whose list did not change is not sent again", () => {
+  const { clock, sent, current, sender } = setup();
+  current.set(`${WS}a.rs`, [at(1, 0, "broken")]);
+  sender.sendAll([[`${WS}a.rs`, current.get(`${WS}a.rs`)!]]);
+  sender.changed([`${WS}a.rs`]);
+  clock.advance(300);
+  assert.equal(sent.length, 1);
+  current.set(`${WS}a.rs`, [at(1, 0, "broken"), at(2, 0, "also")]);
+  sender.changed([`${WS}a.rs`]);
+  clock.advance(300);
+  assert.equal(sent.length, 2);
+});
+
 test("diagnostics that never stop changing are still sent every two seconds", () => {
   const { clock, sent, current, sender } = setup();
-  current.set(`${WS}a.rs`, [at(1, 0, "typing")]);
   for (let t = 0; t < 2500; t += 100) {
+    current.set(`${WS}a.rs`, [at(1, 0, `typing ${t}`)]);
     sender.changed([`${WS}a.rs`]);
     clock.advance(100);
   }

@@ -8,8 +8,8 @@ local M = {}
 -- How long changes must settle before they are sent (ms).
 M.delay = 300
 
--- Buffers whose last list sent was not empty (an empty list must clear them), and those
--- waiting to be sent.
+-- The last list sent for each buffer while it was not empty (an empty list must clear it; the
+-- same list is not sent twice), and the buffers waiting to be sent.
 local reported = {}
 local pending = {}
 local timer_armed = false
@@ -100,14 +100,16 @@ local function send(buf)
     return
   end
   local list = M.collect(buf)
-  if #list == 0 and not reported[buf] then
+  -- vim.inspect sorts keys: the same list gives the same text.
+  local key = #list > 0 and vim.inspect(list) or nil
+  if key == reported[buf] then
     return
   end
   local client = cairn().client()
   if client == nil or not client.initialized then
     return
   end
-  reported[buf] = #list > 0 or nil
+  reported[buf] = key
   cairn().call(client, "notify", "cairn/diagnostics", { uri = vim.uri_from_bufnr(buf), diagnostics = list })
 end
 
