@@ -138,12 +138,13 @@ function renderSub(t: ToolItem): string {
   const sub = t.sub!;
   const asking = sub.items.some((i) => i.type === "tool" && i.asking);
   const status = sub.state === "running" ? "running…" : sub.state === "error" ? "failed" : "done";
-  const inner = sub.items.map((item, i) => renderItem(item, `sub:${t.callId}:${i}`)).join("\n");
+  const inner = sub.items.map((item, i) => renderItem(item, `sub:${t.callId}:${i}`, `sub:${t.callId}/`)).join("\n");
   const error = sub.error ? `<div class="notice error"><div class="text">${escapeHtml(sub.error)}</div></div>` : "";
   return `<details class="subagent ${sub.state}" data-call="sub:${escapeHtml(t.callId)}"${asking ? " open" : ""}><summary><span class="sub-icon">↳</span> Sub-agent: <span class="sub-title">${escapeHtml(sub.description)}</span> <span class="tool-status">${status}</span></summary><div class="sub-body">${inner || `<div class="empty">Nothing yet.</div>`}${error}</div></details>`;
 }
 
-function renderTool(t: ToolItem): string {
+/** A tool call; `scope` prefixes its block's key (a sub-agent numbers its calls on its own). */
+function renderTool(t: ToolItem, scope = ""): string {
   const status = toolStatus(t);
   const args = JSON.stringify(t.arguments ?? {}, null, 2);
   const open = t.asking ? " open" : "";
@@ -155,7 +156,7 @@ function renderTool(t: ToolItem): string {
   if (t.result) {
     body += `<div class="label">${t.result.isError ? "Error" : "Result"}</div><pre class="result${t.result.isError ? " is-error" : ""}">${escapeHtml(t.result.content)}</pre>`;
   }
-  let html = `<details class="tool ${status.cls}" data-call="${escapeHtml(t.callId)}"${open}><summary><span class="tool-icon">⚙</span> <span class="tool-name">${escapeHtml(t.name || "tool")}</span> <span class="tool-arg">${escapeHtml(argSummary(t.arguments))}</span> <span class="tool-status">${status.label}</span></summary>${body}</details>`;
+  let html = `<details class="tool ${status.cls}" data-call="${escapeHtml(scope + t.callId)}"${open}><summary><span class="tool-icon">⚙</span> <span class="tool-name">${escapeHtml(t.name || "tool")}</span> <span class="tool-arg">${escapeHtml(argSummary(t.arguments))}</span> <span class="tool-status">${status.label}</span></summary>${body}</details>`;
   html += pictures(t.result?.images, t.name);
   if (t.asking) {
     const paths = t.asking.protectedPaths?.length
@@ -183,7 +184,7 @@ function renderTool(t: ToolItem): string {
   return html;
 }
 
-function renderItem(item: Item, key: string): string {
+function renderItem(item: Item, key: string, scope = ""): string {
   switch (item.type) {
     case "plan":
       return renderPlan(item);
@@ -196,7 +197,7 @@ function renderItem(item: Item, key: string): string {
     case "assistant":
       return `<div class="msg assistant"><div class="role">cairn</div><div class="body">${markdown(item.text)}</div></div>`;
     case "tool":
-      return renderTool(item);
+      return renderTool(item, scope);
     case "notice": {
       const buttons = (item.actions ?? [])
         .map((a) => `<button class="secondary" data-action="${a}">${ACTION_LABEL[a]}</button>`)

@@ -62,6 +62,7 @@ test("a sub-agent's events are a collapsed block under its task call, titled by 
   assert.ok(block, html);
   assert.doesNotMatch(block, /data-call="sub:t1" open/, "collapsed by default");
   assert.match(block, /Looking at the sources\./);
+  assert.match(block, /<details class="tool ok" data-call="sub:t1\/p1">/, "its own key, apart from the run's p1");
   assert.match(block, /<span class="tool-name">grep<\/span> <span class="tool-arg">fn tokenize<\/span> <span class="tool-status">done<\/span>/);
   // The block comes right after the task call, and the call carries the sub-agent's answer.
   assert.ok(html.indexOf('data-call="t1"') < html.indexOf('data-call="sub:t1"'));
