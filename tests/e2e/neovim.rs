@@ -32,6 +32,11 @@ fn plugin() -> PathBuf {
 /// Runs `nvim --headless` in the sandbox's workspace with the plugin configured to start
 /// `cmd`, sources `editors/neovim/tests/<script>`, and returns what the script recorded.
 fn run_nvim(sb: &Sandbox, cmd: &str, script: &str) -> Value {
+    run_nvim_with(sb, cmd, script, &[])
+}
+
+/// [`run_nvim`] with more environment for the script.
+fn run_nvim_with(sb: &Sandbox, cmd: &str, script: &str, env: &[(&str, &std::ffi::OsStr)]) -> Value {
     let init = sb.dir.path().join("init.lua");
     let out = sb.dir.path().join("nvim-out.json");
     std::fs::write(
@@ -55,6 +60,7 @@ fn run_nvim(sb: &Sandbox, cmd: &str, script: &str) -> Value {
             nvim.env(k, v);
         }
     }
+    nvim.envs(env.iter().copied());
     nvim.env("CAIRN_NVIM_TESTS", plugin().join("tests"))
         .env("CAIRN_NVIM_OUT", &out)
         .current_dir(sb.ws())
@@ -546,4 +552,245 @@ fn neovim_plugin_ships_the_vim_grammar_unchanged() {
             "editors/neovim/{file} differs from grammars/vim/{file}; copy it over"
         );
     }
+}
+
+/// Issue 23's run events in the chat buffer, from the recorded run the VS Code tests replay:
+/// the compaction notice (its summary folded), the plan as `[x]`/`[~]`/`[ ]` lines that the
+/// next plan replaces in place, the sub-agent's steps folded under `> sub-agent: DESCRIPTION`,
+/// a hook's denial with its reason, and a failed hook also as a warning.
+#[test]
+fn neovim_plan_sub_agent_hooks_and_compaction_in_the_chat_buffer() {
+    if !enabled() {
+        return;
+    }
+    let sb = Sandbox::new(Format::OpenAi, vec![]);
+    let result = run_nvim(&sb, "cairn-not-installed-anywhere", "agent_features.lua");
+    let first = lines(&result["afterFirstPlan"]);
+    let at = find_from(&first, 0, "> plan (0/3 done):");
+    assert_eq!(
+        first[at + 1..at + 4],
+        [
+            "> - [~] Read the parser",
+            "> - [ ] Fix the bug",
+            "> - [ ] Run the tests"
+        ],
+        "{first:#?}"
+    );
+    let chat = lines(&result["chat"]);
+    let compacted = find_from(
+        &chat,
+        0,
+        "> compacted: 12 older turns summarised, 30,210 → 2,150 tokens",
+    );
+    assert!(chat[compacted + 1].starts_with("  ↳ The user asked to fix the **parser**"));
+    // One plan, updated where it was first shown.
+    let plans: Vec<&String> = chat.iter().filter(|l| l.starts_with("> plan (")).collect();
+    assert_eq!(plans, ["> plan (1/3 done):"], "{chat:#?}");
+    let plan = find_from(&chat, 0, "> plan (1/3 done):");
+    assert_eq!(
+        chat[plan + 1..plan + 4],
+        [
+            "> - [x] Read the parser",
+            "> - [~] Fix the bug",
+            "> - [ ] Run the tests"
+        ]
+    );
+    assert!(plan < find_from(&chat, 0, "```tool-call task"), "{chat:#?}");
+    // The sub-agent's steps, under the task call, before its result.
+    let task = find_from(&chat, 0, "```tool-call task");
+    let sub = find_from(&chat, task, "> sub-agent: Find where tokens are parsed");
+    assert_eq!(
+        chat[sub + 1..sub + 4],
+        [
+            "  ↳ Looking at the sources.",
+            "  ↳ grep {\"pattern\":\"fn tokenize\"}",
+            "  ↳ done"
+        ]
+    );
+    let answer = find_from(&chat, sub, "```tool-result ok");
+    assert_eq!(
+        chat[answer + 1],
+        "Tokens are parsed in src/lexer.rs, fn tokenize."
+    );
+    // Folded (closed) in the chat window: the sub-agent's steps.
+    assert_eq!(lines(&result["folded"]), chat[sub + 1..sub + 4]);
+    find_from(
+        &chat,
+        0,
+        "> hook denied (before the call): ./check.sh: src/lexer.rs is frozen until the release",
+    );
+    let failed =
+        "hook failed (at the end of the turn): ./lint.sh: exit status 127: ./lint.sh: not found";
+    find_from(&chat, 0, &format!("> {failed}"));
+    assert!(
+        result["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n["msg"] == format!("cairn: {failed}") && n["level"] == 3),
+        "a failed hook is a warning: {result:#}"
+    );
+    assert_eq!(chat.last().map(String::as_str), Some(""));
+    find_from(&chat, answer, "## You");
+    assert_eq!(result["running"], false);
+    // The syntax gives each new kind of line its group.
+    let groups = &result["groups"];
+    for (line, group) in [
+        ("> plan (1/3 done):", "cairnChatPlan"),
+        ("> - [x] Read the parser", "cairnChatStepDone"),
+        ("> - [~] Fix the bug", "cairnChatStepNow"),
+        ("> - [ ] Run the tests", "cairnChatStepTodo"),
+        ("> sub-agent: Find where tokens are parsed", "cairnChatSub"),
+        ("  ↳ done", "cairnChatNested"),
+        (
+            "> compacted: 12 older turns summarised, 30,210 → 2,150 tokens",
+            "cairnChatCompacted",
+        ),
+        (&format!("> {failed}"), "cairnChatHookBad"),
+    ] {
+        assert_eq!(groups[line], group, "{line}: {groups:#}");
+    }
+}
+
+/// The plugin sends the editor's diagnostics as `cairn/diagnostics` (it announces
+/// `capabilities.diagnostics`): a linter's entries in LSP shapes (UTF-16 columns), an empty
+/// list when they clear, all of them again after a restart; never cairn's own, never a file
+/// outside the workspace.
+#[test]
+fn neovim_sends_the_workspace_diagnostics_to_the_server() {
+    if !enabled() {
+        return;
+    }
+    let sb = Sandbox::new(Format::OpenAi, vec![]);
+    sb.write("main.txt", "first line\nhéllo wörld foo\nthird\n");
+    let outside = tempfile::tempdir().unwrap();
+    let outside_file = outside.path().join("elsewhere.txt");
+    std::fs::write(&outside_file, "x\n").unwrap();
+    let result = run_nvim_with(
+        &sb,
+        env!("CARGO_BIN_EXE_cairn"),
+        "diagnostics.lua",
+        &[("CAIRN_NVIM_OUTSIDE", outside_file.as_os_str())],
+    );
+    for step in ["started", "first", "cleared", "resent"] {
+        assert_eq!(result[step], true, "{step}: {result:#}");
+    }
+    let uri = result["uri"].as_str().unwrap();
+    assert!(
+        uri.starts_with("file:///") && uri.ends_with("/main.txt"),
+        "{uri}"
+    );
+    let sent = result["sent"].as_array().unwrap();
+    assert_eq!(
+        sent[0],
+        json!({"uri": uri, "diagnostics": [
+            {"range": {"start": {"line": 1, "character": 12}, "end": {"line": 1, "character": 15}},
+             "severity": 1, "message": "undefined: foo", "source": "test-linter", "code": "E1"},
+            {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+             "severity": 4, "message": "a hint"},
+        ]}),
+        "{result:#}"
+    );
+    assert_eq!(sent[1], json!({"uri": uri, "diagnostics": []}));
+    let quiet = result["quiet"].as_u64().unwrap() as usize;
+    assert_eq!(
+        quiet, 2,
+        "cairn's own and outside diagnostics are not sent: {result:#}"
+    );
+    let last = sent.last().unwrap();
+    assert_eq!(last["uri"], uri);
+    assert_eq!(last["diagnostics"][0]["message"], "unused");
+    assert_eq!(last["diagnostics"][0]["severity"], 2);
+    for s in sent {
+        let text = s.to_string();
+        assert!(
+            !text.contains("published by cairn") && !text.contains("outside the workspace"),
+            "{text}"
+        );
+    }
+}
+
+/// `:CairnRewind`, `:CairnCompact` and `:CairnContext` against canned answers: the requests
+/// they make for the chat's session, the turn picker (latest first, with the files each turn
+/// changed), the rewind's report (restored files, and a warning for what was left as it was)
+/// above the next `## You`, the compaction's outcome, the rules for the current file.
+#[test]
+fn neovim_rewind_compact_and_context_commands() {
+    if !enabled() {
+        return;
+    }
+    let sb = Sandbox::new(Format::OpenAi, vec![]);
+    sb.write("src.txt", "x\n");
+    let result = run_nvim(&sb, "cairn-not-installed-anywhere", "session.lua");
+    let requests: Vec<(String, Value)> = result["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["method"].as_str().unwrap().to_string(),
+                r["params"].clone(),
+            )
+        })
+        .collect();
+    let context_uri = requests.last().unwrap().1["uri"].clone();
+    assert!(
+        context_uri
+            .as_str()
+            .unwrap_or_default()
+            .ends_with("/src.txt"),
+        "{requests:#?}"
+    );
+    assert_eq!(
+        requests,
+        [
+            ("cairn/checkpoints".into(), json!({"sessionId": "s1"})),
+            ("cairn/rewind".into(), json!({"sessionId": "s1", "turn": 1})),
+            ("cairn/rewind".into(), json!({"sessionId": "s1", "turn": 2})),
+            ("cairn/compact".into(), json!({"sessionId": "s1"})),
+            ("cairn/compact".into(), json!({"sessionId": "s1"})),
+            (
+                "cairn/context".into(),
+                json!({"uri": context_uri})
+            ),
+        ]
+    );
+    assert_eq!(
+        result["asked"][0]["items"],
+        json!([
+            "Turn 2: Explain it (no files)",
+            "Turn 1: Add a parser (2 files: src/a.rs, b.txt)"
+        ])
+    );
+    let shown = notes(&result);
+    for note in [
+        "cairn: the chat has no session yet: send a message first",
+        "cairn: rewound to before turn 1; restored 2 files: src/a.rs, b.txt",
+        "cairn: 1 not restored: c.txt (left as it is: changed since cairn wrote it)",
+        "cairn: usage: :CairnRewind [turn], the turn a number from 1 (see :CairnRewind without one)",
+        "cairn: summarised 12 older turns: 30,210 → 2,150 tokens",
+        "cairn: nothing to compact: only 1 turn so far",
+    ] {
+        assert!(shown.iter().any(|n| n == note), "{note}: {shown:#?}");
+    }
+    let chat = lines(&result["chat"]);
+    let report = find_from(
+        &chat,
+        0,
+        "> rewound to before turn 1; restored 2 files: src/a.rs, b.txt",
+    );
+    let you = find_from(&chat, report, "## You");
+    assert!(
+        chat[you + 1..].iter().all(|l| l.is_empty()),
+        "the next message is still empty: {chat:#?}"
+    );
+    assert_eq!(
+        lines(&result["context"]),
+        [
+            "Project rules for src.txt: 2 files, 16,384 of at most 16,384 bytes",
+            "",
+            "/ws/AGENTS.md  812 bytes",
+            "/ws/src/AGENTS.md  15,572 of 20,000 bytes (cut at the limit)",
+        ]
+    );
 }

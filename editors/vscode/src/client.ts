@@ -7,8 +7,14 @@ import {
   ApproveResult,
   ChatParams,
   ChatResult,
+  CheckpointTurn,
+  CompactResult,
+  ContextParams,
+  ContextResult,
+  DiagnosticsParams,
   McpStatus,
   Methods,
+  RewindResult,
   RunEvent,
   SessionRecord,
   SessionSummary,
@@ -18,6 +24,7 @@ import {
 /** The part of a JSON-RPC connection the client uses. */
 export interface Rpc {
   sendRequest(method: string, params?: unknown): Promise<unknown>;
+  sendNotification(method: string, params?: unknown): Promise<void> | void;
   onNotification(method: string, handler: (params: never) => void): unknown;
   onRequest(method: string, handler: (params: never) => unknown): unknown;
 }
@@ -31,7 +38,7 @@ export interface Handlers {
 
 /** What the extension announces in `initializationOptions`. */
 export function initializationOptions(config: Record<string, unknown>): Record<string, unknown> {
-  return { config, capabilities: { approvals: true } };
+  return { config, capabilities: { approvals: true, diagnostics: true } };
 }
 
 export class CairnClient {
@@ -82,6 +89,32 @@ export class CairnClient {
       tools: ToolInfo[];
     };
     return r.tools;
+  }
+
+  /** The session's turns that can be rewound to, oldest first. */
+  async checkpoints(sessionId: string): Promise<CheckpointTurn[]> {
+    const r = (await this.rpc.sendRequest(Methods.checkpoints, { sessionId })) as { turns: CheckpointTurn[] };
+    return r.turns;
+  }
+
+  /** Restores the files that turns `turn` and later changed. */
+  rewind(sessionId: string, turn: number): Promise<RewindResult> {
+    return this.rpc.sendRequest(Methods.rewind, { sessionId, turn }) as Promise<RewindResult>;
+  }
+
+  /** Summarises the session's older turns. */
+  compact(sessionId: string): Promise<CompactResult> {
+    return this.rpc.sendRequest(Methods.compact, { sessionId }) as Promise<CompactResult>;
+  }
+
+  /** The project rules files a run in `uri`'s context gets. */
+  context(params: ContextParams): Promise<ContextResult> {
+    return this.rpc.sendRequest(Methods.context, params) as Promise<ContextResult>;
+  }
+
+  /** One file's diagnostics, replacing what the server had for it. */
+  async diagnostics(params: DiagnosticsParams): Promise<void> {
+    await this.rpc.sendNotification(Methods.diagnostics, params);
   }
 
   mcpStatus(): Promise<McpStatus> {

@@ -18,10 +18,12 @@ import { Approvals } from "./approvals";
 import { Chat, ChatData } from "./chat";
 import { fromTranscript } from "./chat";
 import { CairnClient, initializationOptions } from "./client";
+import { DiagnosticsSender, EditorDiagnostic } from "./diagnostics";
 import { EditTracker, editTarget } from "./edits";
 import { INSTALL_COMMAND, serverStopped, startFailure } from "./problems";
-import { ApproveParams, ChatParams, Decision, McpStatus, RunEvent } from "./protocol";
+import { ApproveParams, ChatParams, Decision, EventBody, McpStatus, RunEvent } from "./protocol";
 import { page, renderChat, renderSessions } from "./render";
+import { compactReport, contextPicks, rewindReport, turnPicks } from "./session";
 import { configLayer, SettingSpec } from "./settings";
 import { statusText } from "./status";
 
@@ -51,6 +53,7 @@ class Extension {
   private stopping = false;
   private renderTimer?: NodeJS.Timeout;
   private lastStatus?: McpStatus;
+  private diagnostics?: DiagnosticsSender;
 
   constructor(private readonly context: vscode.ExtensionContext) {
     this.chat = Chat.from(context.workspaceState.get<ChatData>("cairn.chat"));
@@ -70,6 +73,7 @@ class Extension {
         provideTextDocumentContent: (uri) => this.edits.get(uri.query)?.before ?? "",
       }),
       vscode.workspace.onDidChangeConfiguration((e) => this.configurationChanged(e)),
+      vscode.languages.onDidChangeDiagnostics((e) => this.diagnostics?.changed(e.uris.map((u) => u.toString()))),
     );
     cmd("cairn.chat.open", () => this.focusView());
     cmd("cairn.chat.agentOnSelection", () => this.onSelection("agent"));
@@ -81,6 +85,11 @@ class Extension {
     cmd("cairn.mcp.status", () => this.showMcpStatus());
     cmd("cairn.workspace.trust", () => this.trustWorkspace());
     cmd("cairn.server.restart", () => this.restart());
+    // Not `cairn.rewind`/`cairn.compact`: those are the server's commands, which the language
+    // client registers under their own names.
+    cmd("cairn.chat.rewind", () => this.rewind());
+    cmd("cairn.chat.compact", () => this.compact());
+    cmd("cairn.showContext", () => this.showContext());
     this.status.command = "cairn.mcp.status";
     this.status.text = "$(loading~spin) cairn";
     this.status.show();
@@ -123,6 +132,7 @@ class Extension {
       this.lsp = lsp;
       const client = new CairnClient({
         sendRequest: (method, params) => lsp.sendRequest(method, params),
+        sendNotification: (method, params) => lsp.sendNotification(method, params),
         onNotification: (method, handler) => lsp.onNotification(method, handler as (p: unknown) => void),
         onRequest: (method, handler) => lsp.onRequest(method, handler as (p: unknown) => unknown),
       });
@@ -133,6 +143,12 @@ class Extension {
       });
       await lsp.start();
       this.client = client;
+      try {
+        this.startDiagnostics(lsp, client);
+      } catch (error) {
+        // The agent then lacks the editor's diagnostics; the rest works.
+        this.output.appendLine(`cairn: could not send the diagnostics: ${(error as Error).message}`);
+      }
       this.status.text = "$(check) cairn";
       this.status.tooltip = "cairn: server running";
       void this.refreshSessions();
@@ -152,6 +168,8 @@ class Extension {
   async stop(): Promise<void> {
     this.stopping = true;
     this.approvals.withdraw();
+    this.diagnostics?.dispose();
+    this.diagnostics = undefined;
     const lsp = this.lsp;
     this.lsp = undefined;
     this.client = undefined;
@@ -172,6 +190,8 @@ class Extension {
   private serverGone(): void {
     const problem = serverStopped(this.chat.running);
     this.approvals.withdraw();
+    this.diagnostics?.dispose();
+    this.diagnostics = undefined;
     this.chat.serverStopped(problem.text, problem.actions);
     this.changed();
     this.status.text = "$(error) cairn";
@@ -212,13 +232,119 @@ class Extension {
   // ----- run events, approvals, edits -----
 
   private runEvent(e: RunEvent): void {
-    if (e.kind === "toolCall") this.snapshotEdit(e.callId, e.name, e.arguments);
-    if (e.kind === "edit") this.edits.edited(e.callId, e.uri, e.applied);
+    this.trackEdits(e, "");
     if (e.kind === "done" || e.kind === "error") this.approvals.withdraw(e.runId);
     if (this.chat.apply(e)) {
       this.changed();
       if (e.kind === "done" || e.kind === "error") void this.refreshSessions();
     }
+  }
+
+  /** Keeps the text before each edit, a sub-agent's too (its call ids are its own: prefixed). */
+  private trackEdits(e: EventBody, prefix: string): void {
+    if (e.kind === "subAgent") this.trackEdits(e.event, `${prefix}${e.callId}/`);
+    if (e.kind === "toolCall") this.snapshotEdit(prefix + e.callId, e.name, e.arguments);
+    if (e.kind === "edit") this.edits.edited(prefix + e.callId, e.uri, e.applied);
+  }
+
+  // ----- diagnostics for the agent -----
+
+  /** Sends every workspace file's diagnostics now, then each change (debounced). */
+  private startDiagnostics(lsp: LanguageClient, client: CairnClient): void {
+    this.diagnostics?.dispose();
+    // What cairn published itself is not sent back (the client's own collection, or its source).
+    const own = (uri: vscode.Uri) =>
+      new Set((lsp.diagnostics?.get(uri) ?? []).map((d) => `${d.range.start.line}:${d.range.start.character}:${d.message}`));
+    const plain = (uri: vscode.Uri, list: readonly vscode.Diagnostic[]): EditorDiagnostic[] => {
+      const mine = own(uri);
+      return list
+        .filter((d) => !mine.has(`${d.range.start.line}:${d.range.start.character}:${d.message}`))
+        .map((d) => ({ range: d.range, severity: d.severity, message: d.message, source: d.source, code: d.code }));
+    };
+    const sender = new DiagnosticsSender({
+      send: (p) => void client.diagnostics(p).catch(() => undefined),
+      read: (uri) => {
+        const u = vscode.Uri.parse(uri);
+        return plain(u, vscode.languages.getDiagnostics(u));
+      },
+      inWorkspace: (uri) => {
+        const u = vscode.Uri.parse(uri);
+        return u.scheme === "file" && vscode.workspace.getWorkspaceFolder(u) !== undefined;
+      },
+    });
+    this.diagnostics = sender;
+    sender.sendAll(vscode.languages.getDiagnostics().map(([uri, list]) => [uri.toString(), plain(uri, list)]));
+  }
+
+  // ----- rewind, compact, context -----
+
+  private sessionOrSay(): string | undefined {
+    if (!this.chat.sessionId) void vscode.window.showInformationMessage("cairn: this chat has no session yet; send a message first.");
+    return this.chat.sessionId;
+  }
+
+  private async rewind(): Promise<void> {
+    const client = this.requireClient();
+    const sessionId = client && this.sessionOrSay();
+    if (!client || !sessionId) return;
+    if (this.chat.running) {
+      void vscode.window.showWarningMessage("cairn: stop the run before rewinding.");
+      return;
+    }
+    const turns = await client.checkpoints(sessionId).catch((e: Error) => {
+      void vscode.window.showErrorMessage(`cairn: could not list the turns: ${e.message}`);
+      return undefined;
+    });
+    if (!turns) return;
+    if (turns.length === 0) {
+      void vscode.window.showInformationMessage("cairn: this session has no turns to rewind.");
+      return;
+    }
+    const pick = await vscode.window.showQuickPick(turnPicks(turns), {
+      title: "cairn: rewind the files to before which turn?",
+      matchOnDetail: true,
+    });
+    if (!pick) return;
+    const result = await client.rewind(sessionId, pick.turn).catch((e: Error) => {
+      void vscode.window.showErrorMessage(`cairn: the rewind failed: ${e.message}`);
+      return undefined;
+    });
+    if (!result) return;
+    const report = rewindReport(pick.turn, result);
+    this.chat.notice("info", report.info.replace(/^cairn: /, ""));
+    if (report.warning) this.chat.notice("warning", report.warning.replace(/^cairn: /, ""));
+    this.changed();
+    void vscode.window.showInformationMessage(report.info);
+    if (report.warning) void vscode.window.showWarningMessage(report.warning);
+  }
+
+  private async compact(): Promise<void> {
+    const client = this.requireClient();
+    const sessionId = client && this.sessionOrSay();
+    if (!client || !sessionId) return;
+    const result = await client.compact(sessionId).catch((e: Error) => {
+      void vscode.window.showErrorMessage(`cairn: could not compact: ${e.message}`);
+      return undefined;
+    });
+    if (result) void vscode.window.showInformationMessage(compactReport(result));
+  }
+
+  private async showContext(): Promise<void> {
+    const client = this.requireClient();
+    if (!client) return;
+    const uri = vscode.window.activeTextEditor?.document.uri.toString();
+    const result = await client.context({ uri }).catch((e: Error) => {
+      void vscode.window.showErrorMessage(`cairn: could not read the context: ${e.message}`);
+      return undefined;
+    });
+    if (!result) return;
+    const { title, items } = contextPicks(result);
+    if (items.length === 0) {
+      void vscode.window.showInformationMessage(title);
+      return;
+    }
+    const pick = await vscode.window.showQuickPick(items, { title });
+    if (pick) await vscode.window.showTextDocument(vscode.Uri.file(pick.label));
   }
 
   private snapshotEdit(callId: string, name: string, args: unknown): void {

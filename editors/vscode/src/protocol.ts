@@ -67,56 +67,57 @@ export interface ToolsResult {
 interface EventBase {
   runId: string;
 }
-export type RunEvent = EventBase &
-  (
-    | { kind: "text"; delta: string }
-    | { kind: "toolCall"; callId: string; name: string; arguments: unknown }
-    | {
-        kind: "approval";
-        callId: string;
-        name: string;
-        state: "asked" | "answered";
-        answer?: Decision;
-        reason: string;
-      }
-    | {
-        kind: "toolResult";
-        callId: string;
-        isError: boolean;
-        content: string;
-        images?: { mimeType: string; data: string }[];
-      }
-    | { kind: "edit"; callId: string; uri: string; applied: boolean; reason?: string }
-    | {
-        kind: "done";
-        usage: { inputTokens: number; outputTokens: number };
-        toolCalls: number;
-        stopped?: "toolBudget" | "cancelled" | "refused";
-      }
-    | { kind: "error"; message: string }
-    | { kind: "plan"; callId: string; steps: PlanStep[] }
-    | { kind: "subAgent"; callId: string; event: RunEvent }
-    | {
-        kind: "hook";
-        stage: "preTool" | "postTool" | "turnEnd";
-        command: string;
-        callId?: string;
-        outcome: "allowed" | "denied" | "asked" | "output" | "failed";
-        message: string;
-      }
-    | {
-        kind: "compacted";
-        turns: number;
-        tokensBefore: number;
-        tokensAfter: number;
-        summary: string;
-      }
-  );
+/** One `cairn/runEvent`: the run id and one event, flattened. */
+export type RunEvent = EventBase & EventBody;
 
+/** One step of a plan; every `plan` event carries the whole current list. */
 export interface PlanStep {
   title: string;
   state: "pending" | "inProgress" | "done";
 }
+
+export type HookStage = "preTool" | "postTool" | "turnEnd";
+export type HookOutcome = "allowed" | "denied" | "asked" | "output" | "failed";
+
+/** A run event without its run id: the events of a run, and those a sub-agent's run nests. */
+export type EventBody =
+  | { kind: "text"; delta: string }
+  | { kind: "toolCall"; callId: string; name: string; arguments: unknown }
+  | {
+      kind: "approval";
+      callId: string;
+      name: string;
+      state: "asked" | "answered";
+      answer?: Decision;
+      reason: string;
+    }
+  | {
+      kind: "toolResult";
+      callId: string;
+      isError: boolean;
+      content: string;
+      images?: { mimeType: string; data: string }[];
+    }
+  | { kind: "edit"; callId: string; uri: string; applied: boolean; reason?: string }
+  | {
+      kind: "done";
+      usage: { inputTokens: number; outputTokens: number };
+      toolCalls: number;
+      stopped?: "toolBudget" | "cancelled" | "refused";
+    }
+  | { kind: "error"; message: string }
+  | { kind: "plan"; callId: string; steps: PlanStep[] }
+  | { kind: "subAgent"; callId: string; event: EventBody }
+  | {
+      kind: "hook";
+      stage: HookStage;
+      command: string;
+      callId?: string;
+      outcome: HookOutcome;
+      message: string;
+    }
+  | { kind: "compacted"; turns: number; tokensBefore: number; tokensAfter: number; summary: string };
+
 
 export interface ApproveParams {
   approvalId: string;
@@ -229,6 +230,72 @@ export interface McpStatus {
   reviews?: { server: string; tool: string; publicName: string; reason: unknown }[];
 }
 
+/** One LSP diagnostic, as `cairn/diagnostics` carries it (severity 1 error, 2 warning, 3 info, 4 hint). */
+export interface Diagnostic {
+  range: Range;
+  severity?: 1 | 2 | 3 | 4;
+  message: string;
+  source?: string;
+  code?: string | number;
+}
+/** `cairn/diagnostics`, client to server: the file's whole current list (empty clears it). */
+export interface DiagnosticsParams {
+  uri: string;
+  diagnostics: Diagnostic[];
+}
+
+export interface CheckpointsParams {
+  sessionId: string;
+}
+export interface CheckpointTurn {
+  turn: number;
+  runId: string;
+  message: string;
+  files: string[];
+}
+export interface CheckpointsResult {
+  turns: CheckpointTurn[];
+}
+
+export interface RewindParams {
+  sessionId: string;
+  turn: number;
+}
+export interface RewindProblem {
+  path: string;
+  reason: string;
+}
+export interface RewindResult {
+  restored: string[];
+  conflicts: RewindProblem[];
+  failed: RewindProblem[];
+}
+
+export interface CompactParams {
+  sessionId: string;
+}
+export interface CompactResult {
+  compacted: boolean;
+  turns?: number;
+  tokensBefore?: number;
+  tokensAfter?: number;
+  reason?: string;
+}
+
+export interface ContextParams {
+  uri?: string;
+}
+export interface ContextRule {
+  path: string;
+  bytes: number;
+  included: number;
+  truncated: boolean;
+}
+export interface ContextResult {
+  rules: ContextRule[];
+  maxBytes: number;
+}
+
 export const Methods = {
   chat: "cairn/chat",
   cancel: "cairn/cancel",
@@ -240,4 +307,10 @@ export const Methods = {
   mcpResources: "cairn/mcpResources",
   mcpPrompts: "cairn/mcpPrompts",
   elicit: "cairn/elicit",
+  diagnostics: "cairn/diagnostics",
+  checkpoints: "cairn/checkpoints",
+  rewind: "cairn/rewind",
+  compact: "cairn/compact",
+  context: "cairn/context",
 } as const;
+

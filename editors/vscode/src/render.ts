@@ -4,8 +4,8 @@
 
 import MarkdownIt from "markdown-it";
 import hljs from "highlight.js/lib/common";
-import { Chat, Item, NoticeAction, ToolItem } from "./chat";
-import { Decision, SessionSummary } from "./protocol";
+import { Chat, CompactedItem, HookItem, Item, NoticeAction, PlanItem, ToolItem } from "./chat";
+import { Decision, PlanStep, SessionSummary } from "./protocol";
 
 const md: MarkdownIt = new MarkdownIt({
   html: false, // the model's text never becomes markup
@@ -80,7 +80,71 @@ export function pictures(images: { mimeType: string; data: string }[] | undefine
     .join("");
 }
 
-function renderTool(t: ToolItem): string {
+/** `30210` as `30,210`. */
+export function thousands(n: number): string {
+  return Math.round(n)
+    .toString()
+    .replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+}
+
+const STEP_ICON: Record<PlanStep["state"], string> = { done: "✓", inProgress: "◐", pending: "○" };
+const STEP_LABEL: Record<PlanStep["state"], string> = { done: "done", inProgress: "in progress", pending: "pending" };
+
+/** The plan as a checklist; the latest `plan` event's list, updated in place. */
+function renderPlan(p: PlanItem): string {
+  const done = p.steps.filter((s) => s.state === "done").length;
+  const steps = p.steps
+    .map(
+      (s) =>
+        `<li class="step ${s.state}" title="${STEP_LABEL[s.state]}"><span class="step-icon">${STEP_ICON[s.state]}</span> ${escapeHtml(s.title)}</li>`,
+    )
+    .join("");
+  return `<div class="plan"><div class="label">Plan · ${done}/${p.steps.length} done</div><ul class="plan-steps">${steps}</ul></div>`;
+}
+
+const STAGE_LABEL: Record<HookItem["stage"], string> = {
+  preTool: "before the call",
+  postTool: "after the call",
+  turnEnd: "at the end of the turn",
+};
+
+/** A hook's outcome; a failed hook is a warning (never silent), a denial shows its reason. */
+function renderHook(h: HookItem): string {
+  const cmd = `<code>${escapeHtml(h.command)}</code>`;
+  const when = STAGE_LABEL[h.stage];
+  const msg = h.message.trim();
+  switch (h.outcome) {
+    case "failed":
+      return `<div class="hook failed"><span class="hook-icon">⚠</span> Hook ${cmd} failed ${when}${msg ? `: ${escapeHtml(msg)}` : "."}</div>`;
+    case "denied":
+      return `<div class="hook denied"><span class="hook-icon">⛔</span> Hook ${cmd} denied the call${msg ? `: ${escapeHtml(msg)}` : "."}</div>`;
+    case "asked":
+      return `<div class="hook asked"><span class="hook-icon">?</span> Hook ${cmd} asks for your approval${msg ? `: ${escapeHtml(msg)}` : "."}</div>`;
+    case "output":
+      return `<div class="hook output"><span class="hook-icon">↪</span> Hook ${cmd} ${when}:${msg ? `<pre class="hook-output">${escapeHtml(msg)}</pre>` : " no output."}</div>`;
+    case "allowed":
+      return `<div class="hook allowed"><span class="hook-icon">✓</span> Hook ${cmd} allowed the call${msg ? `: ${escapeHtml(msg)}` : "."}</div>`;
+  }
+}
+
+/** The one-line notice of a compaction, its summary collapsed under it. */
+function renderCompacted(c: CompactedItem, key: string): string {
+  const turns = c.turns === 1 ? "1 turn" : `${c.turns} turns`;
+  return `<details class="compacted" data-call="${escapeHtml(key)}"><summary>Older turns summarised (${turns}): ${thousands(c.tokensBefore)} → ${thousands(c.tokensAfter)} tokens</summary><div class="body">${markdown(c.summary)}</div></details>`;
+}
+
+/** A sub-agent's block under its `task` call: collapsed unless it waits for an answer. */
+function renderSub(t: ToolItem): string {
+  const sub = t.sub!;
+  const asking = sub.items.some((i) => i.type === "tool" && i.asking);
+  const status = sub.state === "running" ? "running…" : sub.state === "error" ? "failed" : "done";
+  const inner = sub.items.map((item, i) => renderItem(item, `sub:${t.callId}:${i}`, `sub:${t.callId}/`)).join("\n");
+  const error = sub.error ? `<div class="notice error"><div class="text">${escapeHtml(sub.error)}</div></div>` : "";
+  return `<details class="subagent ${sub.state}" data-call="sub:${escapeHtml(t.callId)}"${asking ? " open" : ""}><summary><span class="sub-icon">↳</span> Sub-agent: <span class="sub-title">${escapeHtml(sub.description)}</span> <span class="tool-status">${status}</span></summary><div class="sub-body">${inner || `<div class="empty">Nothing yet.</div>`}${error}</div></details>`;
+}
+
+/** A tool call; `scope` prefixes its block's key (a sub-agent numbers its calls on its own). */
+function renderTool(t: ToolItem, scope = ""): string {
   const status = toolStatus(t);
   const args = JSON.stringify(t.arguments ?? {}, null, 2);
   const open = t.asking ? " open" : "";
@@ -92,7 +156,7 @@ function renderTool(t: ToolItem): string {
   if (t.result) {
     body += `<div class="label">${t.result.isError ? "Error" : "Result"}</div><pre class="result${t.result.isError ? " is-error" : ""}">${escapeHtml(t.result.content)}</pre>`;
   }
-  let html = `<details class="tool ${status.cls}" data-call="${escapeHtml(t.callId)}"${open}><summary><span class="tool-icon">⚙</span> <span class="tool-name">${escapeHtml(t.name || "tool")}</span> <span class="tool-arg">${escapeHtml(argSummary(t.arguments))}</span> <span class="tool-status">${status.label}</span></summary>${body}</details>`;
+  let html = `<details class="tool ${status.cls}" data-call="${escapeHtml(scope + t.callId)}"${open}><summary><span class="tool-icon">⚙</span> <span class="tool-name">${escapeHtml(t.name || "tool")}</span> <span class="tool-arg">${escapeHtml(argSummary(t.arguments))}</span> <span class="tool-status">${status.label}</span></summary>${body}</details>`;
   html += pictures(t.result?.images, t.name);
   if (t.asking) {
     const paths = t.asking.protectedPaths?.length
@@ -116,17 +180,24 @@ function renderTool(t: ToolItem): string {
       html += `<div class="edit ${e.review ?? ""}">Edited <code>${file}</code>${e.review ? ` (${e.review})` : ""}</div>`;
     }
   }
+  if (t.sub) html += renderSub(t);
   return html;
 }
 
-function renderItem(item: Item): string {
+function renderItem(item: Item, key: string, scope = ""): string {
   switch (item.type) {
+    case "plan":
+      return renderPlan(item);
+    case "hook":
+      return renderHook(item);
+    case "compacted":
+      return renderCompacted(item, `compacted:${key}`);
     case "user":
       return `<div class="msg user"><div class="role">You</div><div class="body">${markdown(item.text)}</div></div>`;
     case "assistant":
       return `<div class="msg assistant"><div class="role">cairn</div><div class="body">${markdown(item.text)}</div></div>`;
     case "tool":
-      return renderTool(item);
+      return renderTool(item, scope);
     case "notice": {
       const buttons = (item.actions ?? [])
         .map((a) => `<button class="secondary" data-action="${a}">${ACTION_LABEL[a]}</button>`)
@@ -141,7 +212,7 @@ export function renderChat(chat: Chat): string {
   if (chat.items.length === 0) {
     return `<div class="empty">Ask cairn anything about this workspace. Use <b>Agent</b> to let it edit files; each write asks for your approval here.</div>`;
   }
-  const parts = chat.items.map(renderItem);
+  const parts = chat.items.map((item, i) => renderItem(item, String(i)));
   if (chat.running) parts.push(`<div class="working">cairn is working…</div>`);
   return parts.join("\n");
 }

@@ -92,3 +92,38 @@ test("roles, tool blocks and event lines get their scopes; quoted headings do no
   has("## You (quoted)", "markup.raw.block.markdown");
   assert.ok(!s.get("Notes before the first turn.")?.some((x) => x.includes("role")));
 });
+
+test("plans, hooks, sub-agents and compactions are event lines; a failed or denying hook stands out", async () => {
+  const doc = [
+    "## cairn",
+    "> plan (1/3 done):",
+    "> - [x] Read the parser",
+    "> - [~] Fix the bug",
+    "> - [ ] Run the tests",
+    "> sub-agent: grep {\"pattern\":\"fn tokenize\"}",
+    "> hook allowed (before the call): ./check.sh",
+    "> hook failed (at the end of the turn): ./lint.sh: exit status 127",
+    "> hook denied (before the call): ./check.sh: frozen",
+    "> compacted: 12 older turns summarised, 30,210 → 2,150 tokens",
+    "```tool-summary",
+    "## You",
+    "```",
+  ].join("\n");
+  const s = await scopes(doc);
+  const has = (text: string, scope: string) =>
+    assert.ok(s.get(text)?.some((x) => x.includes(scope)), `${text}: ${JSON.stringify(s.get(text))}`);
+  for (const line of [
+    "plan (1/3 done):",
+    "- [x] Read the parser",
+    "- [~] Fix the bug",
+    "- [ ] Run the tests",
+    'sub-agent: grep {"pattern":"fn tokenize"}',
+    "hook allowed (before the call): ./check.sh",
+    "compacted: 12 older turns summarised, 30,210 → 2,150 tokens",
+  ]) {
+    has(line, "string.other.event.cairn-chat");
+  }
+  has("hook failed (at the end of the turn): ./lint.sh: exit status 127", "invalid.illegal.hook.cairn-chat");
+  has("hook denied (before the call): ./check.sh: frozen", "invalid.illegal.hook.cairn-chat");
+  has("## You", "markup.raw.block.markdown");
+});

@@ -9,6 +9,7 @@ import { CairnClient, initializationOptions, Rpc } from "../src/client";
 import { EditTracker, editTarget } from "../src/edits";
 import { INSTALL_COMMAND, serverStopped, startFailure } from "../src/problems";
 import { ApproveParams } from "../src/protocol";
+import { compactReport, contextPicks, rewindReport, turnPicks } from "../src/session";
 import { configLayer, Inspected, SettingSpec } from "../src/settings";
 import { statusText } from "../src/status";
 
@@ -21,6 +22,10 @@ class FakeRpc implements Rpc {
   sendRequest(method: string, params?: unknown): Promise<unknown> {
     this.requests.push([method, params]);
     return Promise.resolve({ runId: "r", sessionId: "s", cancelled: true, sessions: [], tools: [] });
+  }
+  notifications: [string, unknown][] = [];
+  sendNotification(method: string, params?: unknown): void {
+    this.notifications.push([method, params]);
   }
   onNotification(method: string, handler: (p: never) => void): void {
     this.handlers.set(method, handler);
@@ -85,7 +90,7 @@ test("requests go out under the documented method names", async () => {
   ]);
   assert.deepEqual(rpc.requests[4][1], { command: "cairn.mcpStatus", arguments: [] });
   assert.deepEqual(rpc.requests[5][1], { command: "cairn.trustWorkspace", arguments: [] });
-  assert.deepEqual(initializationOptions({ a: 1 }), { config: { a: 1 }, capabilities: { approvals: true } });
+  assert.deepEqual(initializationOptions({ a: 1 }), { config: { a: 1 }, capabilities: { approvals: true, diagnostics: true } });
 });
 
 test("an edit opens a review with the text from before; reject gives it back", () => {
@@ -172,4 +177,70 @@ test("every command in package.json is registered by the extension, and the view
   }
   assert.ok(source.includes('"cairn.chatView"'));
   assert.equal(pkg.contributes.views.cairn[0].id, "cairn.chatView");
+});
+
+test("rewind, compact and context requests go out under their method names", async () => {
+  const rpc = new FakeRpc();
+  const client = new CairnClient(rpc);
+  await client.checkpoints("s").catch(() => undefined);
+  await client.rewind("s", 2);
+  await client.compact("s");
+  await client.context({ uri: "file:///ws/src/a.rs" });
+  await client.diagnostics({ uri: "file:///ws/a.rs", diagnostics: [] });
+  assert.deepEqual(rpc.requests, [
+    ["cairn/checkpoints", { sessionId: "s" }],
+    ["cairn/rewind", { sessionId: "s", turn: 2 }],
+    ["cairn/compact", { sessionId: "s" }],
+    ["cairn/context", { uri: "file:///ws/src/a.rs" }],
+  ]);
+  assert.deepEqual(rpc.notifications, [["cairn/diagnostics", { uri: "file:///ws/a.rs", diagnostics: [] }]]);
+});
+
+test("the rewind pick lists the latest turn first with the files it changed", () => {
+  const picks = turnPicks([
+    { turn: 1, runId: "r1", message: "Add a parser", files: ["src/a.rs", "src/b.rs"] },
+    { turn: 2, runId: "r2", message: "Explain it", files: [] },
+  ]);
+  assert.deepEqual(picks, [
+    { turn: 2, label: "Turn 2: Explain it", description: "changed no files", detail: undefined },
+    { turn: 1, label: "Turn 1: Add a parser", description: "changed 2 files", detail: "src/a.rs, src/b.rs" },
+  ]);
+});
+
+test("a rewind's report names the restored files and warns about conflicts and failures", () => {
+  assert.deepEqual(rewindReport(1, { restored: ["a.txt", "b.txt"], conflicts: [], failed: [] }), {
+    info: "cairn: rewound to before turn 1; restored 2 files: a.txt, b.txt.",
+  });
+  const r = rewindReport(2, {
+    restored: ["a.txt"],
+    conflicts: [{ path: "c.txt", reason: "changed since cairn wrote it" }],
+    failed: [{ path: "d.bin", reason: "not checkpointed: over the size limit" }],
+  });
+  assert.equal(r.info, "cairn: rewound to before turn 2; restored 1 file: a.txt.");
+  assert.equal(
+    r.warning,
+    "cairn: 2 not restored: c.txt (left as it is: changed since cairn wrote it); d.bin (not restored: not checkpointed: over the size limit).",
+  );
+  assert.equal(rewindReport(3, { restored: [], conflicts: [], failed: [] }).info, "cairn: rewound to before turn 3; no file needed restoring.");
+});
+
+test("compaction and context reports", () => {
+  assert.equal(
+    compactReport({ compacted: true, turns: 12, tokensBefore: 30210, tokensAfter: 2150 }),
+    "cairn: summarised 12 older turns: 30,210 → 2,150 tokens.",
+  );
+  assert.equal(compactReport({ compacted: false, reason: "only 1 turn so far" }), "cairn: nothing to compact: only 1 turn so far");
+  const c = contextPicks({
+    rules: [
+      { path: "/ws/AGENTS.md", bytes: 812, included: 812, truncated: false },
+      { path: "/ws/src/AGENTS.md", bytes: 20000, included: 15572, truncated: true },
+    ],
+    maxBytes: 16384,
+  });
+  assert.equal(c.title, "cairn: 2 project rules files, 16,384 of at most 16,384 bytes");
+  assert.deepEqual(c.items, [
+    { label: "/ws/AGENTS.md", description: "812 bytes" },
+    { label: "/ws/src/AGENTS.md", description: "15,572 of 20,000 bytes (cut at the limit)" },
+  ]);
+  assert.equal(contextPicks({ rules: [], maxBytes: 16384 }).title, "cairn: no project rules (AGENTS.md) apply here");
 });

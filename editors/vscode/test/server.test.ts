@@ -104,6 +104,7 @@ async function start(script: unknown[]): Promise<Session> {
   // The same adapter as the extension's over LanguageClient (src/extension.ts).
   const client = new CairnClient({
     sendRequest: (method, params) => connection.sendRequest(method, params),
+    sendNotification: (method, params) => connection.sendNotification(method, params),
     onNotification: (method, handler) => connection.onNotification(method, handler as (p: unknown) => void),
     onRequest: (method, handler) => connection.onRequest(method, handler as (p: unknown) => unknown),
   });

@@ -43,6 +43,17 @@ syn match cairnChatEdited  /^> edited .*$/
 syn match cairnChatRejected /^> edit of .* rejected.*$/
 syn match cairnChatCancel  /^> \%(cancelled\|interrupted\>\).*$/
 syn match cairnChatError   /^> error: .*$/
+" A plan (`[x]` done, `[~]` in progress, `[ ]` pending), hooks, a sub-agent's steps, compaction.
+syn match cairnChatPlan     /^> plan (\d\+\/\d\+ done):\s*$/
+syn match cairnChatStepDone /^> - \[x\] .*$/
+syn match cairnChatStepNow  /^> - \[\~\] .*$/
+syn match cairnChatStepTodo /^> - \[ \] .*$/
+syn match cairnChatHook     /^> hook \%(allowed\|asked\|output\) .*$/
+syn match cairnChatHookBad  /^> hook \%(failed\|denied\) .*$/
+syn match cairnChatSub      /^> sub-agent: .*$/
+syn match cairnChatCompacted /^> compacted: .*$/
+" The Neovim chat buffer's folded lines: a sub-agent's steps, a compaction's summary.
+syn match cairnChatNested   /^  ↳ .*$/
 
 hi def link cairnChatYou                 Title
 hi def link cairnChatCairn               Identifier
@@ -63,5 +74,14 @@ hi def link cairnChatEdited              Special
 hi def link cairnChatRejected            WarningMsg
 hi def link cairnChatCancel              WarningMsg
 hi def link cairnChatError               ErrorMsg
+hi def link cairnChatPlan                Title
+hi def link cairnChatStepDone            DiffAdd
+hi def link cairnChatStepNow             Todo
+hi def link cairnChatStepTodo            Normal
+hi def link cairnChatHook                Comment
+hi def link cairnChatHookBad             WarningMsg
+hi def link cairnChatSub                 Comment
+hi def link cairnChatCompacted           Comment
+hi def link cairnChatNested              Comment
 
 let b:current_syntax = "cairnchat"

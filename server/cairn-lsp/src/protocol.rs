@@ -60,6 +60,17 @@ impl Request for ContextRequest {
     const METHOD: &'static str = "cairn/context";
 }
 
+/// `cairn/compact`, client to server: summarise a session's turns now (as the message
+/// `/compact` does), and answer with what it came to. It waits for the model's summary, which
+/// never asks the user anything.
+pub enum CompactRequest {}
+
+impl Request for CompactRequest {
+    type Params = CompactParams;
+    type Result = CompactResult;
+    const METHOD: &'static str = "cairn/compact";
+}
+
 /// `cairn/runEvent`, server to client: one event of a run.
 pub enum RunEventNotification {}
 
@@ -151,6 +162,8 @@ pub const METHODS: &[&str] = &[
     McpPromptsRequest::METHOD,
     ElicitRequest::METHOD,
     DiagnosticsNotification::METHOD,
+    ContextRequest::METHOD,
+    CompactRequest::METHOD,
 ];
 
 /// Commands for `workspace/executeCommand` (and code actions), for clients that cannot send
@@ -185,7 +198,10 @@ pub mod commands {
     /// Arguments: `{server, tool}`. Approves a tool's current definition after a change or a
     /// poisoning flag; it is pinned and enabled.
     pub const APPROVE_TOOL: &str = "cairn.approveTool";
+    /// Arguments: the session id (a string). Result: `CompactResult`, also shown as a message.
+    pub const COMPACT: &str = "cairn.compact";
     pub const ALL: &[&str] = &[
+        COMPACT,
         CHAT,
         ASK,
         EXPLAIN,
@@ -312,6 +328,28 @@ pub struct SessionsParams {
 pub struct ToolsParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
+}
+
+/// `cairn/compact` parameters.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CompactParams {
+    pub session_id: String,
+}
+
+/// `cairn/compact` result: `compacted` with the figures, or why not.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactResult {
+    pub compacted: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turns: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens_before: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens_after: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// `cairn/context` parameters.

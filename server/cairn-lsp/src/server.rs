@@ -16,7 +16,7 @@ use crate::ServeOptions;
 use crate::handlers;
 use crate::panic::CatchPanic;
 use crate::protocol::{
-    CancelRequest, ChatRequest, ContextRequest, DiagnosticsNotification, DiagnosticsParams,
+    CancelRequest, ChatRequest, CompactRequest, ContextRequest, DiagnosticsNotification, DiagnosticsParams,
     McpPromptsRequest, McpResourcesRequest, SessionsRequest, ToolsRequest,
 };
 use crate::state::State;
@@ -53,6 +53,7 @@ cairn_requests! {
     };
     tools: ToolsRequest => |state, params| handlers::tools::handle(state, params);
     context: ContextRequest => |state, params| handlers::context::handle(state, params);
+    compact: CompactRequest => |state, params| handlers::compact::handle(state, params);
     mcp_resources: McpResourcesRequest => |state, params| {
         handlers::mcp_resources::handle(state.factory.as_ref(), params)
     };
@@ -150,6 +151,7 @@ pub async fn serve(options: ServeOptions) {
     .custom_method(SessionsRequest::METHOD, Backend::sessions)
     .custom_method(ToolsRequest::METHOD, Backend::tools)
     .custom_method(ContextRequest::METHOD, Backend::context)
+    .custom_method(CompactRequest::METHOD, Backend::compact)
     .custom_method(McpResourcesRequest::METHOD, Backend::mcp_resources)
     .custom_method(McpPromptsRequest::METHOD, Backend::mcp_prompts)
     .custom_method(DiagnosticsNotification::METHOD, Backend::diagnostics);

@@ -9,8 +9,15 @@ M.session_id = nil
 M.run_id = nil
 M.mode = "chat"
 M.early = {}
+-- The running turn's plan (an extmark on its first line and its line count), re-rendered in
+-- place when it changes, and its sub-agents (by the task call's id).
+M.plan = nil
+M.subs = {}
 
 local YOU = "## You"
+-- Lines under a sub-agent or a compaction start with this; the chat window folds them.
+local NESTED = "  ↳ "
+local ns = vim.api.nvim_create_namespace("cairn-chat")
 local CAIRN = "## cairn"
 
 local function cairn()
@@ -72,6 +79,11 @@ function M.show()
   local win = vim.api.nvim_get_current_win()
   vim.api.nvim_win_set_option(win, "wrap", true)
   vim.api.nvim_win_set_option(win, "linebreak", true)
+  -- A sub-agent's steps and a compaction's summary are folded (closed) under their first line.
+  vim.api.nvim_win_set_option(win, "foldmethod", "expr")
+  vim.api.nvim_win_set_option(win, "foldexpr", "getline(v:lnum)=~'^" .. NESTED .. "'?1:0")
+  vim.api.nvim_win_set_option(win, "foldlevel", 0)
+  vim.api.nvim_win_set_option(win, "foldenable", true)
   return win
 end
 
@@ -181,9 +193,182 @@ local ANSWERS = {
   deny = "> denied",
 }
 
+local function one_line(text)
+  text = tostring(text or ""):gsub("^%s+", ""):gsub("%s+$", "")
+  local first, rest = text:match("^([^\n]*)\n(.*)$")
+  if first then
+    return first:gsub("%s+$", "") .. " …"
+  end
+  return text
+end
+
+--- `30210` as `30,210`.
+local function thousands(n)
+  local s = tostring(math.floor(tonumber(n) or 0))
+  local out = s:reverse():gsub("(%d%d%d)", "%1,"):reverse()
+  return (out:gsub("^,", ""))
+end
+
+local BOXES = { done = "[x]", inProgress = "[~]", pending = "[ ]" }
+
+--- `> plan (1/3 done):` and a `> - [x] step` line per step (`[~]` in progress, `[ ]` pending).
+local function plan_lines(steps)
+  local done = 0
+  local out = {}
+  for _, step in ipairs(steps or {}) do
+    if step.state == "done" then
+      done = done + 1
+    end
+    table.insert(out, "> - " .. (BOXES[step.state] or "[ ]") .. " " .. one_line(step.title))
+  end
+  table.insert(out, 1, string.format("> plan (%d/%d done):", done, #out))
+  return out
+end
+
+local STAGES = { preTool = "before the call", postTool = "after the call", turnEnd = "at the end of the turn" }
+
+local function hook_line(ev)
+  local line = string.format(
+    "hook %s (%s): %s",
+    tostring(ev.outcome),
+    STAGES[ev.stage] or tostring(ev.stage),
+    one_line(ev.command)
+  )
+  local msg = ev.message ~= vim.NIL and one_line(ev.message) or ""
+  if msg ~= "" then
+    line = line .. ": " .. msg
+  end
+  return line
+end
+
+--- Shows the running turn's plan: the first list as a block, later lists in its place.
+local function show_plan(steps)
+  local block = plan_lines(steps)
+  if M.plan then
+    local mark = vim.api.nvim_buf_get_extmark_by_id(M.buf, ns, M.plan.mark, {})
+    local row = mark and mark[1]
+    local first = row and vim.api.nvim_buf_get_lines(M.buf, row, row + 1, false)[1]
+    if first and first:match("^> plan %(") then
+      vim.api.nvim_buf_set_lines(M.buf, row, row + M.plan.count, false, block)
+      M.plan.count = #block
+      return
+    end
+  end
+  append_block(block)
+  local n = vim.api.nvim_buf_line_count(M.buf)
+  -- append_block leaves a blank line and the empty last line after the block.
+  local row = n - 2 - #block
+  M.plan = { mark = vim.api.nvim_buf_set_extmark(M.buf, ns, row, 0, {}), count = #block }
+end
+
+--- The lines a sub-agent's event adds under its task call (text is kept until the next event).
+local function sub_lines(sub, ev)
+  local out = {}
+  local function text_done()
+    if sub.text ~= "" then
+      for _, l in ipairs(split_lines(sub.text)) do
+        table.insert(out, l)
+      end
+      sub.text = ""
+    end
+  end
+  local kind = ev.kind
+  if kind == "text" then
+    sub.text = sub.text .. tostring(ev.delta or "")
+    return out
+  end
+  text_done()
+  if kind == "toolCall" then
+    local args = args_text(ev.arguments)
+    if #args > 80 then
+      args = args:sub(1, 79) .. "…"
+    end
+    table.insert(out, tostring(ev.name) .. " " .. args)
+  elseif kind == "toolResult" then
+    if ev.isError then
+      table.insert(out, "a call failed: " .. one_line(ev.content))
+    end
+  elseif kind == "approval" then
+    if ev.state == "asked" then
+      table.insert(out, "cairn asks: allow " .. one_line(ev.reason) .. "?")
+    else
+      table.insert(out, (ANSWERS[ev.answer] or "> denied"):sub(3))
+    end
+  elseif kind == "edit" then
+    if ev.applied then
+      table.insert(out, "edited " .. tostring(ev.uri))
+    else
+      table.insert(out, "edit of " .. tostring(ev.uri) .. " rejected")
+    end
+  elseif kind == "plan" then
+    local lines = plan_lines(ev.steps)
+    local head = table.remove(lines, 1):sub(3)
+    for i, l in ipairs(lines) do
+      lines[i] = l:sub(5)
+    end
+    table.insert(out, head .. " " .. table.concat(lines, " · "))
+  elseif kind == "hook" then
+    table.insert(out, hook_line(ev))
+  elseif kind == "subAgent" then
+    table.insert(out, "sub-agent: " .. tostring(ev.event and ev.event.kind or "?"))
+  elseif kind == "done" then
+    table.insert(out, ev.stopped and ev.stopped ~= vim.NIL and ("stopped: " .. tostring(ev.stopped)) or "done")
+  elseif kind == "error" then
+    table.insert(out, "error: " .. one_line(ev.message))
+  end
+  return out
+end
+
+--- Appends nested lines (folded) right after the last line with text.
+local function append_nested(lines)
+  if #lines == 0 then
+    return
+  end
+  local n = vim.api.nvim_buf_line_count(M.buf)
+  local last = vim.api.nvim_buf_get_lines(M.buf, n - 1, n, false)[1] or ""
+  local out = {}
+  for _, l in ipairs(lines) do
+    table.insert(out, NESTED .. l)
+  end
+  if last ~= "" then
+    append_block(out)
+    return
+  end
+  -- Keep the nested lines together under their heading: write over the blank lines after it.
+  local row = n - 1
+  while row > 0 and (vim.api.nvim_buf_get_lines(M.buf, row - 1, row, false)[1] or "") == "" do
+    row = row - 1
+  end
+  table.insert(out, "")
+  table.insert(out, "")
+  vim.api.nvim_buf_set_lines(M.buf, row, n, false, out)
+  scroll()
+end
+
+--- A sub-agent's event: a `> sub-agent: DESCRIPTION` line, its steps folded under it.
+local function on_sub_agent(ev)
+  local inner = ev.event
+  if type(inner) ~= "table" then
+    return
+  end
+  local sub = M.subs[ev.callId]
+  if sub == nil then
+    sub = { text = "" }
+    M.subs[ev.callId] = sub
+    local title = M.task_titles[ev.callId] or "a sub-agent"
+    append_block({ "> sub-agent: " .. title })
+  end
+  append_nested(sub_lines(sub, inner))
+end
+
+M.task_titles = {}
+
 --- The end of a run: a fresh ## You section to write the next message in.
 local function end_run(note)
   M.run_id = nil
+  M.plan = nil
+  M.subs = {}
+  M.task_titles = {}
   if note then
     append_block({ note })
   end
@@ -238,6 +423,7 @@ function M.open_picture()
   return abs
 end
 
+
 --- Handles one cairn/runEvent notification.
 function M.on_event(ev)
   if not valid() or ev == nil then
@@ -256,7 +442,38 @@ function M.on_event(ev)
     append_text(ev.delta)
   elseif kind == "toolCall" then
     append_block(tool_call_block(ev.name, ev.arguments))
+    if ev.name == "task" and type(ev.arguments) == "table" and type(ev.arguments.description) == "string" then
+      M.task_titles[ev.callId] = one_line(ev.arguments.description)
+    end
+  elseif kind == "plan" then
+    show_plan(ev.steps)
+  elseif kind == "subAgent" then
+    on_sub_agent(ev)
+  elseif kind == "hook" then
+    append_block({ "> " .. hook_line(ev) })
+    if ev.outcome == "failed" then
+      -- A hook that failed is never silent.
+      cairn().notify(hook_line(ev), vim.log.levels.WARN)
+    end
+  elseif kind == "compacted" then
+    local turns = tonumber(ev.turns) == 1 and "1 older turn" or (tostring(ev.turns) .. " older turns")
+    append_block({
+      string.format(
+        "> compacted: %s summarised, %s → %s tokens",
+        turns,
+        thousands(ev.tokensBefore),
+        thousands(ev.tokensAfter)
+      ),
+    })
+    if type(ev.summary) == "string" and ev.summary ~= "" then
+      append_nested(shorten(ev.summary, 40))
+    end
   elseif kind == "toolResult" then
+    local sub = M.subs[ev.callId]
+    if sub and sub.text ~= "" then
+      append_nested(split_lines(sub.text))
+      sub.text = ""
+    end
     append_block(tool_result_block(ev.isError, ev.content))
     local images = type(ev.images) == "table" and #ev.images or 0
     if images > 0 then
@@ -332,6 +549,27 @@ local function last_you()
   local body = vim.list_slice(all, heading + 1, #all)
   local text = table.concat(body, "\n"):gsub("^%s+", ""):gsub("%s+$", "")
   return text, heading
+end
+
+--- Adds event lines to the chat buffer between turns (a rewind's report), above the last
+--- ## You heading, so what is written under it stays the next message.
+function M.note(block)
+  if not valid() or M.run_id ~= nil then
+    return
+  end
+  local _, heading = last_you()
+  if heading == nil then
+    append_block(block)
+    append_block({ YOU })
+    return
+  end
+  local out = vim.deepcopy(block)
+  table.insert(out, "")
+  local above = vim.api.nvim_buf_get_lines(M.buf, math.max(heading - 2, 0), heading - 1, false)[1]
+  if heading > 1 and above ~= "" then
+    table.insert(out, 1, "")
+  end
+  vim.api.nvim_buf_set_lines(M.buf, heading - 1, heading - 1, false, out)
 end
 
 --- Sends a message: `args` when given (written under the last ## You), else what the user

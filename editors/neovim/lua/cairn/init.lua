@@ -1,7 +1,8 @@
 -- cairn for Neovim: a thin client over `cairn lsp` (docs/lsp-extensions.md).
 --
 -- require("cairn").setup{} starts the server, attaches file buffers, and defines
--- :CairnChat, :CairnAgent, :CairnTools, :CairnCancel, :CairnSessions and :CairnRestart.
+-- :CairnChat, :CairnAgent, :CairnTools, :CairnCancel, :CairnSessions, :CairnRewind, :CairnCompact,
+-- :CairnContext and :CairnRestart; sends the workspace's diagnostics to the server.
 -- Works on Neovim 0.7 and later: it uses vim.lsp.start_client/buf_attach_client, which every
 -- version since 0.5 has, and no API newer than 0.7.
 
@@ -143,7 +144,7 @@ function M.start()
     return nil
   end
   local root = M.root_dir()
-  local init_options = { capabilities = { approvals = true } }
+  local init_options = { capabilities = { approvals = true, diagnostics = true } }
   if type(M.opts.config) == "table" and not vim.tbl_isempty(M.opts.config) then
     init_options.config = M.opts.config
   end
@@ -177,6 +178,7 @@ function M.start()
       vim.schedule(function()
         if M.client_id == client.id then
           flush_pending(client, nil)
+          require("cairn.diagnostics").send_all()
         end
       end)
     end,
@@ -334,6 +336,15 @@ local function define_commands()
   cmd("CairnSessions", function()
     require("cairn.lists").sessions()
   end, { desc = "cairn: open a stored session" })
+  cmd("CairnRewind", function(opts)
+    require("cairn.session").rewind(opts.args)
+  end, { nargs = "?", desc = "cairn: restore the files a turn and later ones changed" })
+  cmd("CairnCompact", function()
+    require("cairn.session").compact()
+  end, { desc = "cairn: summarise the chat's older turns" })
+  cmd("CairnContext", function()
+    require("cairn.session").context()
+  end, { desc = "cairn: the project rules (AGENTS.md) a run here gets" })
   cmd("CairnRestart", function()
     M.restart()
   end, { desc = "cairn: restart the server" })
@@ -349,6 +360,15 @@ function M.setup(opts)
     callback = function(args)
       if M.opts.attach then
         M.attach(args.buf)
+      end
+    end,
+  })
+  -- The diagnostics the agent can ask for (get_diagnostics), sent as they change.
+  vim.api.nvim_create_autocmd("DiagnosticChanged", {
+    group = group,
+    callback = function(args)
+      if M.client_id ~= nil then
+        require("cairn.diagnostics").changed(args.buf)
       end
     end,
   })

@@ -3,7 +3,7 @@
 
 local M = {}
 
-local function scratch(name, text_lines)
+function M.scratch(name, text_lines)
   local existing = vim.fn.bufnr(name)
   local buf = existing
   if buf == -1 then
@@ -47,7 +47,7 @@ function M.tools()
     if #tools == 0 then
       table.insert(out, "(no tools: cairn offers tools only with a workspace folder)")
     end
-    scratch("cairn://tools", out)
+    M.scratch("cairn://tools", out)
   end)
 end
 

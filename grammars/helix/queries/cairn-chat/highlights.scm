@@ -64,3 +64,15 @@
   (paragraph
     (inline) @error)
   (#match? @error "^error:"))
+
+; A plan, a sub-agent's steps, a hook that let a call through, a compaction: dimmed.
+(block_quote
+  (paragraph
+    (inline) @comment)
+  (#match? @comment "^(plan \\(|sub-agent: |compacted: |hook (allowed|asked|output) )"))
+
+; A hook that failed or denied a call: a warning, never silent.
+(block_quote
+  (paragraph
+    (inline) @warning)
+  (#match? @warning "^hook (failed|denied) "))

@@ -118,6 +118,26 @@ async fn run(state: &Arc<State>, params: ExecuteCommandParams) -> Result<Option<
                 }
             }
         }
+        commands::COMPACT => {
+            let session_id: String = parse_args(commands::COMPACT, args)?;
+            let result =
+                super::compact::handle(state, crate::protocol::CompactParams { session_id }).await?;
+            let said = match &result {
+                crate::protocol::CompactResult {
+                    compacted: true,
+                    turns: Some(turns),
+                    tokens_before: Some(before),
+                    tokens_after: Some(after),
+                    ..
+                } => format!("cairn: summarised {turns} older turns: {before} → {after} tokens"),
+                r => format!(
+                    "cairn: nothing compacted: {}",
+                    r.reason.as_deref().unwrap_or("no reason given")
+                ),
+            };
+            state.client.show_message(MessageType::INFO, said).await;
+            serde_json::to_value(result).ok()
+        }
         commands::MCP_STATUS => state
             .factory
             .mcp()

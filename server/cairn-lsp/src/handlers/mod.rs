@@ -4,6 +4,7 @@
 pub(crate) mod cancel;
 pub(crate) mod chat;
 pub(crate) mod code_action;
+pub(crate) mod compact;
 pub(crate) mod context;
 pub(crate) mod diagnostics;
 pub(crate) mod did_change;
