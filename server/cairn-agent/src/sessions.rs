@@ -50,6 +50,16 @@ pub struct SessionSummary {
     pub updated: u64,
 }
 
+/// One turn of a session: its number (1-based, in the order of the session's runs), its run and
+/// the first line of the user's message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnSummary {
+    pub turn: usize,
+    pub run_id: String,
+    pub message: String,
+}
+
 /// Why the store failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -172,6 +182,34 @@ impl SessionStore {
             .map_while(Result::ok)
             .filter_map(|line| serde_json::from_str(&line).ok())
             .collect())
+    }
+
+    /// The turns of a session, in order.
+    pub fn turns(&self, session_id: &str) -> Result<Vec<TurnSummary>, SessionError> {
+        let mut turns: Vec<TurnSummary> = Vec::new();
+        for record in self.load(session_id)? {
+            match record {
+                Record::Run { run_id, .. } => turns.push(TurnSummary {
+                    turn: turns.len() + 1,
+                    run_id,
+                    message: String::new(),
+                }),
+                Record::Message {
+                    run_id,
+                    message: Message::User { text, .. },
+                } => {
+                    if let Some(t) = turns
+                        .iter_mut()
+                        .rev()
+                        .find(|t| t.run_id == run_id && t.message.is_empty())
+                    {
+                        t.message = text.lines().next().unwrap_or_default().to_owned();
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(turns)
     }
 
     /// The conversation of a session, for the next run.

@@ -14,8 +14,8 @@ use crate::ServeOptions;
 use crate::handlers;
 use crate::panic::CatchPanic;
 use crate::protocol::{
-    CancelRequest, ChatRequest, McpPromptsRequest, McpResourcesRequest, SessionsRequest,
-    ToolsRequest,
+    CancelRequest, ChatRequest, CheckpointsRequest, McpPromptsRequest, McpResourcesRequest,
+    RewindRequest, SessionsRequest, ToolsRequest,
 };
 use crate::state::State;
 
@@ -50,6 +50,10 @@ cairn_requests! {
         handlers::sessions::handle(state.factory.sessions_dir(&state.config()), params)
     };
     tools: ToolsRequest => |state, params| handlers::tools::handle(state, params);
+    checkpoints: CheckpointsRequest => |state, params| {
+        handlers::rewind::checkpoints(state, params)
+    };
+    rewind: RewindRequest => |state, params| handlers::rewind::rewind(state, params);
     mcp_resources: McpResourcesRequest => |state, params| {
         handlers::mcp_resources::handle(state.factory.as_ref(), params)
     };
@@ -141,6 +145,8 @@ pub async fn serve(options: ServeOptions) {
     .custom_method(CancelRequest::METHOD, Backend::cancel)
     .custom_method(SessionsRequest::METHOD, Backend::sessions)
     .custom_method(ToolsRequest::METHOD, Backend::tools)
+    .custom_method(CheckpointsRequest::METHOD, Backend::checkpoints)
+    .custom_method(RewindRequest::METHOD, Backend::rewind)
     .custom_method(McpResourcesRequest::METHOD, Backend::mcp_resources)
     .custom_method(McpPromptsRequest::METHOD, Backend::mcp_prompts);
     if test_faults {

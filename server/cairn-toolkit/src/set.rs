@@ -5,8 +5,9 @@ use std::sync::Arc;
 
 use cairn_agent::tools::{CallContext, ToolHost, ToolInfo};
 use cairn_workspace::Workspace;
+use cairn_workspace::checkpoint::{Turn, in_turn};
 use futures::future::BoxFuture;
-use rmcp::model::{CallToolResult, ToolAnnotations};
+use rmcp::model::{CallToolResult, ContentBlock, ToolAnnotations};
 use serde_json::{Map, Value};
 
 use crate::reply::{error, parse_args};
@@ -72,7 +73,9 @@ fn info<T: Tool>() -> ToolInfo {
 }
 
 /// Every call: parse the arguments (a bad field is named and nothing runs), refuse protected
-/// paths the call declares without an approval (naming them for the agent), then run.
+/// paths the call declares without an approval (naming them for the agent), then run in the
+/// call's turn, so the files it changes are checkpointed for a rewind (what could not be kept
+/// is said at the end of the result).
 fn run<'a, T: Tool>(
     host: &'a T::Host,
     arguments: Map<String, Value>,
@@ -99,7 +102,12 @@ fn run<'a, T: Tool>(
                 Err(e) => return error(e),
             }
         }
-        T::call(host, args, cx).await
+        let turn = Turn::new(cx.session_id.clone(), cx.run_id.clone());
+        let mut result = in_turn(turn.clone(), T::call(host, args, cx)).await;
+        for note in turn.take_notes() {
+            result.content.push(ContentBlock::text(note));
+        }
+        result
     })
 }
 
