@@ -75,6 +75,13 @@ pub fn current_turn() -> Option<Arc<Turn>> {
     TURN.try_with(Arc::clone).ok()
 }
 
+/// `f`, made to run in the current task's turn wherever it runs: wrap a closure given to
+/// `spawn_blocking` (a blocking thread does not inherit the task-local) with it.
+pub fn carry<R>(f: impl FnOnce() -> R + Send) -> impl FnOnce() -> R + Send {
+    let turn = current_turn();
+    move || sync_in_turn(turn, f)
+}
+
 /// Runs `f` in `turn` (on a blocking thread, where the task-local is not inherited).
 pub(crate) fn sync_in_turn<R>(turn: Option<Arc<Turn>>, f: impl FnOnce() -> R) -> R {
     match turn {
