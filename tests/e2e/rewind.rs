@@ -120,18 +120,15 @@ fn rewind_restores_files_of_two_turns_and_reports_a_file_changed_since() {
     ed.shutdown();
 }
 
-/// A file over the per-file cap is not checkpointed: the edit's result says so, and a rewind
-/// reports it as not restored, leaving it as it is.
+/// A file over the per-file cap is not checkpointed: the deletion's result says so, and a rewind
+/// reports it as not restored.
 #[test]
 fn a_file_too_big_to_keep_is_noted_and_not_restored() {
     let big = "x".repeat(9 * 1024 * 1024);
     let sb = Sandbox::new(
         Format::OpenAi,
         vec![
-            Reply::tool_call(
-                "write_file",
-                json!({"path": "big.txt", "content": "small now\n"}),
-            ),
+            Reply::tool_call("delete_file", json!({"path": "big.txt"})),
             Reply::text("done"),
         ],
     );
@@ -139,7 +136,7 @@ fn a_file_too_big_to_keep_is_noted_and_not_restored() {
     let mut ed = Editor::spawn(&sb, &[]);
     ed.initialize(&sb, json!({}), false);
     ed.responder = allow_all();
-    let (run, session) = ed.chat(json!({"message": "shrink it", "mode": "agent"}));
+    let (run, session) = ed.chat(json!({"message": "delete it", "mode": "agent"}));
     let events = ed.finish(&run);
     let result = events
         .iter()
@@ -152,7 +149,7 @@ fn a_file_too_big_to_keep_is_noted_and_not_restored() {
         ),
         "{content}"
     );
-    assert_eq!(sb.read("big.txt"), "small now\n");
+    assert!(!sb.ws().join("big.txt").exists());
     let report = ed.call("cairn/rewind", json!({"sessionId": session, "turn": 1}));
     assert_eq!(report["restored"], json!([]), "{report}");
     assert_eq!(report["failed"][0]["path"], "big.txt");
@@ -163,6 +160,6 @@ fn a_file_too_big_to_keep_is_noted_and_not_restored() {
             .contains("was not checkpointed"),
         "{report}"
     );
-    assert_eq!(sb.read("big.txt"), "small now\n");
+    assert!(!sb.ws().join("big.txt").exists());
     ed.shutdown();
 }
