@@ -4,7 +4,8 @@
 use cairn_test_support::{Format, Reply};
 use serde_json::{Value, json};
 
-use crate::support::{Answer, Editor, Sandbox, uri};
+use crate::acp::Raw;
+use crate::support::{Answer, Editor, Sandbox, text, uri};
 
 fn allow_all() -> Box<dyn FnMut(&str, &Value) -> Answer + Send> {
     Box::new(|method, _| match method {
@@ -63,7 +64,8 @@ fn rewind_restores_files_of_two_turns_and_reports_a_file_changed_since() {
 
     let (run1, session) = ed.chat(json!({"message": "first turn\nmore", "mode": "agent"}));
     ed.finish(&run1);
-    let (run2, _) = ed.chat(json!({"message": "second turn", "mode": "agent", "sessionId": session}));
+    let (run2, _) =
+        ed.chat(json!({"message": "second turn", "mode": "agent", "sessionId": session}));
     ed.finish(&run2);
     assert_eq!(sb.read("b.txt"), "a new file\n");
     assert_eq!(sb.read("c.txt"), "charlie four\n");
@@ -92,7 +94,10 @@ fn rewind_restores_files_of_two_turns_and_reports_a_file_changed_since() {
     // a.txt's buffer is back to its unsaved text, through the editor; the disk never changed.
     ed.wait_for_buffer(&a_uri, |t| t == "alpha one (unsaved)\n");
     assert_eq!(sb.read("a.txt"), "alpha one\n");
-    assert!(!sb.ws().join("b.txt").exists(), "the file turn 1 created is gone");
+    assert!(
+        !sb.ws().join("b.txt").exists(),
+        "the file turn 1 created is gone"
+    );
     assert_eq!(sb.read("c.txt"), "changed by hand\n", "never overwritten");
 
     // The restored files no longer count; the conflict is still reported.
@@ -162,4 +167,131 @@ fn a_file_too_big_to_keep_is_noted_and_not_restored() {
     );
     assert!(!sb.ws().join("big.txt").exists());
     ed.shutdown();
+}
+
+/// ACP: `/rewind TURN` is offered as a command, restores the files the turn changed, answers
+/// with the report as text (not a model turn), and a turn the session lacks is an error.
+#[test]
+fn acp_rewind_command_restores_the_turns_files() {
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::tool_call(
+                "write_file",
+                json!({"path": "a.txt", "content": "rewritten\n"}),
+            ),
+            Reply::text("done"),
+        ],
+    );
+    sb.user_config("[policy.tools]\nwrite_file = \"allow\"\n");
+    sb.write("a.txt", "original\n");
+    let mut raw = Raw::spawn(&sb);
+    let ws = sb.ws().display().to_string();
+    raw.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": 1}}));
+    raw.reply(1);
+    raw.send(json!({"jsonrpc": "2.0", "id": 2, "method": "session/new",
+        "params": {"cwd": ws, "mcpServers": []}}));
+    let session = raw.reply(2)["result"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let commands =
+        raw.next(|v| v["params"]["update"]["sessionUpdate"] == "available_commands_update");
+    let listed = commands["params"]["update"]["availableCommands"].to_string();
+    assert!(listed.contains("\"rewind\""), "{listed}");
+    raw.send(
+        json!({"jsonrpc": "2.0", "id": 3, "method": "session/set_mode",
+        "params": {"sessionId": session, "modeId": "agent"}}),
+    );
+    raw.reply(3);
+    let prompt = |raw: &mut Raw, id: i64, text: &str| {
+        raw.send(
+            json!({"jsonrpc": "2.0", "id": id, "method": "session/prompt",
+            "params": {"sessionId": session, "prompt": [{"type": "text", "text": text}]}}),
+        );
+    };
+    prompt(&mut raw, 4, "rewrite a.txt");
+    let answer = raw.reply(4);
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert_eq!(sb.read("a.txt"), "rewritten\n");
+
+    prompt(&mut raw, 5, "/rewind 1");
+    let chunk = raw.next(|v| v["params"]["update"]["sessionUpdate"] == "agent_message_chunk");
+    assert_eq!(
+        chunk["params"]["update"]["content"]["text"], "restored a.txt",
+        "{chunk}"
+    );
+    let answer = raw.reply(5);
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    assert_eq!(sb.read("a.txt"), "original\n");
+    assert_eq!(
+        sb.model.requests().len(),
+        2,
+        "the rewind never reached the model"
+    );
+
+    prompt(&mut raw, 6, "/rewind 2");
+    let bad = raw.reply(6);
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    assert!(bad["error"].to_string().contains("turn"), "{bad}");
+    raw.close();
+}
+
+/// The terminal: `cairn chat --rewind TURN --session ID` prints what it restored and what it
+/// could not, and exits non-zero when a file was not restored.
+#[test]
+fn chat_rewind_prints_the_report_and_fails_on_a_conflict() {
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::tool_call(
+                "write_file",
+                json!({"path": "a.txt", "content": "a by cairn\n"}),
+            ),
+            Reply::tool_call(
+                "create_file",
+                json!({"path": "b.txt", "content": "b by cairn\n"}),
+            ),
+            Reply::text("done"),
+        ],
+    );
+    sb.write("a.txt", "a before\n");
+    let ws = sb.ws().display().to_string();
+    let out = sb.run(
+        &[
+            "chat",
+            "-w",
+            &ws,
+            "--agent",
+            "--yes",
+            "--session",
+            "s1",
+            "write them",
+        ],
+        &[],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(sb.read("a.txt"), "a by cairn\n");
+    sb.write("b.txt", "b by hand\n");
+
+    let out = sb.run(
+        &["chat", "-w", &ws, "--session", "s1", "--rewind", "1"],
+        &[],
+    );
+    assert!(!out.status.success(), "a conflict is a failure");
+    assert_eq!(
+        text(&out.stdout),
+        "restored a.txt\nnot restored b.txt: changed since cairn wrote it\n"
+    );
+    assert_eq!(sb.read("a.txt"), "a before\n");
+    assert_eq!(sb.read("b.txt"), "b by hand\n");
+
+    let out = sb.run(&["chat", "-w", &ws, "--rewind", "1"], &[]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("--session"),
+        "{}",
+        text(&out.stderr)
+    );
 }

@@ -68,6 +68,8 @@ pub enum SessionError {
     InvalidId(String),
     #[error("no session `{0}`")]
     NotFound(String),
+    #[error("turn: {turn} is not a turn of this session (it has {turns})")]
+    NoTurn { turn: usize, turns: usize },
     #[error("session store {path}: {source}")]
     Io {
         path: PathBuf,
@@ -210,6 +212,23 @@ impl SessionStore {
             }
         }
         Ok(turns)
+    }
+
+    /// The runs of a session's turns from `turn` (1-based) on, for a rewind; a turn the session
+    /// does not have is [`SessionError::NoTurn`].
+    pub fn runs_from(&self, session_id: &str, turn: usize) -> Result<Vec<String>, SessionError> {
+        let turns = self.turns(session_id)?;
+        if turn == 0 || turn > turns.len() {
+            return Err(SessionError::NoTurn {
+                turn,
+                turns: turns.len(),
+            });
+        }
+        Ok(turns
+            .into_iter()
+            .filter(|t| t.turn >= turn)
+            .map(|t| t.run_id)
+            .collect())
     }
 
     /// The conversation of a session, for the next run.

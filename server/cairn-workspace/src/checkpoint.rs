@@ -92,7 +92,11 @@ pub(crate) fn sync_in_turn<R>(turn: Option<Arc<Turn>>, f: impl FnOnce() -> R) ->
 
 /// A file's state as a checkpoint knows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "state", rename_all = "camelCase", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "state",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub enum Prior {
     /// No file was there.
     Absent,
@@ -104,7 +108,11 @@ pub enum Prior {
 
 /// One line of a session's index.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "kind",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub enum Line {
     /// A change cairn made to `path` (absolute, canonical) in run `run_id`: its prior state at
     /// the run's first change of it (`None` on later changes), and the hash of what cairn left

@@ -14,8 +14,8 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::checkpoint::{
-    Change, CheckpointError, Checkpoints, Line, Prior, Turn, current_turn, hash_bytes,
-    hash_reader, not_kept_reason,
+    Change, CheckpointError, Checkpoints, Line, Prior, Turn, current_turn, hash_bytes, hash_reader,
+    not_kept_reason,
 };
 use crate::{ByteEdit, EntryKind, ScopeError, Workspace, WorkspacePath, open};
 
@@ -322,7 +322,9 @@ impl Workspace {
                 }
             }
             let result = match target {
-                Prior::NotKept { bytes, limit } => Err(format!("it {}", not_kept_reason(bytes, limit))),
+                Prior::NotKept { bytes, limit } => {
+                    Err(format!("it {}", not_kept_reason(bytes, limit)))
+                }
                 Prior::Absent => match self.kind_of(&path) {
                     Ok(EntryKind::File) => self.remove_file(&path).map_err(|e| e.to_string()),
                     Ok(_) => Err("something other than a file is there now".into()),

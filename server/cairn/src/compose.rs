@@ -620,7 +620,9 @@ pub fn start_hub(
         add_ml(&hub, env, config, &model, None);
     }
     // The scope the built-in tools write through (kept when they are not rebuilt), for rewinds.
-    let mut built = existing.filter(|_| unchanged).and_then(|h| h.workspace.clone());
+    let mut built = existing
+        .filter(|_| unchanged)
+        .and_then(|h| h.workspace.clone());
     if !roots.is_empty() && !unchanged {
         let mut workspace = Workspace::new(roots.to_vec())
             .map_err(|e| e.to_string())?

@@ -119,8 +119,9 @@ async fn run(state: &Arc<State>, params: ExecuteCommandParams) -> Result<Option<
             }
         }
         commands::REWIND => {
-            let session_id: String = serde_json::from_value(args.first().cloned().unwrap_or_default())
-                .map_err(|e| invalid_params(format!("cairn.rewind: sessionId: {e}")))?;
+            let session_id: String =
+                serde_json::from_value(args.first().cloned().unwrap_or_default())
+                    .map_err(|e| invalid_params(format!("cairn.rewind: sessionId: {e}")))?;
             let turn: usize = serde_json::from_value(args.get(1).cloned().unwrap_or_default())
                 .map_err(|e| invalid_params(format!("cairn.rewind: turn: {e}")))?;
             let params = RewindParams { session_id, turn };

@@ -10,8 +10,7 @@ use tower_lsp_server::jsonrpc::Result;
 
 use super::{internal_error, invalid_params};
 use crate::protocol::{
-    CheckpointTurn, CheckpointsParams, CheckpointsResult, RewindParams, RewindProblem,
-    RewindResult,
+    CheckpointTurn, CheckpointsParams, CheckpointsResult, RewindParams, RewindProblem, RewindResult,
 };
 use crate::state::State;
 
@@ -62,20 +61,16 @@ pub(crate) async fn checkpoints(
 }
 
 pub(crate) async fn rewind(state: &State, params: RewindParams) -> Result<RewindResult> {
-    let turns = turns(state, &params.session_id)?;
-    if params.turn == 0 || params.turn > turns.len() {
-        return Err(invalid_params(format!(
-            "turn: {} is not a turn of this session (it has {})",
-            params.turn,
-            turns.len()
-        )));
-    }
+    let store = SessionStore::new(state.factory.sessions_dir(&state.config()));
+    let runs = match store.runs_from(&params.session_id, params.turn) {
+        Ok(runs) => runs,
+        Err(e @ SessionError::NoTurn { .. }) => return Err(invalid_params(e.to_string())),
+        Err(e @ (SessionError::NotFound(_) | SessionError::InvalidId(_))) => {
+            return Err(invalid_params(format!("sessionId: {e}")));
+        }
+        Err(e) => return Err(internal_error(e.to_string())),
+    };
     let ws = workspace(state)?;
-    let runs = turns
-        .into_iter()
-        .filter(|t| t.turn >= params.turn)
-        .map(|t| t.run_id)
-        .collect();
     let report = cairn_workspace::rewind(&ws, &params.session_id, runs)
         .await
         .map_err(internal_error)?;
