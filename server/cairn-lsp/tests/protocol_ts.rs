@@ -345,8 +345,49 @@ fn methods() -> Vec<(&'static str, Vec<Shape>)> {
     prompts
         .1
         .push(shape("an MCP prompt", prompt(), "McpPrompt"));
+    let turn = CheckpointTurn {
+        turn: 1,
+        run_id: "r".into(),
+        message: "m".into(),
+        files: vec!["src/a.rs".into()],
+    };
+    let mut checkpoints = request::<CheckpointsRequest>(
+        CheckpointsParams {
+            session_id: "s".into(),
+        },
+        Some("CheckpointsParams"),
+        CheckpointsResult {
+            turns: vec![turn.clone()],
+        },
+        "CheckpointsResult",
+    );
+    checkpoints
+        .1
+        .push(shape("a checkpoint turn", turn, "CheckpointTurn"));
+    let problem = RewindProblem {
+        path: "src/b.rs".into(),
+        reason: "changed since cairn wrote it".into(),
+    };
+    let mut rewind = request::<RewindRequest>(
+        RewindParams {
+            session_id: "s".into(),
+            turn: 1,
+        },
+        Some("RewindParams"),
+        RewindResult {
+            restored: vec!["src/a.rs".into()],
+            conflicts: vec![problem.clone()],
+            failed: vec![problem.clone()],
+        },
+        "RewindResult",
+    );
+    rewind
+        .1
+        .push(shape("a file not restored", problem, "RewindProblem"));
     vec![
         chat_shapes,
+        checkpoints,
+        rewind,
         request::<CancelRequest>(
             CancelParams { run_id: "r".into() },
             Some("CancelParams"),

@@ -448,3 +448,148 @@ pub struct Change {
     pub before: Option<Prior>,
     pub after: Option<String>,
 }
+
+#[cfg(test)]
+mod tests {
+    //! The store (dedupe, caps, damaged lines and ids) and a turn's changes rewound once.
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+    use crate::Workspace;
+
+    fn store(dir: &Path) -> Checkpoints {
+        Checkpoints::new(dir.join("checkpoints")).with_limits(16, 40)
+    }
+
+    fn objects(dir: &Path, session: &str) -> usize {
+        fs::read_dir(dir.join("checkpoints").join(session).join("objects"))
+            .map(|d| d.count())
+            .unwrap_or(0)
+    }
+
+    #[test]
+    fn the_same_content_is_kept_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let cp = store(dir.path());
+        let turn = Turn::new("s1", "r1");
+        let a = cp.keep(&turn, "a.txt", b"same bytes").unwrap();
+        let b = cp.keep(&turn, "b.txt", b"same bytes").unwrap();
+        assert_eq!(a, b);
+        assert_eq!(
+            a,
+            Prior::Kept {
+                hash: hash_bytes(b"same bytes")
+            }
+        );
+        assert_eq!(objects(dir.path(), "s1"), 1);
+        assert_eq!(cp.object("s1", &hash_bytes(b"same bytes")).unwrap(), b"same bytes");
+        assert!(turn.take_notes().is_empty());
+    }
+
+    #[test]
+    fn files_over_the_caps_are_not_kept_and_noted() {
+        let dir = tempfile::tempdir().unwrap();
+        let cp = store(dir.path());
+        let turn = Turn::new("s1", "r1");
+        // Over the per-file cap (16 bytes).
+        let big = cp.keep(&turn, "big.txt", &[b'x'; 17]).unwrap();
+        assert_eq!(big, Prior::NotKept { bytes: 17, limit: 16 });
+        // Within it, until the session's 40 bytes are used.
+        assert!(matches!(cp.keep(&turn, "a", &[b'a'; 16]).unwrap(), Prior::Kept { .. }));
+        assert!(matches!(cp.keep(&turn, "b", &[b'b'; 16]).unwrap(), Prior::Kept { .. }));
+        let over = cp.keep(&turn, "c.txt", &[b'c'; 16]).unwrap();
+        assert_eq!(over, Prior::NotKept { bytes: 16, limit: 40 });
+        assert_eq!(objects(dir.path(), "s1"), 2);
+        let notes = turn.take_notes();
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert!(notes[0].starts_with("big.txt was not checkpointed: "), "{notes:?}");
+        assert!(notes[0].ends_with("a rewind cannot restore it"), "{notes:?}");
+        assert!(notes[1].starts_with("c.txt was not checkpointed"), "{notes:?}");
+        // A new store counts what the session already keeps.
+        let again = store(dir.path());
+        let over = again.keep(&turn, "d.txt", &[b'd'; 16]).unwrap();
+        assert_eq!(over, Prior::NotKept { bytes: 16, limit: 40 });
+    }
+
+    #[test]
+    fn bad_index_lines_are_skipped_and_ids_are_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let cp = store(dir.path());
+        let turn = Turn::new("s1", "r1");
+        cp.record(&turn, Path::new("/w/a"), Some(Prior::Absent), Some("h1".into()))
+            .unwrap();
+        let index = dir.path().join("checkpoints/s1/index.jsonl");
+        let mut text = fs::read_to_string(&index).unwrap();
+        text.push_str("{not json\n{\"kind\":\"unknown\"}\n");
+        fs::write(&index, text).unwrap();
+        cp.record(&turn, Path::new("/w/b"), None, None).unwrap();
+        let lines = cp.lines("s1").unwrap();
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(cp.lines("no-such-session").unwrap().is_empty());
+        assert!(matches!(
+            cp.lines("../escape"),
+            Err(CheckpointError::InvalidId(_))
+        ));
+        assert!(matches!(
+            cp.object("s1", "../../etc"),
+            Err(CheckpointError::Damaged { .. })
+        ));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn changes_in_a_turn_are_recorded_and_rewound_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("ws");
+        fs::create_dir_all(&root).unwrap();
+        fs::write(root.join("a.txt"), "a before").unwrap();
+        fs::write(root.join("gone.txt"), "deleted later").unwrap();
+        let cp = Arc::new(Checkpoints::new(dir.path().join("checkpoints")));
+        let ws = Arc::new(
+            Workspace::new(vec![root.clone()])
+                .unwrap()
+                .with_checkpoints(cp.clone()),
+        );
+        // Outside a turn nothing is recorded.
+        crate::off_thread(&ws, |ws| {
+            let p = ws.resolve("a.txt").unwrap();
+            ws.write_text_atomic(&p, "a before").unwrap();
+        })
+        .await
+        .unwrap();
+        assert!(cp.changes("s1").unwrap().is_empty());
+        let turn = Turn::new("s1", "r1");
+        in_turn(
+            turn,
+            crate::off_thread(&ws, |ws| {
+                let a = ws.resolve("a.txt").unwrap();
+                ws.write_text_atomic(&a, "a one").unwrap();
+                ws.write_text_atomic(&a, "a two").unwrap();
+                let moved = ws.resolve("moved.txt").unwrap();
+                ws.rename(&ws.resolve("gone.txt").unwrap(), &moved).unwrap();
+                ws.remove_file(&moved).unwrap();
+            }),
+        )
+        .await
+        .unwrap();
+        let changes = cp.changes("s1").unwrap();
+        let firsts = changes.iter().filter(|c| c.before.is_some()).count();
+        assert_eq!(changes.len(), 5, "{changes:?}");
+        assert_eq!(firsts, 3, "one prior state per file and turn: {changes:?}");
+
+        let report = crate::rewind(&ws, "s1", vec!["r1".into()]).await.unwrap();
+        let mut restored = report.restored.clone();
+        restored.sort();
+        assert_eq!(restored, ["a.txt", "gone.txt", "moved.txt"], "{report:?}");
+        assert!(report.complete(), "{report:?}");
+        assert_eq!(fs::read_to_string(root.join("a.txt")).unwrap(), "a before");
+        assert_eq!(
+            fs::read_to_string(root.join("gone.txt")).unwrap(),
+            "deleted later"
+        );
+        assert!(!root.join("moved.txt").exists());
+        // Rewinding again restores nothing: those changes are undone.
+        let again = crate::rewind(&ws, "s1", vec!["r1".into()]).await.unwrap();
+        assert_eq!(again, RewindReport::default());
+        assert!(cp.changes("s1").unwrap().is_empty());
+    }
+}
