@@ -56,6 +56,11 @@ impl Turn {
             .unwrap_or_default()
     }
 
+    /// Whether the turn belongs to a session whose changes can be kept.
+    pub(crate) fn has_session(&self) -> bool {
+        valid_id(&self.session_id)
+    }
+
     pub(crate) fn note(&self, note: String) {
         if let Ok(mut notes) = self.notes.lock()
             && !notes.contains(&note)
@@ -482,7 +487,10 @@ mod tests {
             }
         );
         assert_eq!(objects(dir.path(), "s1"), 1);
-        assert_eq!(cp.object("s1", &hash_bytes(b"same bytes")).unwrap(), b"same bytes");
+        assert_eq!(
+            cp.object("s1", &hash_bytes(b"same bytes")).unwrap(),
+            b"same bytes"
+        );
         assert!(turn.take_notes().is_empty());
     }
 
@@ -493,22 +501,55 @@ mod tests {
         let turn = Turn::new("s1", "r1");
         // Over the per-file cap (16 bytes).
         let big = cp.keep(&turn, "big.txt", &[b'x'; 17]).unwrap();
-        assert_eq!(big, Prior::NotKept { bytes: 17, limit: 16 });
+        assert_eq!(
+            big,
+            Prior::NotKept {
+                bytes: 17,
+                limit: 16
+            }
+        );
         // Within it, until the session's 40 bytes are used.
-        assert!(matches!(cp.keep(&turn, "a", &[b'a'; 16]).unwrap(), Prior::Kept { .. }));
-        assert!(matches!(cp.keep(&turn, "b", &[b'b'; 16]).unwrap(), Prior::Kept { .. }));
+        assert!(matches!(
+            cp.keep(&turn, "a", &[b'a'; 16]).unwrap(),
+            Prior::Kept { .. }
+        ));
+        assert!(matches!(
+            cp.keep(&turn, "b", &[b'b'; 16]).unwrap(),
+            Prior::Kept { .. }
+        ));
         let over = cp.keep(&turn, "c.txt", &[b'c'; 16]).unwrap();
-        assert_eq!(over, Prior::NotKept { bytes: 16, limit: 40 });
+        assert_eq!(
+            over,
+            Prior::NotKept {
+                bytes: 16,
+                limit: 40
+            }
+        );
         assert_eq!(objects(dir.path(), "s1"), 2);
         let notes = turn.take_notes();
         assert_eq!(notes.len(), 2, "{notes:?}");
-        assert!(notes[0].starts_with("big.txt was not checkpointed: "), "{notes:?}");
-        assert!(notes[0].ends_with("a rewind cannot restore it"), "{notes:?}");
-        assert!(notes[1].starts_with("c.txt was not checkpointed"), "{notes:?}");
+        assert!(
+            notes[0].starts_with("big.txt was not checkpointed: "),
+            "{notes:?}"
+        );
+        assert!(
+            notes[0].ends_with("a rewind cannot restore it"),
+            "{notes:?}"
+        );
+        assert!(
+            notes[1].starts_with("c.txt was not checkpointed"),
+            "{notes:?}"
+        );
         // A new store counts what the session already keeps.
         let again = store(dir.path());
         let over = again.keep(&turn, "d.txt", &[b'd'; 16]).unwrap();
-        assert_eq!(over, Prior::NotKept { bytes: 16, limit: 40 });
+        assert_eq!(
+            over,
+            Prior::NotKept {
+                bytes: 16,
+                limit: 40
+            }
+        );
     }
 
     #[test]
@@ -516,8 +557,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let cp = store(dir.path());
         let turn = Turn::new("s1", "r1");
-        cp.record(&turn, Path::new("/w/a"), Some(Prior::Absent), Some("h1".into()))
-            .unwrap();
+        cp.record(
+            &turn,
+            Path::new("/w/a"),
+            Some(Prior::Absent),
+            Some("h1".into()),
+        )
+        .unwrap();
         let index = dir.path().join("checkpoints/s1/index.jsonl");
         let mut text = fs::read_to_string(&index).unwrap();
         text.push_str("{not json\n{\"kind\":\"unknown\"}\n");
@@ -589,7 +635,7 @@ mod tests {
         assert!(!root.join("moved.txt").exists());
         // Rewinding again restores nothing: those changes are undone.
         let again = crate::rewind(&ws, "s1", vec!["r1".into()]).await.unwrap();
-        assert_eq!(again, RewindReport::default());
+        assert_eq!(again, crate::RewindReport::default());
         assert!(cp.changes("s1").unwrap().is_empty());
     }
 }

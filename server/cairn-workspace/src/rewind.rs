@@ -100,7 +100,8 @@ impl Workspace {
     /// nothing is recorded (no store, no turn, or not a file: a directory is not checkpointed).
     pub(crate) fn before_change(&self, path: &WorkspacePath) -> Option<Pending> {
         let store = self.checkpoints.as_ref()?;
-        let turn = current_turn()?;
+        // A call outside any session (`cairn tools call`) has no turn to rewind.
+        let turn = current_turn().filter(|t| t.has_session())?;
         let abs = path.as_path().to_owned();
         if store.has_prior(&turn, &abs) {
             return Some(Pending {
