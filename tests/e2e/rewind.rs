@@ -5,9 +5,9 @@ use cairn_test_support::{Format, Reply};
 use serde_json::{Value, json};
 
 use crate::acp::Raw;
-use crate::support::{Answer, Editor, Sandbox, text, uri};
+use crate::support::{Answer, Editor, Responder, Sandbox, text, uri};
 
-fn allow_all() -> Box<dyn FnMut(&str, &Value) -> Answer + Send> {
+fn allow_all() -> Responder {
     Box::new(|method, _| match method {
         "window/showMessageRequest" => Answer::Now(json!({"title": "Allow once"})),
         _ => Answer::Now(Value::Null),

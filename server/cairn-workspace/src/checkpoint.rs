@@ -638,4 +638,59 @@ mod tests {
         assert_eq!(again, crate::RewindReport::default());
         assert!(cp.changes("s1").unwrap().is_empty());
     }
+
+    /// A program over a writable mount (here: plain writes between the snapshot and the
+    /// record) has the files it changed, created and deleted checkpointed, and only those.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_programs_changes_are_recorded_from_a_snapshot() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("ws");
+        fs::create_dir_all(root.join("src")).unwrap();
+        fs::write(root.join("src/kept.txt"), "untouched").unwrap();
+        fs::write(root.join("src/changed.txt"), "before").unwrap();
+        fs::write(root.join("gone.txt"), "deleted by the program").unwrap();
+        let cp = Arc::new(Checkpoints::new(dir.path().join("checkpoints")));
+        let ws = Arc::new(
+            Workspace::new(vec![root.clone()])
+                .unwrap()
+                .with_checkpoints(cp.clone()),
+        );
+        let program_root = root.clone();
+        in_turn(Turn::new("s1", "r1"), async {
+            let snapshot = crate::off_thread(&ws, |ws| ws.snapshot_before_program())
+                .await
+                .unwrap()
+                .unwrap();
+            fs::write(program_root.join("src/changed.txt"), "after").unwrap();
+            fs::write(program_root.join("new.txt"), "created").unwrap();
+            fs::remove_file(program_root.join("gone.txt")).unwrap();
+            crate::off_thread(&ws, move |ws| ws.record_after_program(snapshot))
+                .await
+                .unwrap();
+        })
+        .await;
+        let mut changed: Vec<String> = cp
+            .changes("s1")
+            .unwrap()
+            .iter()
+            .map(|c| c.path.strip_prefix(&root).unwrap().display().to_string())
+            .collect();
+        changed.sort();
+        assert_eq!(changed, ["gone.txt", "new.txt", "src/changed.txt"]);
+        let report = crate::rewind(&ws, "s1", vec!["r1".into()]).await.unwrap();
+        assert!(report.complete(), "{report:?}");
+        assert_eq!(
+            fs::read_to_string(root.join("src/changed.txt")).unwrap(),
+            "before"
+        );
+        assert_eq!(
+            fs::read_to_string(root.join("gone.txt")).unwrap(),
+            "deleted by the program"
+        );
+        assert!(!root.join("new.txt").exists());
+        assert_eq!(
+            fs::read_to_string(root.join("src/kept.txt")).unwrap(),
+            "untouched"
+        );
+    }
 }

@@ -43,7 +43,7 @@ pub use fs::{DirEntry, EntryKind, FileStat};
 pub use masks::{MaskError, MaskLimits, Masks};
 pub use overlay::{ByteEdit, DocumentOverlay, OpenDocument, OverlayError};
 pub use path::WorkspacePath;
-pub use rewind::{NotRestored, RewindReport, rewind};
+pub use rewind::{NotRestored, ProgramSnapshot, RewindReport, rewind};
 pub use search::SearchBuf;
 pub use walk::{WalkOptions, WalkedFiles, Walker};
 

@@ -431,3 +431,153 @@ pub async fn rewind(
     }
     Ok(report)
 }
+
+/// Cap on the bytes a snapshot before a program holds in memory: 64 MiB.
+const SNAPSHOT_MAX_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The workspace's files before a program that may write them runs (a sandbox with the
+/// workspace mounted writable), so the files it changes can be checkpointed after it ran.
+/// Hidden files are included, `.git` and what ignore files leave out (build output) are not.
+pub struct ProgramSnapshot {
+    turn: Arc<Turn>,
+    /// Each file's hash before, and its bytes while under the caps.
+    files: HashMap<PathBuf, (String, SnapshotBytes)>,
+}
+
+enum SnapshotBytes {
+    Kept(Vec<u8>),
+    /// Over the per-file cap or the snapshot's.
+    NotKept {
+        bytes: u64,
+        limit: u64,
+    },
+}
+
+impl Workspace {
+    /// The files a program may change, read before it runs; `None` when nothing is recorded
+    /// (no store, no turn).
+    pub fn snapshot_before_program(&self) -> Option<ProgramSnapshot> {
+        let store = self.checkpoints.as_ref()?;
+        let turn = current_turn().filter(|t| t.has_session())?;
+        let mut files = HashMap::new();
+        let mut held = 0u64;
+        for path in self.program_files() {
+            let Ok(Some(hash)) = disk_hash(&path) else {
+                continue;
+            };
+            let max = store.max_file_bytes();
+            let bytes = match self.disk_state(&path, max) {
+                Ok(State::Bytes(b)) => {
+                    let len = u64::try_from(b.len()).unwrap_or(u64::MAX);
+                    if held.saturating_add(len) <= SNAPSHOT_MAX_BYTES {
+                        held = held.saturating_add(len);
+                        SnapshotBytes::Kept(b)
+                    } else {
+                        SnapshotBytes::NotKept {
+                            bytes: len,
+                            limit: SNAPSHOT_MAX_BYTES,
+                        }
+                    }
+                }
+                Ok(State::TooBig(bytes)) => SnapshotBytes::NotKept { bytes, limit: max },
+                Ok(State::Absent) | Err(_) => continue,
+            };
+            files.insert(path.as_path().to_owned(), (hash, bytes));
+        }
+        Some(ProgramSnapshot { turn, files })
+    }
+
+    /// After the program ran: records every file it created, changed or deleted.
+    pub fn record_after_program(&self, snapshot: ProgramSnapshot) {
+        let Some(store) = self.checkpoints.as_ref() else {
+            return;
+        };
+        let ProgramSnapshot { turn, mut files } = snapshot;
+        let mut now: Vec<(PathBuf, Option<String>)> = Vec::new();
+        for path in self.program_files() {
+            if let Ok(hash) = disk_hash(&path) {
+                now.push((path.as_path().to_owned(), hash));
+            }
+        }
+        let gone: Vec<PathBuf> = files
+            .keys()
+            .filter(|p| !now.iter().any(|(n, _)| n == *p))
+            .cloned()
+            .collect();
+        now.extend(gone.into_iter().map(|p| (p, None)));
+        for (abs, after) in now {
+            let before = files.remove(&abs);
+            if before.as_ref().map(|(h, _)| h) == after.as_ref() {
+                continue;
+            }
+            let shown = self.display(&abs);
+            let prior = if store.has_prior(&turn, &abs) {
+                None
+            } else {
+                Some(match before {
+                    None => Prior::Absent,
+                    Some((_, SnapshotBytes::Kept(bytes))) => {
+                        match store.keep(&turn, &shown, &bytes) {
+                            Ok(prior) => prior,
+                            Err(e) => {
+                                turn.note(format!(
+                                    "{shown} was not checkpointed ({e}); a rewind cannot restore it"
+                                ));
+                                continue;
+                            }
+                        }
+                    }
+                    Some((_, SnapshotBytes::NotKept { bytes, limit })) => {
+                        turn.note(format!("{shown} {}", not_kept_reason(bytes, limit)));
+                        Prior::NotKept { bytes, limit }
+                    }
+                })
+            };
+            if let Err(e) = store.record(&turn, &abs, prior, after) {
+                tracing::warn!("checkpoint of {shown} not recorded: {e}");
+            }
+        }
+    }
+
+    /// The files a program run over the roots may change, as a snapshot sees them.
+    fn program_files(&self) -> Vec<WorkspacePath> {
+        let options = crate::WalkOptions {
+            include_hidden: true,
+            ..crate::WalkOptions::default()
+        };
+        let mut out = Vec::new();
+        for root in self.roots.clone() {
+            let Ok(start) = self.resolve(&root.to_string_lossy()) else {
+                continue;
+            };
+            if let Ok(walked) = self.walk_sorted(&start, &options, &|| false) {
+                // What the user may not read is masked from the program too.
+                out.extend(
+                    walked
+                        .files
+                        .into_iter()
+                        .filter(|p| self.check(p, crate::Operation::Read).is_ok()),
+                );
+            }
+        }
+        out
+    }
+
+    /// [`Workspace::state`] of the disk alone (a program sees the disk, not the buffers).
+    fn disk_state(&self, path: &WorkspacePath, limit: u64) -> Result<State, ScopeError> {
+        let (file, st) = match open::open_regular(path, u64::MAX) {
+            Ok(opened) => opened,
+            Err(ScopeError::NotFound { .. }) => return Ok(State::Absent),
+            Err(e) => return Err(e),
+        };
+        let size = open::size(&st);
+        if size > limit {
+            return Ok(State::TooBig(size));
+        }
+        let mut bytes = Vec::new();
+        file.take(limit.saturating_add(1))
+            .read_to_end(&mut bytes)
+            .map_err(|e| ScopeError::io(path.as_path(), e))?;
+        Ok(State::Bytes(bytes))
+    }
+}
