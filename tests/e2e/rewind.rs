@@ -295,3 +295,54 @@ fn chat_rewind_prints_the_report_and_fails_on_a_conflict() {
         text(&out.stderr)
     );
 }
+
+/// A sandbox run over a writable workspace: the files the program changed and created are
+/// checkpointed, and a rewind puts them back (gated by `CAIRN_DOCKER_TESTS=1`).
+#[test]
+fn a_sandbox_runs_writes_are_rewound() {
+    if !crate::sandbox::enabled() {
+        return;
+    }
+    let _serial = crate::sandbox::SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::tool_call(
+                "run_bash",
+                json!({
+                    "code": "echo changed > /workspace/data.txt; echo new > /workspace/made.txt",
+                    "workspace_write": true
+                }),
+            ),
+            Reply::text("Done."),
+        ],
+    );
+    crate::sandbox::configure(&sb);
+    sb.write("data.txt", "original\n");
+    // The user's own workspace (the tests run as root; a sandbox never does).
+    crate::sandbox::chown(&sb.ws(), "4242:4242");
+    let mut ed = Editor::spawn(&sb, &[]);
+    ed.initialize(&sb, json!({}), false);
+    ed.responder = allow_all();
+    let (run, session) = ed.chat(json!({"message": "change it"}));
+    let events = ed.finish(&run);
+    assert_eq!(sb.read("data.txt"), "changed\n", "{events:#?}");
+    assert_eq!(sb.read("made.txt"), "new\n");
+    let checkpoints = ed.call("cairn/checkpoints", json!({"sessionId": session}));
+    assert_eq!(
+        checkpoints["turns"][0]["files"],
+        json!(["data.txt", "made.txt"]),
+        "{checkpoints}"
+    );
+    let report = ed.call("cairn/rewind", json!({"sessionId": session, "turn": 1}));
+    assert_eq!(
+        sorted(&report["restored"]),
+        ["data.txt", "made.txt"],
+        "{report}"
+    );
+    assert_eq!(sb.read("data.txt"), "original\n");
+    assert!(!sb.ws().join("made.txt").exists());
+    ed.shutdown();
+}
