@@ -848,7 +848,11 @@ fn acp_client_gone_mid_turn_ends_the_agent() {
         json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
         "params": {"sessionId": sid, "prompt": [{"type": "text", "text": "think"}]}}),
     );
-    let update = raw.next(|v| v["method"] == "session/update");
+    // The session's commands (`/rewind`) come first; then the answer starts.
+    let update = raw.next(|v| {
+        v["method"] == "session/update"
+            && v["params"]["update"]["sessionUpdate"] != "available_commands_update"
+    });
     assert_eq!(
         update["params"]["update"]["sessionUpdate"],
         "agent_message_chunk"
