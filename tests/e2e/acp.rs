@@ -767,14 +767,14 @@ fn acp_bad_input_gets_errors_and_the_agent_keeps_serving() {
 }
 
 /// `cairn acp` spoken to in raw newline-delimited JSON-RPC frames.
-struct Raw {
+pub(crate) struct Raw {
     child: std::process::Child,
     stdin: Option<std::process::ChildStdin>,
     rx: std::sync::mpsc::Receiver<Value>,
 }
 
 impl Raw {
-    fn spawn(sb: &Sandbox) -> Raw {
+    pub(crate) fn spawn(sb: &Sandbox) -> Raw {
         let mut child = sb
             .command()
             .arg("acp")
@@ -797,7 +797,7 @@ impl Raw {
         Raw { child, stdin, rx }
     }
 
-    fn send(&mut self, v: Value) {
+    pub(crate) fn send(&mut self, v: Value) {
         self.send_line(&v.to_string());
     }
 
@@ -808,7 +808,7 @@ impl Raw {
     }
 
     /// The next message that satisfies `want`, skipping others.
-    fn next(&self, want: impl Fn(&Value) -> bool) -> Value {
+    pub(crate) fn next(&self, want: impl Fn(&Value) -> bool) -> Value {
         loop {
             let v = self
                 .rx
@@ -820,12 +820,12 @@ impl Raw {
         }
     }
 
-    fn reply(&self, id: i64) -> Value {
+    pub(crate) fn reply(&self, id: i64) -> Value {
         self.next(|v| v["id"] == id && v.get("method").is_none())
     }
 
     /// Closes the agent's stdin, as a client that goes away does, and waits for it to exit.
-    fn close(&mut self) -> Option<std::process::ExitStatus> {
+    pub(crate) fn close(&mut self) -> Option<std::process::ExitStatus> {
         self.stdin = None;
         crate::support::wait_exit(&mut self.child, TIMEOUT)
     }
@@ -848,6 +848,7 @@ fn acp_client_gone_mid_turn_ends_the_agent() {
         json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
         "params": {"sessionId": sid, "prompt": [{"type": "text", "text": "think"}]}}),
     );
+    // The session's commands (`/rewind`) come first; then the answer starts.
     let update = raw.next(|v| {
         v["method"] == "session/update"
             && v["params"]["update"]["sessionUpdate"] != "available_commands_update"

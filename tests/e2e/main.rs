@@ -23,6 +23,7 @@ mod mcp;
 mod ml;
 mod neovim;
 mod redaction;
+mod rewind;
 mod sandbox;
 mod secrets;
 mod selection;

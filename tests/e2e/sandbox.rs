@@ -365,7 +365,7 @@ fn every_code_tool_through_the_agent() {
 }
 
 /// `chown -R uid:gid path` (the tests run as root).
-fn chown(path: &std::path::Path, owner: &str) {
+pub(crate) fn chown(path: &std::path::Path, owner: &str) {
     let status = Command::new("chown")
         .args(["-R", owner])
         .arg(path)

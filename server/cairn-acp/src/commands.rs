@@ -1,7 +1,8 @@
 //! Slash commands: the MCP prompts of a session's workspace as ACP available commands (sent
 //! after `session/new` and `session/load`, and again when they change), and a prompt that
 //! starts with `/name` expanded before its turn. The expansion itself is the binary's, over the
-//! hub, the same for every front.
+//! hub, the same for every front. cairn's own commands (`/rewind TURN`) come first and are
+//! handled here, never expanded.
 
 use std::time::Duration;
 
@@ -36,6 +37,33 @@ pub trait Commands: Send + Sync {
     fn changes(&self) -> BoxStream<'static, ()>;
 }
 
+/// cairn's own commands, offered in every session before the MCP prompts.
+fn builtins() -> Vec<Command> {
+    vec![Command {
+        name: "rewind".into(),
+        description: "Restore the files the turns from TURN on changed to their state before it"
+            .into(),
+        hint: Some("TURN".into()),
+    }]
+}
+
+/// `Some` when `first` (the prompt's first text) is `/rewind`: the turn, or an InvalidParams
+/// error when it is not a number from 1.
+pub(crate) fn rewind_turn(first: &str) -> Option<Result<usize, agent_client_protocol::Error>> {
+    let mut words = first.split_whitespace();
+    if words.next() != Some("/rewind") {
+        return None;
+    }
+    let turn = words
+        .next()
+        .and_then(|w| w.parse::<usize>().ok())
+        .filter(|t| *t > 0);
+    Some(turn.ok_or_else(|| {
+        agent_client_protocol::Error::invalid_params()
+            .data("/rewind TURN: TURN is the number of the first turn to undo (1 is the first)")
+    }))
+}
+
 fn update(commands: Vec<Command>) -> SessionUpdate {
     SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(
         commands
@@ -57,10 +85,10 @@ pub(crate) async fn announce(
     session_id: String,
 ) -> Result<(), agent_client_protocol::Error> {
     let mut changes = commands.changes();
-    // A session without commands hears of none until some come.
     let mut sent = Vec::new();
     loop {
-        let now = commands.list().await;
+        let mut now = builtins();
+        now.extend(commands.list().await);
         if now != sent {
             sent = now;
             let notification = SessionNotification::new(session_id.clone(), update(sent.clone()));

@@ -41,6 +41,8 @@ pub struct Opened {
     pub sessions_dir: PathBuf,
     /// The slash commands of this workspace (its MCP prompts).
     pub commands: Arc<dyn Commands>,
+    /// The scope the built-in tools write through (with its checkpoints), for `/rewind`.
+    pub workspace: Option<Arc<cairn_workspace::Workspace>>,
 }
 
 /// An MCP server the client asks a session to use, in cairn's terms (no ACP types cross).
@@ -510,6 +512,25 @@ async fn prompt(
     })
 }
 
+/// `/rewind TURN`: restores the files the session's turns from `turn` on changed; the report
+/// is the answer's text. Not a turn of its own: nothing is stored in the transcript.
+async fn rewind(opened: &Opened, session_id: &str, turn: usize) -> Result<String, AcpError> {
+    let store = SessionStore::new(&opened.sessions_dir);
+    let runs = store.runs_from(session_id, turn).map_err(|e| match e {
+        SessionError::NoTurn { .. } => invalid_params(format!("/rewind: {e}")),
+        e => AcpError::internal_error().data(format!("session {session_id}: {e}")),
+    })?;
+    let Some(ws) = &opened.workspace else {
+        return Err(invalid_params(
+            "/rewind: this session has no workspace to rewind",
+        ));
+    };
+    let report = cairn_workspace::rewind(ws, session_id, runs)
+        .await
+        .map_err(|e| AcpError::internal_error().data(e))?;
+    Ok(report.to_text())
+}
+
 /// Runs one turn, streaming its events as updates, and stores it in the session.
 async fn turn(
     state: &State,
@@ -521,6 +542,17 @@ async fn turn(
 ) -> Result<PromptResponse, AcpError> {
     let opened = state.open(&session.root, &session.servers, cx).await?;
     state.files_for_session(&session.root, session_id);
+    if let Some(turn) = commands::rewind_turn(&first) {
+        let text = rewind(&opened, session_id, turn?).await?;
+        let update = updates::of_event(&cairn_agent::RunEvent::Text { delta: text });
+        if let Some(update) = update
+            && let Err(e) =
+                cx.send_notification(SessionNotification::new(session_id.to_string(), update))
+        {
+            tracing::warn!("session/update: {e}");
+        }
+        return Ok(PromptResponse::new(StopReason::EndTurn));
+    }
     // A prompt that starts with `/name` is that command's text; an unknown command or a
     // missing argument ends the prompt with an error naming it.
     let mut message = opened

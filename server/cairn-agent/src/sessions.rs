@@ -61,6 +61,16 @@ pub struct SessionSummary {
     pub updated: u64,
 }
 
+/// One turn of a session: its number (1-based, in the order of the session's runs), its run and
+/// the first line of the user's message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnSummary {
+    pub turn: usize,
+    pub run_id: String,
+    pub message: String,
+}
+
 /// Why the store failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -69,6 +79,8 @@ pub enum SessionError {
     InvalidId(String),
     #[error("no session `{0}`")]
     NotFound(String),
+    #[error("turn: {turn} is not a turn of this session (it has {turns})")]
+    NoTurn { turn: usize, turns: usize },
     #[error("session store {path}: {source}")]
     Io {
         path: PathBuf,
@@ -192,6 +204,56 @@ impl SessionStore {
             .lines()
             .map_while(Result::ok)
             .filter_map(|line| serde_json::from_str(&line).ok())
+            .collect())
+    }
+
+    /// The turns of a session, in order.
+    pub fn turns(&self, session_id: &str) -> Result<Vec<TurnSummary>, SessionError> {
+        let mut turns: Vec<TurnSummary> = Vec::new();
+        for record in self.load(session_id)? {
+            match record {
+                Record::Run { run_id, .. } => turns.push(TurnSummary {
+                    turn: turns.len() + 1,
+                    run_id,
+                    message: String::new(),
+                }),
+                Record::Message {
+                    run_id,
+                    message: Message::User { text, .. },
+                } => {
+                    if let Some(t) = turns
+                        .iter_mut()
+                        .rev()
+                        .find(|t| t.run_id == run_id && t.message.is_empty())
+                    {
+                        t.message = text.lines().next().unwrap_or_default().to_owned();
+                    }
+                }
+                _ => {}
+            }
+        }
+        // A run without a message of the user's (`/compact`) is no turn to rewind to.
+        turns.retain(|t| !t.message.is_empty());
+        for (i, t) in turns.iter_mut().enumerate() {
+            t.turn = i + 1;
+        }
+        Ok(turns)
+    }
+
+    /// The runs of a session's turns from `turn` (1-based) on, for a rewind; a turn the session
+    /// does not have is [`SessionError::NoTurn`].
+    pub fn runs_from(&self, session_id: &str, turn: usize) -> Result<Vec<String>, SessionError> {
+        let turns = self.turns(session_id)?;
+        if turn == 0 || turn > turns.len() {
+            return Err(SessionError::NoTurn {
+                turn,
+                turns: turns.len(),
+            });
+        }
+        Ok(turns
+            .into_iter()
+            .filter(|t| t.turn >= turn)
+            .map(|t| t.run_id)
             .collect())
     }
 

@@ -34,6 +34,9 @@ pub use server::serve;
 pub struct McpHandle {
     pub hub: cairn_mcp::Hub,
     pub reviewer: cairn_mcp::Reviewer,
+    /// The scope the built-in tools write through (with its checkpoints), for rewinds; `None`
+    /// without workspace roots.
+    pub workspace: Option<Arc<cairn_workspace::Workspace>>,
     /// Servers the workspace declares that wait for the user's trust.
     pub waiting_for_trust: Vec<String>,
     /// Servers whose entry could not be used (for example an unset variable), with why.

@@ -71,6 +71,26 @@ impl Request for CompactRequest {
     const METHOD: &'static str = "cairn/compact";
 }
 
+/// `cairn/checkpoints`, client to server: a session's turns and the files each changed that a
+/// rewind would restore.
+pub enum CheckpointsRequest {}
+
+impl Request for CheckpointsRequest {
+    type Params = CheckpointsParams;
+    type Result = CheckpointsResult;
+    const METHOD: &'static str = "cairn/checkpoints";
+}
+
+/// `cairn/rewind`, client to server: restore every file the session's turns from `turn` on
+/// changed to its state before `turn`.
+pub enum RewindRequest {}
+
+impl Request for RewindRequest {
+    type Params = RewindParams;
+    type Result = RewindResult;
+    const METHOD: &'static str = "cairn/rewind";
+}
+
 /// `cairn/runEvent`, server to client: one event of a run.
 pub enum RunEventNotification {}
 
@@ -164,6 +184,8 @@ pub const METHODS: &[&str] = &[
     DiagnosticsNotification::METHOD,
     ContextRequest::METHOD,
     CompactRequest::METHOD,
+    CheckpointsRequest::METHOD,
+    RewindRequest::METHOD,
 ];
 
 /// Commands for `workspace/executeCommand` (and code actions), for clients that cannot send
@@ -200,8 +222,9 @@ pub mod commands {
     pub const APPROVE_TOOL: &str = "cairn.approveTool";
     /// Arguments: the session id (a string). Result: `CompactResult`, also shown as a message.
     pub const COMPACT: &str = "cairn.compact";
+    /// Arguments: `sessionId`, `turn` (two values). Result: `RewindResult`, as `cairn/rewind`.
+    pub const REWIND: &str = "cairn.rewind";
     pub const ALL: &[&str] = &[
-        COMPACT,
         CHAT,
         ASK,
         EXPLAIN,
@@ -215,6 +238,8 @@ pub mod commands {
         MCP_STATUS,
         TRUST_WORKSPACE,
         APPROVE_TOOL,
+        REWIND,
+        COMPACT,
     ];
 }
 
@@ -320,6 +345,57 @@ pub struct CancelResult {
 pub struct SessionsParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
+}
+
+/// `cairn/checkpoints` parameters.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CheckpointsParams {
+    pub session_id: String,
+}
+
+/// `cairn/checkpoints` result: every turn of the session, in order.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CheckpointsResult {
+    pub turns: Vec<CheckpointTurn>,
+}
+
+/// One turn in `cairn/checkpoints`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckpointTurn {
+    /// 1-based, in the session's order of runs.
+    pub turn: usize,
+    pub run_id: String,
+    /// The first line of the user's message.
+    pub message: String,
+    /// The files the turn changed that a rewind would restore (relative to their root).
+    pub files: Vec<String>,
+}
+
+/// `cairn/rewind` parameters.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RewindParams {
+    pub session_id: String,
+    /// 1-based; the turns from this one on are undone.
+    pub turn: usize,
+}
+
+/// `cairn/rewind` result: what was restored, what changed since cairn wrote it (left alone),
+/// and what could not be restored.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RewindResult {
+    pub restored: Vec<String>,
+    pub conflicts: Vec<RewindProblem>,
+    pub failed: Vec<RewindProblem>,
+}
+
+/// A file a rewind did not restore, and why.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RewindProblem {
+    pub path: String,
+    pub reason: String,
 }
 
 /// `cairn/tools` parameters.

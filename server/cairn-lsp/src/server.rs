@@ -16,8 +16,9 @@ use crate::ServeOptions;
 use crate::handlers;
 use crate::panic::CatchPanic;
 use crate::protocol::{
-    CancelRequest, ChatRequest, CompactRequest, ContextRequest, DiagnosticsNotification, DiagnosticsParams,
-    McpPromptsRequest, McpResourcesRequest, SessionsRequest, ToolsRequest,
+    CancelRequest, ChatRequest, CheckpointsRequest, CompactRequest, ContextRequest,
+    DiagnosticsNotification, DiagnosticsParams, McpPromptsRequest, McpResourcesRequest,
+    RewindRequest, SessionsRequest, ToolsRequest,
 };
 use crate::state::State;
 
@@ -54,6 +55,10 @@ cairn_requests! {
     tools: ToolsRequest => |state, params| handlers::tools::handle(state, params);
     context: ContextRequest => |state, params| handlers::context::handle(state, params);
     compact: CompactRequest => |state, params| handlers::compact::handle(state, params);
+    checkpoints: CheckpointsRequest => |state, params| {
+        handlers::rewind::checkpoints(state, params)
+    };
+    rewind: RewindRequest => |state, params| handlers::rewind::rewind(state, params);
     mcp_resources: McpResourcesRequest => |state, params| {
         handlers::mcp_resources::handle(state.factory.as_ref(), params)
     };
@@ -152,6 +157,8 @@ pub async fn serve(options: ServeOptions) {
     .custom_method(ToolsRequest::METHOD, Backend::tools)
     .custom_method(ContextRequest::METHOD, Backend::context)
     .custom_method(CompactRequest::METHOD, Backend::compact)
+    .custom_method(CheckpointsRequest::METHOD, Backend::checkpoints)
+    .custom_method(RewindRequest::METHOD, Backend::rewind)
     .custom_method(McpResourcesRequest::METHOD, Backend::mcp_resources)
     .custom_method(McpPromptsRequest::METHOD, Backend::mcp_prompts)
     .custom_method(DiagnosticsNotification::METHOD, Backend::diagnostics);

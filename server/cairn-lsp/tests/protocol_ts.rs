@@ -353,8 +353,82 @@ fn methods() -> Vec<(&'static str, Vec<Shape>)> {
     prompts
         .1
         .push(shape("an MCP prompt", prompt(), "McpPrompt"));
+    let turn = CheckpointTurn {
+        turn: 1,
+        run_id: "r".into(),
+        message: "m".into(),
+        files: vec!["src/a.rs".into()],
+    };
+    let mut checkpoints = request::<CheckpointsRequest>(
+        CheckpointsParams {
+            session_id: "s".into(),
+        },
+        Some("CheckpointsParams"),
+        CheckpointsResult {
+            turns: vec![turn.clone()],
+        },
+        "CheckpointsResult",
+    );
+    checkpoints
+        .1
+        .push(shape("a checkpoint turn", turn, "CheckpointTurn"));
+    let problem = RewindProblem {
+        path: "src/b.rs".into(),
+        reason: "changed since cairn wrote it".into(),
+    };
+    let mut rewind = request::<RewindRequest>(
+        RewindParams {
+            session_id: "s".into(),
+            turn: 1,
+        },
+        Some("RewindParams"),
+        RewindResult {
+            restored: vec!["src/a.rs".into()],
+            conflicts: vec![problem.clone()],
+            failed: vec![problem.clone()],
+        },
+        "RewindResult",
+    );
+    rewind
+        .1
+        .push(shape("a file not restored", problem, "RewindProblem"));
+    let rule = RuleEntry {
+        path: "/w/AGENTS.md".into(),
+        bytes: 10,
+        included: 10,
+        truncated: false,
+    };
+    let mut context = request::<ContextRequest>(
+        Some(ContextParams { uri: Some(uri()) }),
+        Some("ContextParams"),
+        ContextResult {
+            rules: vec![rule.clone()],
+            max_bytes: 16384,
+        },
+        "ContextResult",
+    );
+    context
+        .1
+        .push(shape("a rules file", rule, "ContextRule"));
     vec![
         chat_shapes,
+        checkpoints,
+        rewind,
+        context,
+        request::<CompactRequest>(
+            CompactParams {
+                session_id: "s".into(),
+            },
+            Some("CompactParams"),
+            CompactResult {
+                compacted: true,
+                turns: Some(1),
+                tokens_before: Some(2),
+                tokens_after: Some(1),
+                reason: Some("r".into()),
+            },
+            "CompactResult",
+        ),
         request::<CancelRequest>(
             CancelParams { run_id: "r".into() },
             Some("CancelParams"),

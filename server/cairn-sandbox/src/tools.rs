@@ -100,6 +100,30 @@ fn outcome(result: Result<CallToolResult, String>) -> CallToolResult {
 }
 
 impl Code {
+    /// Runs `run` (a program over the workspace), checkpointing the files it changes when the
+    /// workspace is mounted writable, so a rewind can undo them: the files are read before it
+    /// runs and compared after.
+    async fn checkpointed<T>(
+        &self,
+        workspace_write: bool,
+        run: impl std::future::Future<Output = T>,
+    ) -> T {
+        let ws = self.workspace.as_ref().filter(|_| workspace_write);
+        let snapshot = match ws {
+            Some(ws) => cairn_workspace::off_thread(ws, |ws| ws.snapshot_before_program())
+                .await
+                .ok()
+                .flatten(),
+            None => None,
+        };
+        let out = run.await;
+        if let (Some(ws), Some(snapshot)) = (ws, snapshot) {
+            let _ =
+                cairn_workspace::off_thread(ws, move |ws| ws.record_after_program(snapshot)).await;
+        }
+        out
+    }
+
     /// The workspace, for the tools that need its files.
     fn open_workspace(&self) -> Result<&Arc<Workspace>, String> {
         self.workspace

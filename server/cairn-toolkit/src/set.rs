@@ -5,8 +5,9 @@ use std::sync::Arc;
 
 use cairn_agent::tools::{CallContext, Effect, ToolHost, ToolInfo};
 use cairn_workspace::Workspace;
+use cairn_workspace::checkpoint::{Turn, in_turn};
 use futures::future::BoxFuture;
-use rmcp::model::{CallToolResult, ToolAnnotations};
+use rmcp::model::{CallToolResult, ContentBlock, ToolAnnotations};
 use serde_json::{Map, Value};
 
 use crate::reply::{error, parse_args};
@@ -82,7 +83,9 @@ fn info<T: Tool>() -> ToolInfo {
 }
 
 /// Every call: parse the arguments (a bad field is named and nothing runs), refuse protected
-/// paths the call declares without an approval (naming them for the agent), then run.
+/// paths the call declares without an approval (naming them for the agent), then run in the
+/// call's turn, so the files it changes are checkpointed for a rewind (what could not be kept
+/// is said at the end of the result).
 fn run<'a, T: Tool>(
     host: &'a T::Host,
     arguments: Map<String, Value>,
@@ -109,11 +112,17 @@ fn run<'a, T: Tool>(
                 Err(e) => return error(e),
             }
         }
-        if T::EFFECT == Effect::Write {
-            host.around_write(Box::pin(T::call(host, args, cx))).await
+        let turn = Turn::new(cx.session_id.clone(), cx.run_id.clone());
+        let call = in_turn(turn.clone(), T::call(host, args, cx));
+        let mut result = if T::EFFECT == Effect::Write {
+            host.around_write(Box::pin(call)).await
         } else {
-            T::call(host, args, cx).await
+            call.await
+        };
+        for note in turn.take_notes() {
+            result.content.push(ContentBlock::text(note));
         }
+        result
     })
 }
 

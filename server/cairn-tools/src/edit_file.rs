@@ -19,6 +19,7 @@ use std::sync::Arc;
 
 use cairn_toolkit::reply::{error, text, with_edits};
 use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
+use cairn_workspace::checkpoint::carry;
 use cairn_workspace::{ScopeError, Workspace, WorkspacePath};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
@@ -136,7 +137,7 @@ async fn write_to_disk(
 ) -> CallToolResult {
     let written = {
         let path = path.clone();
-        tokio::task::spawn_blocking(move || ws.write_text_atomic(&path, &content)).await
+        tokio::task::spawn_blocking(carry(move || ws.write_text_atomic(&path, &content))).await
     };
     match written {
         Ok(Ok(())) => applied(&path, summary),

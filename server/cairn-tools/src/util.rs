@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use cairn_toolkit::reply::{error, with_edits};
 use cairn_workspace::Workspace;
+use cairn_workspace::checkpoint::carry;
 use rmcp::model::CallToolResult;
 
 /// Cap on the text a tool returns, so one call cannot flood the model's context.
@@ -15,7 +16,7 @@ pub(crate) async fn blocking(
     ws: Arc<Workspace>,
     f: impl FnOnce(&Workspace) -> CallToolResult + Send + 'static,
 ) -> CallToolResult {
-    match tokio::task::spawn_blocking(move || f(&ws)).await {
+    match tokio::task::spawn_blocking(carry(move || f(&ws))).await {
         Ok(result) => result,
         Err(e) => error(format!("internal error: the tool failed ({e})")),
     }

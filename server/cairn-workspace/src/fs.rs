@@ -17,6 +17,7 @@ use std::path::Path;
 
 use rustix::fs::FileType;
 
+use crate::rewind::After;
 use crate::{Operation, ScopeError, Workspace, WorkspacePath, open};
 
 /// How many leading bytes are searched for a NUL to call a file binary.
@@ -121,7 +122,10 @@ impl Workspace {
         }
         // A new file never clobbers: someone may have created it meanwhile (maybe as a symlink).
         let mode = existing.as_ref().map(open::permissions);
-        parent.write_file(bytes, mode, existing.is_some())
+        let pending = self.before_change(path);
+        parent.write_file(bytes, mode, existing.is_some())?;
+        self.after_change(pending, After::Bytes(bytes));
+        Ok(())
     }
 
     /// A file's content copied from `source` (a download too large for memory), as
@@ -160,7 +164,10 @@ impl Workspace {
             None => {}
         }
         let mode = existing.as_ref().map(open::permissions);
-        parent.write_file_from(source, mode, existing.is_some())
+        let pending = self.before_change(path);
+        parent.write_file_from(source, mode, existing.is_some())?;
+        self.after_change(pending, After::Disk(path));
+        Ok(())
     }
 
     /// The entries of a directory, sorted by name; symlinks are reported, never followed.
@@ -273,7 +280,10 @@ impl Workspace {
                 path: abs.to_owned(),
             });
         }
-        parent.write_file(bytes, None, false)
+        let pending = self.before_change(path);
+        parent.write_file(bytes, None, false)?;
+        self.after_change(pending, After::Bytes(bytes));
+        Ok(())
     }
 
     /// Delete a regular file. Directories, symlinks and special files are refused (a symlink
@@ -287,7 +297,10 @@ impl Workspace {
             path: abs.to_owned(),
         })?;
         open::check_regular(abs, open::file_type(&st))?;
-        parent.unlink()
+        let pending = self.before_change(path);
+        parent.unlink()?;
+        self.after_change(pending, After::Absent);
+        Ok(())
     }
 
     /// Create a directory and its missing parents; an existing directory is fine, an existing
@@ -328,8 +341,18 @@ impl Workspace {
             });
         }
         let to_parent = open::Parent::open(to, true)?;
+        let is_file = t == FileType::RegularFile;
+        if !is_file {
+            self.note_not_checkpointed(from, "moving a directory is not checkpointed");
+        }
+        let pending = is_file.then(|| (self.before_change(from), self.before_change(to)));
         // Fails when the target appeared meanwhile: no clobbering.
-        from_parent.move_to(&to_parent, t == FileType::RegularFile)
+        from_parent.move_to(&to_parent, is_file)?;
+        if let Some((from_pending, to_pending)) = pending {
+            self.after_change(from_pending, After::Absent);
+            self.after_change(to_pending, After::Disk(to));
+        }
+        Ok(())
     }
 
     /// Copy a regular file's bytes to `to` (a new file; never clobbers, never follows a symlink
@@ -361,7 +384,9 @@ impl Workspace {
             });
         }
         let to_parent = open::Parent::open(to, true)?;
+        let pending = self.before_change(to);
         to_parent.write_file(&bytes, Some(open::permissions(&st)), false)?;
+        self.after_change(pending, After::Bytes(&bytes));
         Ok(size)
     }
 

@@ -22,12 +22,14 @@
 compile_error!("cairn-workspace opens files relative to directory handles and needs a Unix");
 
 mod access;
+pub mod checkpoint;
 mod error;
 mod fs;
 mod masks;
 mod open;
 pub mod overlay;
 mod path;
+mod rewind;
 mod search;
 mod walk;
 
@@ -44,6 +46,7 @@ pub use overlay::{
     PathDiagnostics, Severity, path_of_file_uri,
 };
 pub use path::WorkspacePath;
+pub use rewind::{NotRestored, ProgramSnapshot, RewindReport, rewind};
 pub use search::SearchBuf;
 pub use walk::{WalkOptions, WalkedFiles, Walker};
 
@@ -60,6 +63,8 @@ pub struct Workspace {
     /// benchmarks).
     access: Vec<(PathBuf, Arc<AccessRules>)>,
     approvals: Arc<ExactApprovals>,
+    /// Where changes made during a turn record the prior state of files (`rewind.rs`).
+    checkpoints: Option<Arc<checkpoint::Checkpoints>>,
 }
 
 impl std::fmt::Debug for Workspace {
@@ -69,6 +74,7 @@ impl std::fmt::Debug for Workspace {
             .field("overlay", &self.overlay.is_some())
             .field("max_file_size", &self.max_file_size)
             .field("access", &!self.access.is_empty())
+            .field("checkpoints", &self.checkpoints.is_some())
             .finish()
     }
 }
@@ -98,6 +104,7 @@ impl Workspace {
             max_file_size: DEFAULT_MAX_FILE_SIZE,
             access: Vec::new(),
             approvals: Arc::default(),
+            checkpoints: None,
         })
     }
 
@@ -158,10 +165,21 @@ impl Workspace {
             .map_err(|e| OverlayError::Rejected {
                 reason: e.to_string(),
             })?;
-        match &self.overlay {
-            Some(overlay) => overlay.apply_edits(path.as_path(), version, edits).await,
-            None => Err(OverlayError::Closed),
+        let Some(overlay) = &self.overlay else {
+            return Err(OverlayError::Closed);
+        };
+        let pending = self.before_change(path);
+        // What the buffer will hold, for the checkpoint (an editor that saves is read back).
+        let after = match pending.as_ref().and_then(|_| self.buffer_text(path)) {
+            Some(text) if !overlay.saves_edits() => ByteEdit::apply_all(&text, &edits),
+            _ => None,
+        };
+        overlay.apply_edits(path.as_path(), version, edits).await?;
+        match &after {
+            Some(text) => self.after_change(pending, rewind::After::Bytes(text.as_bytes())),
+            None => self.after_change(pending, rewind::After::Disk(path)),
         }
+        Ok(())
     }
 
     /// The root `path` (canonical, absolute) lies in, preferring the deepest when roots nest.
@@ -175,13 +193,15 @@ impl Workspace {
 }
 
 /// Runs `f` on the workspace on a blocking thread, off the async executor (file work blocks);
-/// a panic there becomes an error message instead of taking the caller down.
+/// a panic there becomes an error message instead of taking the caller down. The changes `f`
+/// makes belong to the caller's turn (the task-local is carried over).
 pub async fn off_thread<T: Send + 'static>(
     ws: &Arc<Workspace>,
     f: impl FnOnce(&Workspace) -> T + Send + 'static,
 ) -> Result<T, String> {
     let ws = ws.clone();
-    tokio::task::spawn_blocking(move || f(&ws))
+    let turn = checkpoint::current_turn();
+    tokio::task::spawn_blocking(move || checkpoint::sync_in_turn(turn, || f(&ws)))
         .await
         .map_err(|e| format!("internal error: the tool failed ({e})"))
 }

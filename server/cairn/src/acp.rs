@@ -95,6 +95,7 @@ impl cairn_acp::Workspaces for Workspaces {
                 agent: compose::agent(&config, &self.env, &mcp),
                 sessions_dir: compose::sessions_dir(&config, &self.env),
                 commands: Arc::new(HubCommands(mcp.hub.clone())),
+                workspace: mcp.workspace.clone(),
             };
             if let Ok(mut hubs) = self.hubs.lock() {
                 hubs.push(mcp);

@@ -1,5 +1,6 @@
 //! `cairn chat`: one turn in the terminal. The answer streams to stdout; tool activity goes to
-//! stderr so the answer can be piped.
+//! stderr so the answer can be piped. `cairn chat --rewind TURN --session ID` puts back the files
+//! a session's turns changed instead.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -213,4 +214,38 @@ fn show_aside(event: &RunEvent, indent: &str) {
         ),
         _ => {}
     }
+}
+
+/// `cairn chat --rewind TURN --session ID`: restores the files the session's turns from `turn`
+/// on changed, through the same scope the tools write through, and prints what it restored and
+/// what it could not; fails when a file was not restored.
+#[allow(clippy::print_stdout)]
+pub async fn rewind(
+    env: &Env,
+    root: PathBuf,
+    session: &str,
+    turn: usize,
+) -> anyhow::Result<ExitCode> {
+    let (config, mcp) = compose::terminal_setup(env, &root, false).await?;
+    let store = SessionStore::new(compose::sessions_dir(&config, env));
+    let result = async {
+        let runs = store.runs_from(session, turn)?;
+        let ws = mcp
+            .workspace
+            .clone()
+            .ok_or_else(|| anyhow::anyhow!("no workspace folder, so there is nothing to rewind"))?;
+        cairn_workspace::rewind(&ws, session, runs)
+            .await
+            .map_err(anyhow::Error::msg)
+    }
+    .await;
+    mcp.hub.shutdown().await;
+    compose::shutdown_sandbox().await;
+    let report = result?;
+    println!("{}", report.to_text());
+    Ok(if report.complete() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }

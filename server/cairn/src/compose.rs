@@ -638,8 +638,16 @@ pub fn start_hub(
         add_cloud_and_comms(&hub, env, &user, config, &path_approvals, None);
         add_ml(&hub, env, config, &model, None);
     }
+    // The scope the built-in tools write through (kept when they are not rebuilt), for rewinds.
+    let mut built = existing
+        .filter(|_| unchanged)
+        .and_then(|h| h.workspace.clone());
     if !roots.is_empty() && !unchanged {
-        let mut workspace = Workspace::new(roots.to_vec()).map_err(|e| e.to_string())?;
+        let mut workspace = Workspace::new(roots.to_vec())
+            .map_err(|e| e.to_string())?
+            .with_checkpoints(Arc::new(cairn_workspace::checkpoint::Checkpoints::new(
+                sessions_dir(config, env).join("checkpoints"),
+            )));
         if let Some(overlay) = overlay {
             workspace = workspace.with_overlay(overlay);
         }
@@ -657,6 +665,7 @@ pub fn start_hub(
             path_approvals.clone(),
         );
         let workspace = Arc::new(workspace);
+        built = Some(workspace.clone());
         if let Some(tools) = web_tools {
             hub.add_builtin("cairn-web", tools.with_workspace(workspace.clone()).tools());
         }
@@ -696,6 +705,7 @@ pub fn start_hub(
     Ok(McpHandle {
         hub,
         reviewer,
+        workspace: built,
         waiting_for_trust: plan.waiting_for_trust,
         problems: plan.problems,
         roots: roots.to_vec(),

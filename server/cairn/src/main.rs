@@ -73,7 +73,17 @@ enum Command {
         /// Print run events as JSON lines instead of text.
         #[arg(long)]
         json: bool,
-        message: String,
+        /// Instead of a turn: restore the files the session's turns from TURN on changed to
+        /// their state before TURN (needs --session); exits non-zero when a file was not restored.
+        #[arg(
+            long,
+            value_name = "TURN",
+            requires = "session",
+            conflicts_with = "message"
+        )]
+        rewind: Option<usize>,
+        #[arg(required_unless_present = "rewind")]
+        message: Option<String>,
     },
     /// List or call tools.
     Tools {
@@ -385,10 +395,17 @@ fn main() -> ExitCode {
                 agent,
                 yes,
                 json,
+                rewind,
                 message,
             } => {
                 let root = workspace_root(workspace)?;
-                chat::run(&env, root, session, agent, yes, json, message).await
+                match (rewind, session) {
+                    (Some(turn), Some(session)) => chat::rewind(&env, root, &session, turn).await,
+                    (_, session) => {
+                        let message = message.unwrap_or_default();
+                        chat::run(&env, root, session, agent, yes, json, message).await
+                    }
+                }
             }
             Command::Tools {
                 command:

@@ -10,7 +10,7 @@ use tower_lsp_server::ls_types::{ExecuteCommandParams, MessageType, Range, Uri};
 
 use super::invalid_params;
 use crate::editor::PendingApprovals;
-use crate::protocol::{CancelParams, ChatParams, commands};
+use crate::protocol::{CancelParams, ChatParams, RewindParams, commands};
 use crate::runs;
 use crate::state::State;
 
@@ -137,6 +137,15 @@ async fn run(state: &Arc<State>, params: ExecuteCommandParams) -> Result<Option<
             };
             state.client.show_message(MessageType::INFO, said).await;
             serde_json::to_value(result).ok()
+        }
+        commands::REWIND => {
+            let session_id: String =
+                serde_json::from_value(args.first().cloned().unwrap_or_default())
+                    .map_err(|e| invalid_params(format!("cairn.rewind: sessionId: {e}")))?;
+            let turn: usize = serde_json::from_value(args.get(1).cloned().unwrap_or_default())
+                .map_err(|e| invalid_params(format!("cairn.rewind: turn: {e}")))?;
+            let params = RewindParams { session_id, turn };
+            serde_json::to_value(super::rewind::rewind(state, params).await?).ok()
         }
         commands::MCP_STATUS => state
             .factory

@@ -17,6 +17,7 @@ pub(crate) mod initialize;
 pub(crate) mod initialized;
 pub(crate) mod mcp_prompts;
 pub(crate) mod mcp_resources;
+pub(crate) mod rewind;
 pub(crate) mod sessions;
 pub(crate) mod tools;
 

@@ -69,9 +69,9 @@ async fn run(host: &Code, args: Args, cx: &CallContext) -> Result<CallToolResult
     let options = host
         .options(args.network, args.workspace_write, Some(dir))
         .await?;
+    let run = host.sandbox.run_code(rt, &code, options, &cx.cancel);
     let report = host
-        .sandbox
-        .run_code(rt, &code, options, &cx.cancel)
+        .checkpointed(args.workspace_write, run)
         .await
         .map_err(|e| e.to_string())?;
     Ok(report_result(&report, &host.sandbox))

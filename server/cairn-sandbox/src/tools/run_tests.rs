@@ -75,8 +75,9 @@ async fn run(host: &Code, args: Args, cx: &CallContext) -> Result<CallToolResult
     let options = host
         .options(args.network, args.workspace_write, None)
         .await?;
-    let report = sb
-        .run_shell(&image, &command, options, &cx.cancel)
+    let run = sb.run_shell(&image, &command, options, &cx.cancel);
+    let report = host
+        .checkpointed(args.workspace_write, run)
         .await
         .map_err(|e| e.to_string())?;
     let mut result = report_result(&report, sb);

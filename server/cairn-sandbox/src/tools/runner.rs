@@ -45,9 +45,11 @@ pub(super) async fn run(
             let options = host
                 .options(args.network, args.workspace_write, None)
                 .await?;
-            let report = host
+            let run = host
                 .sandbox
-                .run_code(runtime, &args.code, options, &cx.cancel)
+                .run_code(runtime, &args.code, options, &cx.cancel);
+            let report = host
+                .checkpointed(args.workspace_write, run)
                 .await
                 .map_err(|e| e.to_string())?;
             Ok(report_result(&report, &host.sandbox))

@@ -28,6 +28,7 @@ use std::sync::Arc;
 
 use cairn_toolkit::reply::error;
 use cairn_workspace::Workspace;
+use cairn_workspace::checkpoint::carry;
 use rmcp::model::CallToolResult;
 
 use crate::System;
@@ -44,7 +45,7 @@ pub(crate) async fn with_workspace(
             "{tool} works on workspace files, and no workspace is open"
         ));
     };
-    match tokio::task::spawn_blocking(move || f(&ws)).await {
+    match tokio::task::spawn_blocking(carry(move || f(&ws))).await {
         Ok(result) => result,
         Err(e) => error(format!("internal error: {tool} failed ({e})")),
     }
