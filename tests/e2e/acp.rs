@@ -895,9 +895,17 @@ fn acp_shows_the_plan_and_a_sub_agents_calls() {
     assert_eq!(plans[0]["entries"][1]["status"], "pending");
     let calls: Vec<(&str, &str)> = updates_of(&out, "tool_call")
         .iter()
-        .map(|u| (u["toolCallId"].as_str().unwrap(), u["title"].as_str().unwrap()))
+        .map(|u| {
+            (
+                u["toolCallId"].as_str().unwrap(),
+                u["title"].as_str().unwrap(),
+            )
+        })
         .collect();
-    assert!(calls.contains(&("task1/r1", "task: read_file")), "{calls:?}");
+    assert!(
+        calls.contains(&("task1/r1", "task: read_file")),
+        "{calls:?}"
+    );
     assert!(text_of(&out, "agent_message_chunk").contains("The notes say hello."));
     assert!(
         !text_of(&out, "agent_message_chunk").contains("It says hello."),

@@ -749,10 +749,7 @@ fn neovim_rewind_compact_and_context_commands() {
             ("cairn/rewind".into(), json!({"sessionId": "s1", "turn": 2})),
             ("cairn/compact".into(), json!({"sessionId": "s1"})),
             ("cairn/compact".into(), json!({"sessionId": "s1"})),
-            (
-                "cairn/context".into(),
-                json!({"uri": context_uri})
-            ),
+            ("cairn/context".into(), json!({"uri": context_uri})),
         ]
     );
     assert_eq!(

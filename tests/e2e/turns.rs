@@ -103,10 +103,12 @@ fn a_sub_agent_works_apart_and_its_calls_count_toward_the_cap() {
         .filter(|m| m["role"] == "user")
         .collect();
     assert_eq!(users.len(), 1);
-    assert!(users[0]["content"]
-        .as_str()
-        .unwrap()
-        .starts_with("List the workspace three times"));
+    assert!(
+        users[0]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("List the workspace three times")
+    );
     assert_eq!(tool_names(sub), ["list_directory", "plan"]);
     // The parent reads only the final answer, and has no tool calls left.
     assert_eq!(tool_results(&requests[3].body), ["There are 2 files."]);
@@ -156,7 +158,11 @@ fn a_pre_tool_hook_denies_a_call_and_the_model_reads_why() {
             env_dump.display()
         ),
     );
-    let lint = script(&sb, "lint.sh", "cat > /dev/null\necho 'lint: 1 warning in notes.txt'");
+    let lint = script(
+        &sb,
+        "lint.sh",
+        "cat > /dev/null\necho 'lint: 1 warning in notes.txt'",
+    );
     let notify = script(&sb, "notify.sh", "echo 'the notifier is down' >&2; exit 1");
     sb.user_config(&format!(
         "[policy.effects]\nwrite = \"allow\"\n\n\
@@ -197,7 +203,10 @@ fn a_pre_tool_hook_denies_a_call_and_the_model_reads_why() {
     // The post-tool hook's output reached the model with the read's result.
     let read = tool_results(&requests[2].body)[1].clone();
     assert!(read.contains("\told\n"), "{read}");
-    assert!(read.ends_with("says]\nlint: 1 warning in notes.txt"), "{read}");
+    assert!(
+        read.ends_with("says]\nlint: 1 warning in notes.txt"),
+        "{read}"
+    );
     // The editor heard of each hook; the failing one is reported, not swallowed.
     let hooks = of_kind(&events, "hook");
     let outcomes: Vec<(&str, &str)> = hooks
@@ -208,10 +217,12 @@ fn a_pre_tool_hook_denies_a_call_and_the_model_reads_why() {
     assert!(outcomes.contains(&("postTool", "output")), "{outcomes:?}");
     assert!(outcomes.contains(&("turnEnd", "failed")), "{outcomes:?}");
     let failed = hooks.iter().find(|h| h["outcome"] == "failed").unwrap();
-    assert!(failed["message"]
-        .as_str()
-        .unwrap()
-        .contains("exited with status 1: the notifier is down"));
+    assert!(
+        failed["message"]
+            .as_str()
+            .unwrap()
+            .contains("exited with status 1: the notifier is down")
+    );
     // The hook's environment held none of cairn's: no key, no provider address.
     let env = std::fs::read_to_string(&env_dump).unwrap();
     assert!(!env.contains("sk-hook-must-not-see-this"), "{env}");
@@ -248,11 +259,20 @@ fn agents_md_reaches_the_system_prompt_and_changes_no_setting() {
 
     let requests = sb.model.requests();
     let first = system_of(&requests[0].body);
-    assert!(first.contains("## AGENTS.md\n\nAlways answer in French."), "{first}");
+    assert!(
+        first.contains("## AGENTS.md\n\nAlways answer in French."),
+        "{first}"
+    );
     assert!(first.contains("cannot change cairn's settings"), "{first}");
-    assert!(!first.contains("two-space"), "web/'s rules wait for a file in web/");
+    assert!(
+        !first.contains("two-space"),
+        "web/'s rules wait for a file in web/"
+    );
     // Once the turn read a file in web/, its rules joined.
-    assert!(system_of(&requests[1].body).contains("## web/AGENTS.md\n\nIn web/, use two-space indents."));
+    assert!(
+        system_of(&requests[1].body)
+            .contains("## web/AGENTS.md\n\nIn web/, use two-space indents.")
+    );
     // The cap stayed the user's: the third call was refused.
     let done = events.last().unwrap();
     assert_eq!(
@@ -289,7 +309,9 @@ fn a_long_session_is_compacted_and_keeps_what_a_later_turn_asks_about() {
             ))
         })
         .collect();
-    let mut answers: Vec<Reply> = (0..40).map(|i| Reply::text(format!("Noted {i}."))).collect();
+    let mut answers: Vec<Reply> = (0..40)
+        .map(|i| Reply::text(format!("Noted {i}.")))
+        .collect();
     answers.push(Reply::text("The code word of turn 2 was KESTREL."));
     // The summariser's request starts with the transcript ("USER: ..."); answers come from
     // the other queue.
@@ -315,16 +337,27 @@ fn a_long_session_is_compacted_and_keeps_what_a_later_turn_asks_about() {
         let (run, id) = ed.chat(params);
         session = Some(id);
         let events = ed.finish(&run);
-        assert_eq!(events.last().unwrap()["kind"], "done", "turn {turn}: {events:?}");
+        assert_eq!(
+            events.last().unwrap()["kind"],
+            "done",
+            "turn {turn}: {events:?}"
+        );
         compactions.extend(of_kind(&events, "compacted").into_iter().cloned());
     }
     let session = session.unwrap();
-    assert!(!compactions.is_empty(), "40 long turns overflow 6,000 tokens");
+    assert!(
+        !compactions.is_empty(),
+        "40 long turns overflow 6,000 tokens"
+    );
     for c in &compactions {
-        assert!(c["tokensAfter"].as_u64() < c["tokensBefore"].as_u64(), "{c}");
+        assert!(
+            c["tokensAfter"].as_u64() < c["tokensBefore"].as_u64(),
+            "{c}"
+        );
         assert!(c["turns"].as_u64().unwrap() > 0);
     }
-    let (run, _) = ed.chat(json!({"message": "What was the code word of turn 2?", "sessionId": session}));
+    let (run, _) =
+        ed.chat(json!({"message": "What was the code word of turn 2?", "sessionId": session}));
     let events = ed.finish(&run);
     assert_eq!(events.last().unwrap()["kind"], "done");
     compactions.extend(of_kind(&events, "compacted").into_iter().cloned());
@@ -335,12 +368,20 @@ fn a_long_session_is_compacted_and_keeps_what_a_later_turn_asks_about() {
         .iter()
         .find(|r| system_of(&r.body).starts_with("You compact a conversation"))
         .unwrap();
-    assert!(first_summary.body.to_string().contains("The code word of turn 2 is KESTREL."));
+    assert!(
+        first_summary
+            .body
+            .to_string()
+            .contains("The code word of turn 2 is KESTREL.")
+    );
     // The question's request carries it through the summary, not turn 2 itself, and fits.
     let last = &requests.last().unwrap().body;
     let text = last.to_string();
     assert!(text.contains("The code word of turn 2 is KESTREL."));
-    assert!(!text.contains("Turn 2. "), "turn 2 itself was summarised away");
+    assert!(
+        !text.contains("Turn 2. "),
+        "turn 2 itself was summarised away"
+    );
     assert!(text.contains("What was the code word of turn 2?"));
     assert!(text.len() / 4 < 6000, "{} bytes", text.len());
     // The store keeps the whole transcript and the summaries.

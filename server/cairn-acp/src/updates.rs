@@ -5,9 +5,9 @@ use agent_client_protocol::v1::schema::{
     SessionUpdate, ToolCall, ToolCallContent, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
     ToolKind,
 };
-use cairn_agent::events::{HookOutcome, StepState};
 use cairn_agent::RunEvent;
 use cairn_agent::events::ApprovalState;
+use cairn_agent::events::{HookOutcome, StepState};
 use cairn_agent::model::Message;
 use cairn_agent::policy::ApprovalAnswer;
 use cairn_agent::sessions::Record;

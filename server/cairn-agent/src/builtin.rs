@@ -174,8 +174,8 @@ mod tests {
                 .unwrap_err()
                 .contains("empty")
         );
-        let t = parse_task(json!({"description": "d", "prompt": "p", "tools": ["read_file"]}))
-            .unwrap();
+        let t =
+            parse_task(json!({"description": "d", "prompt": "p", "tools": ["read_file"]})).unwrap();
         assert_eq!(t.tools.unwrap(), vec!["read_file"]);
     }
 }

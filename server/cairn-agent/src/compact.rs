@@ -133,7 +133,11 @@ fn transcript(messages: &[Message], max_tokens: u64) -> String {
                 ..
             } => {
                 let shown: String = content.chars().take(TOOL_RESULT_CHARS).collect();
-                let more = if shown.len() < content.len() { " […]" } else { "" };
+                let more = if shown.len() < content.len() {
+                    " […]"
+                } else {
+                    ""
+                };
                 let failed = if *is_error { " (failed)" } else { "" };
                 out.push_str(&format!("RESULT of {name}{failed}: {shown}{more}\n\n"));
             }
@@ -227,7 +231,11 @@ mod tests {
     #[test]
     fn the_transcript_keeps_its_beginning_and_end() {
         let long = "x".repeat(10_000);
-        let messages = vec![user("the task: rename foo"), agent(&long), user("the last ask")];
+        let messages = vec![
+            user("the task: rename foo"),
+            agent(&long),
+            user("the last ask"),
+        ];
         let t = transcript(&messages, 500);
         assert!(t.starts_with("USER: the task: rename foo"));
         assert!(t.contains("middle left out"));

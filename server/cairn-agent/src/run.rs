@@ -402,7 +402,8 @@ impl Agent {
             if compaction.is_none()
                 && first_new > 0
                 && let Some(window) = self.model.context_window()
-                && self.model.count_tokens(&request) > window * crate::compact::TRIGGER_PERCENT / 100
+                && self.model.count_tokens(&request)
+                    > window * crate::compact::TRIGGER_PERCENT / 100
             {
                 let compacted = tokio::select! {
                     _ = input.cancel.cancelled() => break Ok(Some(StopReason::Cancelled)),
@@ -605,14 +606,9 @@ impl Agent {
         emit: &impl Fn(RunEvent),
     ) -> Result<(Compaction, Usage), String> {
         let history = &messages[..*first_new];
-        let cut = crate::compact::cut_point(
-            self.model.as_ref(),
-            system,
-            history,
-            window,
-            keep_nothing,
-        )
-        .ok_or_else(|| "there is nothing before this turn to summarise".to_string())?;
+        let cut =
+            crate::compact::cut_point(self.model.as_ref(), system, history, window, keep_nothing)
+                .ok_or_else(|| "there is nothing before this turn to summarise".to_string())?;
         let count = |messages: &[Message]| {
             self.model.count_tokens(&ModelRequest {
                 system: system.to_owned(),
@@ -646,7 +642,11 @@ impl Agent {
     }
 
     /// `/compact`: summarises the whole history now, without a model answer.
-    async fn compact_on_demand(&self, input: &RunInput<'_>, emit: &impl Fn(RunEvent)) -> RunOutcome {
+    async fn compact_on_demand(
+        &self,
+        input: &RunInput<'_>,
+        emit: &impl Fn(RunEvent),
+    ) -> RunOutcome {
         let mut messages = input.history.clone();
         let mut first_new = messages.len();
         let window = self.model.context_window().unwrap_or(DEFAULT_WINDOW);
@@ -1132,7 +1132,9 @@ impl Agent {
             Ok(None) => (false, answer),
             Ok(Some(StopReason::ToolBudget)) => (
                 false,
-                format!("{answer}\n[the sub-agent used up the turn's tool calls before it finished]"),
+                format!(
+                    "{answer}\n[the sub-agent used up the turn's tool calls before it finished]"
+                ),
             ),
             Ok(Some(StopReason::Cancelled)) => (true, "cancelled".to_string()),
             Ok(Some(StopReason::Refused)) => {

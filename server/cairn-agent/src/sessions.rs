@@ -420,10 +420,20 @@ mod tests {
             result: Ok(None),
         };
         store
-            .save_run("s", "r1", crate::Mode::Chat, &outcome(vec![user("one")], None))
+            .save_run(
+                "s",
+                "r1",
+                crate::Mode::Chat,
+                &outcome(vec![user("one")], None),
+            )
             .unwrap();
         store
-            .save_run("s", "r2", crate::Mode::Chat, &outcome(vec![user("two")], None))
+            .save_run(
+                "s",
+                "r2",
+                crate::Mode::Chat,
+                &outcome(vec![user("two")], None),
+            )
             .unwrap();
         let compaction = crate::run::Compaction {
             drop: 1,

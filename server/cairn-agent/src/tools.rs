@@ -408,7 +408,9 @@ impl ToolHost for Only {
         if self.names.contains(name) {
             self.inner.unavailable(name)
         } else {
-            Some(format!("`{name}` is not among the tools this task was given"))
+            Some(format!(
+                "`{name}` is not among the tools this task was given"
+            ))
         }
     }
 }

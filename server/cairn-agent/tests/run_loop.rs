@@ -1451,13 +1451,14 @@ async fn a_plan_is_an_event_and_the_model_reads_a_summary() {
 
 #[tokio::test]
 async fn a_sub_agent_starts_fresh_with_fewer_tools_and_its_calls_count_toward_the_cap() {
-    let task = r#"{"description": "look around", "prompt": "look twice and report", "tools": ["look"]}"#;
+    let task =
+        r#"{"description": "look around", "prompt": "look twice and report", "tools": ["look"]}"#;
     let mut s = setup(
         vec![
-            calls(1, "task", task),      // parent: start the task
-            calls(2, "look", "{}"),      // sub-agent: two calls
-            text("found two things"),    // sub-agent: its answer
-            text("the task found two"),  // parent: no tools left
+            calls(1, "task", task),     // parent: start the task
+            calls(2, "look", "{}"),     // sub-agent: two calls
+            text("found two things"),   // sub-agent: its answer
+            text("the task found two"), // parent: no tools left
         ],
         3,
     );
@@ -1495,7 +1496,10 @@ async fn a_sub_agent_starts_fresh_with_fewer_tools_and_its_calls_count_toward_th
             .count(),
         2
     );
-    assert!(matches!(inner.last(), Some(RunEvent::Done { tool_calls: 2, .. })));
+    assert!(matches!(
+        inner.last(),
+        Some(RunEvent::Done { tool_calls: 2, .. })
+    ));
     assert!(matches!(
         events.last(),
         Some(RunEvent::Done { tool_calls: 3, .. })
@@ -1535,10 +1539,18 @@ impl cairn_agent::hooks::Hooks for ScriptHooks {
         };
         let reports = match (input.stage, input.tool.as_deref()) {
             (HookStage::PreTool, Some("write")) => {
-                vec![report("guard.sh", HookOutcome::Denied, "no writes on Fridays")]
+                vec![report(
+                    "guard.sh",
+                    HookOutcome::Denied,
+                    "no writes on Fridays",
+                )]
             }
             (HookStage::PreTool, Some("big")) => {
-                vec![report("guard.sh", HookOutcome::Failed, "timed out after 5 s")]
+                vec![report(
+                    "guard.sh",
+                    HookOutcome::Failed,
+                    "timed out after 5 s",
+                )]
             }
             (HookStage::PreTool, _) => vec![report("guard.sh", HookOutcome::Asked, "look twice")],
             (HookStage::PostTool, _) => vec![report("lint.sh", HookOutcome::Output, "2 warnings")],
@@ -1574,7 +1586,10 @@ async fn hooks_deny_ask_feed_back_and_end_the_turn() {
     });
     s.agent.hooks = Some(hooks.clone());
     s.agent.policy.effects.insert(Effect::Read, Decision::Allow);
-    s.agent.policy.effects.insert(Effect::Write, Decision::Allow);
+    s.agent
+        .policy
+        .effects
+        .insert(Effect::Write, Decision::Allow);
     let approver = allow();
     let (outcome, events) = run_with(&s.agent, vec![], "go", &approver).await;
     assert_eq!(outcome.result, Ok(None));
@@ -1583,7 +1598,10 @@ async fn hooks_deny_ask_feed_back_and_end_the_turn() {
         tool_message(&requests[1], "c0"),
         "denied by the user's hook `guard.sh`: no writes on Fridays"
     );
-    assert!(tool_message(&requests[1], "b").starts_with("not run: the user's hook `guard.sh` failed (timed out after 5 s)"));
+    assert!(
+        tool_message(&requests[1], "b")
+            .starts_with("not run: the user's hook `guard.sh` failed (timed out after 5 s)")
+    );
     // `look` is allowed by the policy, but the hook asked: the user was asked, then the
     // linter's output was added to the result.
     let asked = approver.1.lock().unwrap();
@@ -1598,8 +1616,11 @@ async fn hooks_deny_ask_feed_back_and_end_the_turn() {
     assert_eq!(s.tools.called.lock().unwrap().len(), 1);
     let seen = hooks.seen.lock().unwrap();
     assert_eq!(seen[0].arguments, Some(serde_json::json!({})));
-    assert!(seen.iter().any(|i| i.stage == cairn_agent::hooks::HookStage::TurnEnd
-        && i.answer.as_deref() == Some("done")));
+    assert!(
+        seen.iter()
+            .any(|i| i.stage == cairn_agent::hooks::HookStage::TurnEnd
+                && i.answer.as_deref() == Some("done"))
+    );
     let hook_events: Vec<_> = events
         .iter()
         .filter_map(|e| match e {
@@ -1687,34 +1708,54 @@ fn long_history(turns: usize) -> Vec<Message> {
 #[tokio::test]
 async fn an_overflowing_request_compacts_the_older_turns_first() {
     let mut s = setup(
-        vec![text("## Facts\n- turn 1's code word is word1"), text("word1")],
+        vec![
+            text("## Facts\n- turn 1's code word is word1"),
+            text("word1"),
+        ],
         25,
     );
     s.agent.model = Arc::new(Windowed(s.model.clone(), 1000));
     let history = long_history(20);
-    let (outcome, events) =
-        run_with(&s.agent, history.clone(), "what was the code word of turn 1?", &allow()).await;
+    let (outcome, events) = run_with(
+        &s.agent,
+        history.clone(),
+        "what was the code word of turn 1?",
+        &allow(),
+    )
+    .await;
     assert_eq!(outcome.result, Ok(None));
     let requests = s.model.requests.lock().unwrap();
     assert_eq!(requests.len(), 2);
     // The summariser got the old turns (turn 1's fact among them) and no tools.
     assert!(requests[0].system.starts_with("You compact a conversation"));
     assert!(requests[0].tools.is_empty());
-    let Message::User { text: transcript, .. } = &requests[0].messages[0] else {
+    let Message::User {
+        text: transcript, ..
+    } = &requests[0].messages[0]
+    else {
         panic!()
     };
     assert!(transcript.contains("the code word is word1."));
     // The answer's request carries the summary in place of the old turns, and fits.
     let answer = &requests[1];
-    assert!(matches!(&answer.messages[1], Message::Assistant { text, .. } if text.contains("word1")));
+    assert!(
+        matches!(&answer.messages[1], Message::Assistant { text, .. } if text.contains("word1"))
+    );
     assert!(answer.messages.len() < history.len());
     assert!(cairn_agent::compact::estimate_tokens(answer) < 850);
     let c = outcome.compaction.expect("compacted");
     assert!(c.drop > 0 && c.drop < history.len());
     assert!(c.tokens_after < c.tokens_before);
-    assert!(events.iter().any(|e| matches!(e, RunEvent::Compacted { turns, .. } if *turns == c.turns)));
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, RunEvent::Compacted { turns, .. } if *turns == c.turns))
+    );
     // The newest turns were kept whole.
-    assert_eq!(answer.messages[answer.messages.len() - 2], history[history.len() - 1]);
+    assert_eq!(
+        answer.messages[answer.messages.len() - 2],
+        history[history.len() - 1]
+    );
 }
 
 #[tokio::test]

@@ -25,7 +25,6 @@ pub use mcp_import::{
     expand_server, import_file, import_str, render_servers_toml,
 };
 pub use model::DbConfig;
-pub use model::{HookConfig, HookStageConfig};
 pub use model::MlConfig;
 pub use model::{
     AccessConfig, AgentConfig, Config, Decision, EffectPolicy, LogConfig, McpConfig,
@@ -38,4 +37,5 @@ pub use model::{
     CalDavConfig, CloudAccountConfig, CloudKind, CommsConfig, EmailConfig, MatrixConfig,
     SlackConfig, TwilioConfig, WebhookConfig, WebhookKind,
 };
+pub use model::{HookConfig, HookStageConfig};
 pub use schema::{json_schema, vscode_configuration};

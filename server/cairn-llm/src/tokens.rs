@@ -18,14 +18,16 @@ const PER_MESSAGE: u64 = 4;
 
 /// The OpenAI encoding of a model, if it is one tiktoken knows.
 fn encoding(model: &str) -> Option<&'static CoreBPE> {
-    Some(match tiktoken_rs::tokenizer::get_tokenizer(&model.to_lowercase())? {
-        Tokenizer::O200kBase => tiktoken_rs::o200k_base_singleton(),
-        Tokenizer::O200kHarmony => tiktoken_rs::o200k_harmony_singleton(),
-        Tokenizer::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
-        Tokenizer::P50kBase => tiktoken_rs::p50k_base_singleton(),
-        Tokenizer::P50kEdit => tiktoken_rs::p50k_edit_singleton(),
-        Tokenizer::R50kBase | Tokenizer::Gpt2 => tiktoken_rs::r50k_base_singleton(),
-    })
+    Some(
+        match tiktoken_rs::tokenizer::get_tokenizer(&model.to_lowercase())? {
+            Tokenizer::O200kBase => tiktoken_rs::o200k_base_singleton(),
+            Tokenizer::O200kHarmony => tiktoken_rs::o200k_harmony_singleton(),
+            Tokenizer::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
+            Tokenizer::P50kBase => tiktoken_rs::p50k_base_singleton(),
+            Tokenizer::P50kEdit => tiktoken_rs::p50k_edit_singleton(),
+            Tokenizer::R50kBase | Tokenizer::Gpt2 => tiktoken_rs::r50k_base_singleton(),
+        },
+    )
 }
 
 fn is_claude(model: &str) -> bool {
@@ -98,7 +100,11 @@ mod tests {
     fn openai_models_count_exactly_and_know_their_window() {
         // "hello world" is two tokens in o200k_base; framing is 4 per message plus 4.
         assert_eq!(
-            count(ProviderKind::OpenAiCompatible, "gpt-4o", &request("hello world")),
+            count(
+                ProviderKind::OpenAiCompatible,
+                "gpt-4o",
+                &request("hello world")
+            ),
             2 + 8
         );
         assert_eq!(known_window("gpt-4o-mini"), Some(128_000));
@@ -106,7 +112,11 @@ mod tests {
         assert_eq!(known_window("my-own-model"), None);
         // Claude: 35 characters are 10 tokens.
         assert_eq!(
-            count(ProviderKind::Anthropic, "claude-x", &request(&"a".repeat(35))),
+            count(
+                ProviderKind::Anthropic,
+                "claude-x",
+                &request(&"a".repeat(35))
+            ),
             10 + 8
         );
     }

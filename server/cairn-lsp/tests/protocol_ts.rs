@@ -407,9 +407,7 @@ fn methods() -> Vec<(&'static str, Vec<Shape>)> {
         },
         "ContextResult",
     );
-    context
-        .1
-        .push(shape("a rules file", rule, "ContextRule"));
+    context.1.push(shape("a rules file", rule, "ContextRule"));
     vec![
         chat_shapes,
         checkpoints,

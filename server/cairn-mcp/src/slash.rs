@@ -59,7 +59,9 @@ fn parse(message: &str) -> Option<(&str, std::str::SplitWhitespace<'_>)> {
 
 /// Whether `name` is one of the agent's own commands.
 fn is_agent_command(name: &str) -> bool {
-    cairn_agent::run::COMMANDS.iter().any(|(n, _, _)| *n == name)
+    cairn_agent::run::COMMANDS
+        .iter()
+        .any(|(n, _, _)| *n == name)
 }
 
 /// A prompt argument's name and whether it is required, from its MCP definition.

@@ -197,9 +197,15 @@ fn show_aside(event: &RunEvent, indent: &str) {
             ..
         } => match outcome {
             HookOutcome::Allowed if message.is_empty() => {}
-            HookOutcome::Failed => eprintln!("{indent}cairn: warning: hook `{command}` failed: {message}"),
-            HookOutcome::Denied => eprintln!("{indent}  hook `{command}` denied the call: {message}"),
-            HookOutcome::Asked => eprintln!("{indent}  hook `{command}` asks for approval: {message}"),
+            HookOutcome::Failed => {
+                eprintln!("{indent}cairn: warning: hook `{command}` failed: {message}")
+            }
+            HookOutcome::Denied => {
+                eprintln!("{indent}  hook `{command}` denied the call: {message}")
+            }
+            HookOutcome::Asked => {
+                eprintln!("{indent}  hook `{command}` asks for approval: {message}")
+            }
             HookOutcome::Allowed | HookOutcome::Output => {
                 eprintln!("{indent}  hook `{command}`: {message}")
             }

@@ -452,9 +452,7 @@ pub fn trust_workspace(env: &Env, layers: &Layers, root: &Path) -> Result<Vec<St
     // The workspace's hooks are trusted with its servers: the same question, the same answer.
     let hooks = crate::hooks::workspace_hooks(layers).map_err(|e| e.to_string())?;
     if !hooks.is_empty() {
-        store
-            .trust_hooks(root, &hooks)
-            .map_err(|e| e.to_string())?;
+        store.trust_hooks(root, &hooks).map_err(|e| e.to_string())?;
         trusted.push(format!("{} hooks", hooks.len()));
     }
     Ok(trusted)

@@ -182,11 +182,7 @@ mod tests {
         // `..` and paths outside the root add nothing.
         assert_eq!(rules.rules(&["../web/a.js".into()]).files.len(), 3);
         // The cap cuts and says so.
-        let small = WorkspaceRules {
-            root,
-            max_bytes: 5,
-        }
-        .rules(&[]);
+        let small = WorkspaceRules { root, max_bytes: 5 }.rules(&[]);
         assert!(small.text.contains("## AGENTS.md\n\nuse t\n\n[cut:"));
         assert_eq!(
             small.files.iter().map(|f| f.included).collect::<Vec<_>>(),

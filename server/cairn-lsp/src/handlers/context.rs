@@ -7,10 +7,7 @@ use super::internal_error;
 use crate::protocol::{ContextParams, ContextResult, RuleEntry};
 use crate::state::State;
 
-pub(crate) async fn handle(
-    state: &State,
-    params: Option<ContextParams>,
-) -> Result<ContextResult> {
+pub(crate) async fn handle(state: &State, params: Option<ContextParams>) -> Result<ContextResult> {
     let params = params.unwrap_or_default();
     let agent = state.agent().map_err(internal_error)?;
     let paths: Vec<String> = params

@@ -121,7 +121,8 @@ async fn run(state: &Arc<State>, params: ExecuteCommandParams) -> Result<Option<
         commands::COMPACT => {
             let session_id: String = parse_args(commands::COMPACT, args)?;
             let result =
-                super::compact::handle(state, crate::protocol::CompactParams { session_id }).await?;
+                super::compact::handle(state, crate::protocol::CompactParams { session_id })
+                    .await?;
             let said = match &result {
                 crate::protocol::CompactResult {
                     compacted: true,
