@@ -899,26 +899,7 @@ fn selecting(turns: Vec<Turn>, filter: bool) -> Selecting {
 }
 
 async fn run_message(agent: &Agent, message: &str) -> (cairn_agent::RunOutcome, Vec<RunEvent>) {
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let approver = allow();
-    let outcome = agent
-        .run(RunInput {
-            session_id: "s1".into(),
-            run_id: "r1".into(),
-            mode: Mode::Agent,
-            history: vec![],
-            message: message.into(),
-            approver: &approver,
-            grants: SessionGrants::default(),
-            events: tx,
-            cancel: CancellationToken::new(),
-        })
-        .await;
-    let mut events = Vec::new();
-    while let Ok(e) = rx.try_recv() {
-        events.push(e);
-    }
-    (outcome, events)
+    run_with(agent, vec![], message, &allow()).await
 }
 
 fn offered(request: &ModelRequest) -> Vec<String> {
