@@ -406,3 +406,71 @@ fn a_long_session_is_compacted_and_keeps_what_a_later_turn_asks_about() {
     assert_eq!(sb.model.requests().len(), before + 1, "one summary request");
     ed.shutdown();
 }
+
+/// The terminal shows what the editors show, on stderr beside the answer: the plan, a
+/// sub-agent's calls under its task, a failing hook as a warning; `/compact` summarises the
+/// session.
+#[test]
+fn cairn_chat_shows_the_plan_the_sub_agent_and_hooks_and_compacts_on_demand() {
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::tool_call(
+                "plan",
+                json!({"steps": [{"title": "Look around", "state": "inProgress"}]}),
+            ),
+            Reply::tool_call(
+                "task",
+                json!({"description": "list", "prompt": "List the files.", "tools": ["list_directory"]}),
+            ),
+            Reply::tool_call("list_directory", json!({})),
+            Reply::text("One file."),
+            Reply::text("The workspace has one file."),
+            Reply::text("## Task\nLook around the workspace."),
+        ],
+    );
+    sb.write("a.txt", "a");
+    let failing = script(&sb, "fail.sh", "echo 'disk full' >&2; exit 3");
+    sb.user_config(&format!(
+        "[[hooks]]\nstage = \"turn_end\"\ncommand = [\"{}\"]\n",
+        failing.display()
+    ));
+    let ws = sb.ws();
+    let w = ws.to_str().unwrap();
+    let out = sb.run(&["chat", "-w", w, "--session", "t1", "look around"], &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        crate::support::text(&out.stderr)
+    );
+    assert_eq!(
+        crate::support::text(&out.stdout).trim(),
+        "The workspace has one file."
+    );
+    let err = crate::support::text(&out.stderr);
+    assert!(err.contains("plan:\n  [~] Look around"), "{err}");
+    assert!(err.contains("  │ · list_directory {}"), "{err}");
+    assert!(
+        err.contains(&format!(
+            "cairn: warning: hook `{}` failed: exited with status 3: disk full",
+            failing.display()
+        )),
+        "{err}"
+    );
+    let out = sb.run(&["chat", "-w", w, "--session", "t1", "/compact"], &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        crate::support::text(&out.stderr)
+    );
+    let err = crate::support::text(&out.stderr);
+    assert!(
+        err.contains("cairn: summarised 1 older turn to fit"),
+        "{err}"
+    );
+    let summary_request = sb.model.requests().last().unwrap().body.to_string();
+    assert!(
+        summary_request.contains("USER: look around"),
+        "{summary_request}"
+    );
+}

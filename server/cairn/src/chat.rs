@@ -216,7 +216,8 @@ fn show_aside(event: &RunEvent, indent: &str) {
             tokens_after,
             ..
         } => eprintln!(
-            "{indent}cairn: summarised {turns} older turns to fit the context window ({tokens_before} → {tokens_after} tokens)"
+            "{indent}cairn: summarised {turns} older turn{} to fit the context window ({tokens_before} → {tokens_after} tokens)",
+            if *turns == 1 { "" } else { "s" }
         ),
         _ => {}
     }

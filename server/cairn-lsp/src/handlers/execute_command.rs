@@ -130,7 +130,10 @@ async fn run(state: &Arc<State>, params: ExecuteCommandParams) -> Result<Option<
                     tokens_before: Some(before),
                     tokens_after: Some(after),
                     ..
-                } => format!("cairn: summarised {turns} older turns: {before} → {after} tokens"),
+                } => format!(
+                    "cairn: summarised {turns} older turn{}: {before} → {after} tokens",
+                    if *turns == 1 { "" } else { "s" }
+                ),
                 r => format!(
                     "cairn: nothing compacted: {}",
                     r.reason.as_deref().unwrap_or("no reason given")
