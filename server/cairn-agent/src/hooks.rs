@@ -48,3 +48,15 @@ pub struct HookReport {
 pub trait Hooks: Send + Sync {
     fn run(&self, input: HookInput) -> BoxFuture<'_, Vec<HookReport>>;
 }
+
+/// Hooks without the turn-end stage: a sub-agent's, whose end is not the turn's.
+pub struct WithoutTurnEnd(pub std::sync::Arc<dyn Hooks>);
+
+impl Hooks for WithoutTurnEnd {
+    fn run(&self, input: HookInput) -> BoxFuture<'_, Vec<HookReport>> {
+        if input.stage == HookStage::TurnEnd {
+            return Box::pin(async { Vec::new() });
+        }
+        self.0.run(input)
+    }
+}

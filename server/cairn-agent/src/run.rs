@@ -1093,6 +1093,11 @@ impl Agent {
         });
         sub.limits.max_tool_calls = step.task_budget;
         sub.sub_agents = false;
+        // The user's turn-end hooks are for the turn, which the sub-agent's end is not.
+        sub.hooks = self
+            .hooks
+            .clone()
+            .map(|h| Arc::new(crate::hooks::WithoutTurnEnd(h)) as Arc<dyn crate::hooks::Hooks>);
         sub.system_prompt = format!(
             "{}\n\n{}",
             self.system_prompt,

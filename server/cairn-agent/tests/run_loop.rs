@@ -1756,3 +1756,36 @@ async fn compact_on_demand_summarises_everything_and_answers_nothing() {
     assert_eq!(outcome.compaction, None);
     assert!(matches!(&events[0], RunEvent::Text { delta } if delta.contains("Nothing to compact")));
 }
+
+#[tokio::test]
+async fn a_sub_agents_calls_go_through_the_hooks_but_only_the_turn_ends() {
+    let task = r#"{"description": "d", "prompt": "look", "tools": ["look"]}"#;
+    let mut s = setup(
+        vec![
+            calls(1, "task", task),
+            calls(1, "look", "{}"),
+            text("looked"),
+            text("done"),
+        ],
+        25,
+    );
+    s.agent.sub_agents = true;
+    s.agent.policy.effects.insert(Effect::Read, Decision::Allow);
+    let hooks = Arc::new(ScriptHooks {
+        seen: Mutex::new(Vec::new()),
+    });
+    s.agent.hooks = Some(hooks.clone());
+    let (outcome, _) = run_with(&s.agent, vec![], "go", &allow()).await;
+    assert_eq!(outcome.result, Ok(None));
+    let seen = hooks.seen.lock().unwrap();
+    let stages: Vec<_> = seen.iter().map(|i| (i.stage, i.tool.clone())).collect();
+    use cairn_agent::hooks::HookStage::*;
+    assert_eq!(
+        stages,
+        [
+            (PreTool, Some("look".to_string())),
+            (PostTool, Some("look".to_string())),
+            (TurnEnd, None)
+        ]
+    );
+}
