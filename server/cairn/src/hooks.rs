@@ -31,15 +31,7 @@ const MAX_OUTPUT: usize = 8 * 1024;
 pub fn for_agent(config: &Config, env: &Env, roots: &[PathBuf]) -> Option<Arc<dyn Hooks>> {
     let root = roots.first()?.clone();
     let store = TrustStore::load(&crate::compose::data_dir(env).join("trust.json")).ok();
-    let workspace: Vec<HookConfig> = config
-        .hooks
-        .iter()
-        .filter(|h| h.from_workspace)
-        .cloned()
-        .collect();
-    let trusted = store
-        .as_ref()
-        .is_some_and(|s| s.hooks_trusted(&root, &workspace));
+    let trusted = !hooks_waiting(config, store.as_ref(), &root);
     let hooks: Vec<HookConfig> = config
         .hooks
         .iter()
@@ -62,23 +54,18 @@ pub fn for_agent(config: &Config, env: &Env, roots: &[PathBuf]) -> Option<Arc<dy
 
 /// Whether the workspace declares hooks the user has not trusted (as they are now).
 pub fn hooks_waiting(config: &Config, store: Option<&TrustStore>, root: &Path) -> bool {
-    let workspace: Vec<HookConfig> = config
-        .hooks
-        .iter()
-        .filter(|h| h.from_workspace)
-        .cloned()
-        .collect();
+    let workspace = declared_by_workspace(&config.hooks);
     !workspace.is_empty() && !store.is_some_and(|s| s.hooks_trusted(root, &workspace))
 }
 
 /// The hooks the workspace's own file declares.
 pub fn workspace_hooks(layers: &Layers) -> Result<Vec<HookConfig>, cairn_config::ConfigError> {
-    Ok(layers
-        .resolve()?
-        .hooks
-        .into_iter()
-        .filter(|h| h.from_workspace)
-        .collect())
+    Ok(declared_by_workspace(&layers.resolve()?.hooks))
+}
+
+/// Those of `hooks` the workspace's file declares: what trust is given to, as one list.
+fn declared_by_workspace(hooks: &[HookConfig]) -> Vec<HookConfig> {
+    hooks.iter().filter(|h| h.from_workspace).cloned().collect()
 }
 
 /// Hooks run as processes.
