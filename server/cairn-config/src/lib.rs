@@ -27,10 +27,10 @@ pub use mcp_import::{
 pub use model::DbConfig;
 pub use model::MlConfig;
 pub use model::{
-    AccessConfig, AgentConfig, Config, Decision, EffectPolicy, LogConfig, McpConfig,
+    AccessConfig, AgentConfig, Config, Decision, EffectPolicy, EngineConfig, LogConfig, McpConfig,
     McpOAuthConfig, McpServerConfig, McpTransport, OAuthGrant, PolicyConfig, ProviderConfig,
     ProviderKind, SandboxConfig, SearchProvider, SelectionConfig, SessionsConfig, SystemConfig,
-    WebConfig, WebSearchConfig,
+    WebConfig, WebSearchConfig, WorkspaceDelivery,
 };
 pub use model::{ApiAuthConfig, ApiAuthScheme, ApiConfig, ApiServiceConfig, OpenApiSpecConfig};
 pub use model::{

@@ -526,13 +526,28 @@ impl Default for SelectionConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct SandboxConfig {
-    /// The engine: `unix:///var/run/docker.sock`, `tcp://host:2376`...; default `DOCKER_HOST`,
-    /// else the local socket.
-    pub docker_host: Option<String>,
+    /// The engine: `unix:///var/run/docker.sock`, `tcp://host:2376` (TLS with `tls_ca`,
+    /// `tls_cert` and `tls_key`), or `ssh://user@host[:port]` (the Docker API over SSH); default
+    /// `DOCKER_HOST`, else the local socket. `docker_host` is the older name of this key.
+    #[serde(alias = "docker_host")]
+    pub engine: Option<String>,
     /// For a remote engine over TLS: the CA, client certificate and key (PEM).
     pub tls_ca: Option<PathBuf>,
     pub tls_cert: Option<PathBuf>,
     pub tls_key: Option<PathBuf>,
+    /// For an `ssh://` engine: the private key to log in with (default: what `ssh` itself uses).
+    pub ssh_key: Option<PathBuf>,
+    /// Several engines instead of `engine`: each run goes to the least busy one that has the
+    /// image, and stays there.
+    pub engines: Vec<EngineConfig>,
+    /// How a run sees the workspace: `auto` (mounted from a local engine's socket, sent as an
+    /// archive to any other engine), `mount` (local engines only), or `archive`.
+    pub workspace: WorkspaceDelivery,
+    /// Most a workspace archive may hold, in MiB: larger workspaces are refused, never sent in
+    /// part. Also the most a writable run may bring back.
+    pub workspace_max_mib: u64,
+    /// Most files a writable run sent as an archive may bring back; past it nothing is applied.
+    pub return_max_files: usize,
     /// CPUs a sandbox may use.
     pub cpus: f64,
     /// Memory a sandbox may use, in MiB; swap is not added.
@@ -562,6 +577,62 @@ pub struct SandboxConfig {
     pub mask_max_mounts: usize,
 }
 
+/// One engine of `[[sandbox.engines]]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EngineConfig {
+    /// A name for messages and `cairn doctor` (default: the address).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// `unix://...`, `tcp://host:port` or `ssh://user@host[:port]`.
+    pub engine: String,
+    #[serde(default)]
+    pub tls_ca: Option<PathBuf>,
+    #[serde(default)]
+    pub tls_cert: Option<PathBuf>,
+    #[serde(default)]
+    pub tls_key: Option<PathBuf>,
+    #[serde(default)]
+    pub ssh_key: Option<PathBuf>,
+}
+
+/// How a sandbox sees the workspace.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum WorkspaceDelivery {
+    /// Mounted when the engine is reached through a local socket, sent as an archive otherwise.
+    #[default]
+    Auto,
+    /// Bind-mounted; only an engine on this machine can.
+    Mount,
+    /// Sent into the container as an archive; a writable run's changes come back through the
+    /// workspace scope.
+    Archive,
+}
+
+impl SandboxConfig {
+    /// The engines runs may go to: `engines`, or the one of `engine` (or `DOCKER_HOST`, or the
+    /// local socket) with the top-level TLS and SSH keys.
+    pub fn engine_list(&self) -> Vec<EngineConfig> {
+        if !self.engines.is_empty() {
+            return self.engines.clone();
+        }
+        let engine = self
+            .engine
+            .clone()
+            .or_else(|| std::env::var("DOCKER_HOST").ok().filter(|h| !h.is_empty()))
+            .unwrap_or_else(|| "unix:///var/run/docker.sock".to_owned());
+        vec![EngineConfig {
+            name: None,
+            engine,
+            tls_ca: self.tls_ca.clone(),
+            tls_cert: self.tls_cert.clone(),
+            tls_key: self.tls_key.clone(),
+            ssh_key: self.ssh_key.clone(),
+        }]
+    }
+}
+
 impl Default for SandboxConfig {
     fn default() -> Self {
         let images = [
@@ -577,10 +648,15 @@ impl Default for SandboxConfig {
         .map(|(k, v)| (k.to_owned(), v.to_owned()))
         .collect();
         Self {
-            docker_host: None,
+            engine: None,
             tls_ca: None,
             tls_cert: None,
             tls_key: None,
+            ssh_key: None,
+            engines: Vec::new(),
+            workspace: WorkspaceDelivery::Auto,
+            workspace_max_mib: 512,
+            return_max_files: 20_000,
             cpus: 2.0,
             memory_mib: 4096,
             timeout_secs: 60,

@@ -55,10 +55,7 @@ fn sandbox_defaults() {
     assert_eq!(sandbox.code_max_bytes, 100_000);
     assert_eq!(sandbox.mask_max_entries, 500_000);
     assert_eq!(sandbox.mask_max_mounts, 10_000);
-    assert_eq!(
-        sandbox.docker_host, None,
-        "DOCKER_HOST, else the local socket"
-    );
+    assert_eq!(sandbox.engine, None, "DOCKER_HOST, else the local socket");
 }
 
 #[test]

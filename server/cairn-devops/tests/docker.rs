@@ -732,7 +732,7 @@ async fn an_unreachable_engine_says_so_and_how_to_check() {
     let (_dir, root) = tempdir();
     let ws = Workspace::new(vec![root.clone()]).unwrap();
     let sandbox = Sandbox::new(SandboxConfig {
-        docker_host: Some(format!("unix://{}/no-docker.sock", root.display())),
+        engine: Some(format!("unix://{}/no-docker.sock", root.display())),
         ..SandboxConfig::default()
     });
     let tools = devops_tools(DevOps::new(

@@ -49,7 +49,7 @@ fn sandbox(engine: bool) -> Arc<Sandbox> {
         ..SandboxConfig::default()
     };
     if !engine {
-        config.docker_host = Some("unix:///nonexistent/docker.sock".into());
+        config.engine = Some("unix:///nonexistent/docker.sock".into());
     }
     config.images.insert("ocr".into(), image());
     Sandbox::new(config)

@@ -13,7 +13,7 @@ use bollard::models::{ContainerCreateBody, HostConfig, Mount, MountType};
 use bollard::query_parameters::{
     CreateContainerOptionsBuilder, ListContainersOptionsBuilder, RemoveContainerOptionsBuilder,
 };
-use cairn_config::SandboxConfig;
+use cairn_config::{EngineConfig, SandboxConfig};
 
 use crate::SandboxError;
 
@@ -65,7 +65,7 @@ impl Limits {
 }
 
 /// How the workspace is seen inside a container.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct WorkspaceMount {
     /// The canonical workspace root on the host.
     pub root: PathBuf,
@@ -79,6 +79,12 @@ pub struct WorkspaceMount {
     pub read_only: Vec<PathBuf>,
     /// Who runs in the container, so the workspace reads as it does for the user.
     pub run_as: RunAs,
+    /// The scope the files are read through when they are sent as an archive rather than
+    /// mounted, and a writable run's changes applied through; `None` can only be mounted.
+    pub scope: Option<std::sync::Arc<cairn_workspace::Workspace>>,
+    /// Sent as an archive into a volume at [`WORKSPACE_DIR`] instead of bind-mounted; decided
+    /// once the run's engine is known.
+    pub archive: bool,
 }
 
 /// A container's user: `uid:gid` and supplementary groups; never root.
@@ -202,45 +208,90 @@ pub const SITE_DIR: &str = "/tmp/.site";
 pub struct Engine {
     docker: Docker,
     host: String,
+    /// What messages call it: the configured name, else the address.
+    name: String,
+    /// Reached through a socket on this machine, so it can bind-mount the workspace.
+    local: bool,
     owner: String,
     instance: String,
 }
 
+/// How long a request to the engine may take (an exec's output is streamed within it).
+const REQUEST_TIMEOUT_SECS: u64 = 120;
+
 impl Engine {
-    /// Connect (lazily: nothing is sent until the first request). `sandbox.docker_host`, else
-    /// `DOCKER_HOST`, else the local socket; TLS when certificates are configured.
-    pub fn connect(config: &SandboxConfig) -> Result<Engine, SandboxError> {
-        let host = config
-            .docker_host
-            .clone()
-            .or_else(|| std::env::var("DOCKER_HOST").ok().filter(|h| !h.is_empty()))
-            .unwrap_or_else(|| "unix:///var/run/docker.sock".to_owned());
+    /// Connect (lazily: nothing is sent until the first request) to one configured engine:
+    /// a Unix socket, `tcp://` (TLS with the client certificate, or plain HTTP on loopback
+    /// only), or `ssh://` (the engine's API through `docker system dial-stdio` on the host).
+    pub fn connect(config: &EngineConfig) -> Result<Engine, SandboxError> {
+        let host = config.engine.trim().to_owned();
         let unavailable = |reason: String| SandboxError::EngineUnavailable {
             host: host.clone(),
             reason,
         };
-        let timeout = 120;
-        let docker = match (&config.tls_ca, &config.tls_cert, &config.tls_key) {
-            (Some(ca), Some(cert), Some(key)) => {
-                let addr = host.replace("tcp://", "https://");
-                Docker::connect_with_ssl(
-                    &addr,
-                    key,
-                    cert,
-                    ca,
-                    timeout,
+        let (scheme, rest) = host.split_once("://").unwrap_or(("unix", host.as_str()));
+        let tls = (&config.tls_ca, &config.tls_cert, &config.tls_key);
+        let docker = match scheme {
+            "unix" => {
+                if tls != (&None, &None, &None) {
+                    return Err(unavailable(
+                        "TLS certificates are for a `tcp://` engine, not a Unix socket".to_owned(),
+                    ));
+                }
+                Docker::connect_with_unix(rest, REQUEST_TIMEOUT_SECS, bollard::API_DEFAULT_VERSION)
+                    .map_err(|e| unavailable(e.to_string()))?
+            }
+            "tcp" | "https" => match tls {
+                (Some(ca), Some(cert), Some(key)) => {
+                    for (what, path) in [("tls_ca", ca), ("tls_cert", cert), ("tls_key", key)] {
+                        if let Err(e) = std::fs::metadata(path) {
+                            return Err(unavailable(format!(
+                                "sandbox.{what} `{}` cannot be read ({e})",
+                                path.display()
+                            )));
+                        }
+                    }
+                    Docker::connect_with_ssl(
+                        &format!("https://{rest}"),
+                        key,
+                        cert,
+                        ca,
+                        REQUEST_TIMEOUT_SECS,
+                        bollard::API_DEFAULT_VERSION,
+                    )
+                    .map_err(|e| unavailable(e.to_string()))?
+                }
+                (None, None, None) if is_loopback(rest) => Docker::connect_with_http(
+                    &format!("tcp://{rest}"),
+                    REQUEST_TIMEOUT_SECS,
                     bollard::API_DEFAULT_VERSION,
                 )
-                .map_err(|e| unavailable(e.to_string()))?
-            }
-            (None, None, None) => {
-                Docker::connect_with_host(&host).map_err(|e| unavailable(e.to_string()))?
-            }
-            _ => {
-                return Err(unavailable(
-                    "TLS needs all of sandbox.tls_ca, sandbox.tls_cert and sandbox.tls_key"
-                        .to_owned(),
-                ));
+                .map_err(|e| unavailable(e.to_string()))?,
+                (None, None, None) => {
+                    return Err(unavailable(
+                        "an engine over plain TCP gives root on its host to anyone who can reach \
+                         the port, so cairn uses one only with TLS: set tls_ca, tls_cert and \
+                         tls_key (or use ssh://)"
+                            .to_owned(),
+                    ));
+                }
+                _ => {
+                    return Err(unavailable(
+                        "TLS needs all of tls_ca, tls_cert and tls_key".to_owned(),
+                    ));
+                }
+            },
+            "ssh" => Docker::connect_with_ssh(
+                &host,
+                REQUEST_TIMEOUT_SECS,
+                bollard::API_DEFAULT_VERSION,
+                config.ssh_key.as_ref().map(|p| p.display().to_string()),
+            )
+            .map_err(|e| unavailable(e.to_string()))?,
+            other => {
+                return Err(unavailable(format!(
+                    "`{other}://` is not an engine address; use unix://, tcp:// or ssh://"
+                )));
             }
         };
         let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname")
@@ -248,10 +299,23 @@ impl Engine {
             .unwrap_or_else(|_| "localhost".to_owned());
         Ok(Engine {
             docker,
+            name: config.name.clone().unwrap_or_else(|| host.clone()),
+            local: scheme == "unix",
             host,
             owner: format!("{hostname}:{}", std::process::id()),
             instance: uuid::Uuid::new_v4().simple().to_string(),
         })
+    }
+
+    /// What messages call this engine.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Whether the engine runs on this machine (reached through a local socket), so a
+    /// container can bind-mount the workspace.
+    pub fn is_local(&self) -> bool {
+        self.local
     }
 
     pub fn host(&self) -> &str {
@@ -298,6 +362,18 @@ impl Engine {
                 reason: "no answer within 5 s".to_owned(),
             }),
         }
+    }
+
+    /// The median time of five pings: what every request to this engine costs at least.
+    pub async fn round_trip(&self) -> Result<Duration, SandboxError> {
+        let mut times = Vec::with_capacity(5);
+        for _ in 0..5 {
+            let t = std::time::Instant::now();
+            self.ping().await?;
+            times.push(t.elapsed());
+        }
+        times.sort();
+        Ok(times[2])
     }
 
     /// Fails with [`SandboxError::ImageMissing`] unless `image` is on the engine. Images are
@@ -413,6 +489,26 @@ impl Engine {
         Ok(self.docker.list_containers(Some(options)).await?)
     }
 
+    /// Containers of other cairn processes running here and not idle (warm ones do not count):
+    /// how busy the engine is for placement, next to this process's own runs.
+    pub async fn busy_elsewhere(&self) -> Result<usize, SandboxError> {
+        let mut filters: HashMap<String, Vec<String>> = HashMap::new();
+        filters.insert("label".to_owned(), vec![LABEL.to_owned()]);
+        filters.insert("status".to_owned(), vec!["running".to_owned()]);
+        let options = ListContainersOptionsBuilder::default()
+            .filters(&filters)
+            .build();
+        let listed = self.docker.list_containers(Some(options)).await?;
+        Ok(listed
+            .iter()
+            .filter(|c| {
+                let label = |k: &str| c.labels.as_ref().and_then(|l| l.get(k)).cloned();
+                label(KIND_LABEL).as_deref() != Some("pool")
+                    && label(OWNER_LABEL).as_deref() != Some(self.owner.as_str())
+            })
+            .count())
+    }
+
     /// Remove the containers of cairn processes on this host that are gone (a crash, a kill),
     /// and return how many were removed. Containers of live processes are left alone: several
     /// editors may share the engine.
@@ -444,6 +540,16 @@ impl Engine {
         }
         Ok(reaped)
     }
+}
+
+/// Whether `host:port` names this machine's loopback.
+fn is_loopback(addr: &str) -> bool {
+    let host = addr.rsplit_once(':').map_or(addr, |(h, _)| h);
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host == "localhost"
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// The engine's error without its HTTP wrapping.
@@ -479,7 +585,12 @@ fn container_body(
         // Mounted over the tmpfs at /tmp: packages outlive one container.
         binds.push(format!("{volume}:{SITE_DIR}:rw"));
     }
-    if let Some(ws) = &spec.workspace {
+    let mut volumes = None;
+    if spec.workspace.as_ref().is_some_and(|w| w.archive) {
+        // An anonymous volume, filled with the workspace's archive after the start (the archive
+        // API writes into volumes under a read-only root) and removed with the container.
+        volumes = Some(vec![WORKSPACE_DIR.to_owned()]);
+    } else if let Some(ws) = &spec.workspace {
         let mode = if ws.writable { "rw" } else { "ro" };
         binds.push(format!("{}:{WORKSPACE_DIR}:{mode}", ws.root.display()));
         // Hidden files are covered by an empty file, files that run code by themselves; both
@@ -553,6 +664,7 @@ fn container_body(
             "PYTHONUNBUFFERED=1".to_owned(),
         ]),
         labels: Some(labels),
+        volumes,
         network_disabled: Some(!spec.network),
         host_config: Some(host_config),
         ..Default::default()
@@ -684,6 +796,8 @@ mod tests {
                     user: "1000:1000".into(),
                     groups: vec!["27".into()],
                 },
+                scope: None,
+                archive: false,
             }),
             session: None,
             volume: None,

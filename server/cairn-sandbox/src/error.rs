@@ -8,7 +8,7 @@ pub enum SandboxError {
     /// No engine answers; the rest of cairn keeps working.
     #[error(
         "no container engine answers at {host} ({reason}). Code tools need one: start Docker \
-         (`sudo systemctl start docker`, or `sudo dockerd &`), or point `sandbox.docker_host` \
+         (`sudo systemctl start docker`, or `sudo dockerd &`), or point `sandbox.engine` \
          (or DOCKER_HOST) at a running engine; for Podman run `systemctl --user start \
          podman.socket` and use unix://$XDG_RUNTIME_DIR/podman/podman.sock"
     )]
@@ -44,6 +44,19 @@ pub enum SandboxError {
     NoSuchSandbox(String),
     #[error("the container engine failed: {0}")]
     Engine(String),
+    /// The engine stopped answering while a run was in it.
+    #[error(
+        "the connection to the container engine {engine} was lost during the run ({reason}); \
+         the run's outcome is unknown, nothing it did came back, and its container is removed \
+         when cairn reaches the engine again"
+    )]
+    EngineLost { engine: String, reason: String },
+    /// None of several engines could take the run.
+    #[error("no container engine can take the run: {0}")]
+    NoEngine(String),
+    /// The workspace could not be sent, or what came back not applied.
+    #[error(transparent)]
+    Archive(#[from] cairn_workspace::archive::ArchiveError),
 }
 
 impl From<bollard::errors::Error> for SandboxError {

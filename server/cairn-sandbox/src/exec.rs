@@ -39,6 +39,10 @@ pub struct RunReport {
     /// Output that was not text, summarised instead of shown.
     pub binary: bool,
     pub elapsed: Duration,
+    /// A writable run on a copy of the workspace: what came back and what became of it.
+    pub applied: Option<cairn_workspace::archive::Applied>,
+    /// A writable run on a copy whose changes could not be brought back: why.
+    pub not_applied: Option<String>,
 }
 
 impl RunReport {
@@ -81,6 +85,16 @@ impl RunReport {
                 "[truncated: output past {} bytes was dropped (sandbox.output_max_bytes)]\n",
                 limits.output_max_bytes
             ));
+        }
+        if let Some(applied) = &self.applied {
+            out.push_str("--- workspace (the run had a copy; its changes were applied through your permissions)\n");
+            out.push_str(&applied.to_text());
+            out.push('\n');
+        }
+        if let Some(why) = &self.not_applied {
+            out.push_str("--- workspace\n");
+            out.push_str(why);
+            out.push('\n');
         }
         out
     }
@@ -158,6 +172,7 @@ pub async fn exec(
     // output and keep running.
     let mut poll = tokio::time::interval(std::time::Duration::from_millis(100));
     let mut stream_open = true;
+    let mut unanswered = 0u32;
     let ending = loop {
         tokio::select! {
             _ = cancel.cancelled() => break Some(Ending::Cancelled),
@@ -187,10 +202,32 @@ pub async fn exec(
                 // exec that has not begun (no exit code yet), which read as ended gave exit -1.
                 // Ended is an exit code, or not running once the output has closed (a container
                 // that died leaves no exit code).
-                let ended = docker.inspect_exec(&exec_id).await.map(|i| {
-                    !i.running.unwrap_or(false) && (i.exit_code.is_some() || !stream_open)
-                });
-                if matches!(ended, Ok(true)) {
+                let inspected = tokio::time::timeout(
+                    std::time::Duration::from_secs(10),
+                    docker.inspect_exec(&exec_id),
+                )
+                .await;
+                let ended = match inspected {
+                    Ok(Ok(i)) => {
+                        unanswered = 0;
+                        !i.running.unwrap_or(false) && (i.exit_code.is_some() || !stream_open)
+                    }
+                    // The engine stopped answering: a few misses in a row end the run as an
+                    // engine failure, not at its time limit as if it were still running.
+                    Ok(Err(e)) => {
+                        unanswered += 1;
+                        if unanswered >= 3 {
+                            return Err(e.into());
+                        }
+                        false
+                    }
+                    Err(_) => {
+                        return Err(SandboxError::Engine(
+                            "the engine did not answer within 10 s".to_owned(),
+                        ));
+                    }
+                };
+                if ended {
                     // Output written just before the end may still be in flight.
                     let drain = tokio::time::sleep(std::time::Duration::from_millis(50));
                     tokio::pin!(drain);
@@ -226,6 +263,8 @@ pub async fn exec(
         truncated,
         binary,
         elapsed: started.elapsed(),
+        applied: None,
+        not_applied: None,
     })
 }
 

@@ -3,8 +3,9 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use cairn_config::SandboxConfig;
+use cairn_config::{EngineConfig, SandboxConfig, WorkspaceDelivery};
 use cairn_workspace::{MaskLimits, Workspace};
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
@@ -14,6 +15,7 @@ use crate::engine::{ContainerSpec, Engine, Identity, Limits, RunAs, WorkspaceMou
 use crate::exec::{Command, RunReport, exec};
 use crate::runtimes::{Runtime, argv};
 use crate::session::Session;
+use cairn_workspace::archive::{Applied, PackMode, Packed, ReturnLimits};
 
 /// What a one-shot run needs beyond the code.
 #[derive(Debug, Clone, Default)]
@@ -28,23 +30,37 @@ pub struct RunOptions {
 pub struct Sandbox {
     config: SandboxConfig,
     limits: Limits,
-    /// Connected lazily (see [`Sandbox::engine`]).
-    engine: std::sync::Mutex<Option<Engine>>,
-    /// Held while connecting, so concurrent first uses share one connection.
-    connecting: Mutex<()>,
-    /// Warm containers per (image, workspace root), each started with the default spec.
+    /// The configured engines (at least one), each connected lazily (see [`Sandbox::engine`]).
+    slots: Vec<Slot>,
+    /// Warm containers per (engine, image, workspace), each started with the default spec.
     pool: Arc<Mutex<HashMap<PoolKey, Vec<String>>>>,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
-    reaped: tokio::sync::OnceCell<()>,
     /// Set by [`Sandbox::shutdown`]: warm containers still starting are removed, not pooled.
     closing: Arc<std::sync::atomic::AtomicBool>,
 }
 
+/// One configured engine and what this service knows of it.
+struct Slot {
+    config: EngineConfig,
+    /// Connected at first use; kept, so its instance label stays the same.
+    engine: std::sync::Mutex<Option<Engine>>,
+    /// Held while connecting, so concurrent first uses share one connection.
+    connecting: Mutex<()>,
+    /// Leftovers were reaped since the engine last answered after not answering.
+    reaped: AtomicBool,
+    /// Containers left there when the connection was lost mid-run; removed once it answers.
+    lost: std::sync::Mutex<Vec<String>>,
+    /// Runs of this process placed here and not finished.
+    running: AtomicUsize,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct PoolKey {
+    slot: usize,
     image: String,
-    /// The workspace root and who the container runs as (the owner of a root may change).
-    workspace: Option<(std::path::PathBuf, crate::RunAs)>,
+    /// The workspace root (none when it is sent as an archive: any root fits) and who the
+    /// container runs as (the owner of a root may change).
+    workspace: Option<(Option<std::path::PathBuf>, crate::RunAs)>,
 }
 
 impl std::fmt::Debug for Sandbox {
@@ -56,29 +72,42 @@ impl std::fmt::Debug for Sandbox {
 }
 
 impl Sandbox {
-    /// A sandbox service over the configured engine. Nothing is contacted until first use.
+    /// A sandbox service over the configured engines. Nothing is contacted until first use.
     pub fn new(config: SandboxConfig) -> Arc<Sandbox> {
         let limits = Limits::from_config(&config);
-        // Connected (and the API version agreed) at first use.
-        let engine = std::sync::Mutex::new(None);
-        let connecting = Mutex::new(());
+        let slots = config
+            .engine_list()
+            .into_iter()
+            .map(|config| Slot {
+                config,
+                engine: std::sync::Mutex::new(None),
+                connecting: Mutex::new(()),
+                reaped: AtomicBool::new(false),
+                lost: std::sync::Mutex::new(Vec::new()),
+                running: AtomicUsize::new(0),
+            })
+            .collect();
         Arc::new(Sandbox {
             config,
             limits,
-            engine,
-            connecting,
+            slots,
             pool: Arc::new(Mutex::new(HashMap::new())),
             sessions: Mutex::new(HashMap::new()),
-            reaped: tokio::sync::OnceCell::new(),
             closing: Arc::new(std::sync::atomic::AtomicBool::new(false)),
         })
     }
 
     fn known_engine(&self) -> Option<Engine> {
-        self.engine
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
+        self.known(0)
+    }
+
+    fn known(&self, slot: usize) -> Option<Engine> {
+        self.slots.get(slot).and_then(|s| {
+            s.engine
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .clone()
+        })
     }
 
     pub fn limits(&self) -> &Limits {
@@ -89,45 +118,86 @@ impl Sandbox {
         &self.config
     }
 
-    /// The engine, answering; at first use, leftovers of crashed cairn processes are reaped.
-    /// Connecting is retried at each use, so an engine started after cairn is found.
+    /// The configured engines: (name, address).
+    pub fn engines(&self) -> Vec<(String, String)> {
+        self.slots
+            .iter()
+            .map(|s| {
+                let name = s
+                    .config
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| s.config.engine.clone());
+                (name, s.config.engine.clone())
+            })
+            .collect()
+    }
+
+    /// The first configured engine, answering (Python sessions and the DevOps tools use it;
+    /// one-shot runs are placed on the least busy engine, see [`Sandbox::engine_at`]).
     pub async fn engine(&self) -> Result<Engine, SandboxError> {
-        // One connection per service: its instance label is how this service finds its own
-        // containers, so two callers must not each make one.
+        self.engine_at(0).await
+    }
+
+    /// Engine `slot`, answering. After it was unreachable (or at first use), the containers
+    /// left there are removed first: those of cairn processes on this host that no longer exist,
+    /// and this process's own runs whose connection was lost. Connecting is retried at each
+    /// use, so an engine started after cairn is found.
+    pub async fn engine_at(&self, slot: usize) -> Result<Engine, SandboxError> {
+        let Some(s) = self.slots.get(slot) else {
+            return Err(SandboxError::Refused(format!(
+                "no engine number {slot} is configured"
+            )));
+        };
+        // One connection per engine and service: its instance label is how this service finds
+        // its own containers, so two callers must not each make one.
         let engine = {
-            let _connecting = self.connecting.lock().await;
-            match self.known_engine() {
+            let _connecting = s.connecting.lock().await;
+            match self.known(slot) {
                 Some(e) => e,
                 None => {
-                    let e = Engine::connect(&self.config)?.negotiated().await?;
-                    *self
-                        .engine
+                    let e = Engine::connect(&s.config)?.negotiated().await?;
+                    *s.engine
                         .lock()
                         .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(e.clone());
                     e
                 }
             }
         };
-        engine.ping().await?;
-        let reaper = engine.clone();
-        self.reaped
-            .get_or_init(|| async move {
-                match reaper.reap_leftovers().await {
-                    Ok(0) => {}
-                    Ok(n) => {
-                        tracing::info!("removed {n} sandbox containers left by a crashed cairn")
-                    }
-                    Err(e) => tracing::warn!("could not reap old sandboxes: {e}"),
-                }
-            })
-            .await;
+        if let Err(e) = engine.ping().await {
+            s.reaped.store(false, Ordering::SeqCst);
+            return Err(e);
+        }
+        if !s.reaped.swap(true, Ordering::SeqCst) {
+            let lost: Vec<String> = std::mem::take(
+                &mut *s
+                    .lost
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner),
+            );
+            for id in &lost {
+                engine.remove(id).await;
+            }
+            match engine.reap_leftovers().await {
+                Ok(n) if n + lost.len() > 0 => tracing::info!(
+                    engine = engine.name(),
+                    "removed {} sandbox containers left by a crashed cairn or a lost connection",
+                    n + lost.len()
+                ),
+                Ok(_) => {}
+                Err(e) => tracing::warn!("could not reap old sandboxes: {e}"),
+            }
+        }
         Ok(engine)
     }
 
-    /// The image configured for `runtime`, present on the engine.
-    pub async fn image_for(&self, runtime: &str) -> Result<String, SandboxError> {
-        let image = self.config.images.get(runtime).cloned().ok_or_else(|| {
-            SandboxError::UnknownRuntime {
+    /// The image configured for `runtime`.
+    fn image_name(&self, runtime: &str) -> Result<String, SandboxError> {
+        self.config
+            .images
+            .get(runtime)
+            .cloned()
+            .ok_or_else(|| SandboxError::UnknownRuntime {
                 runtime: runtime.to_owned(),
                 known: self
                     .config
@@ -136,10 +206,49 @@ impl Sandbox {
                     .cloned()
                     .collect::<Vec<_>>()
                     .join(", "),
-            }
-        })?;
-        self.engine().await?.check_image(runtime, &image).await?;
+            })
+    }
+
+    /// The image configured for `runtime`, present on an engine that answers.
+    pub async fn image_for(&self, runtime: &str) -> Result<String, SandboxError> {
+        let image = self.image_name(runtime)?;
+        self.place(runtime, &image).await?;
         Ok(image)
+    }
+
+    /// The engine a new run of `image` goes to: the least busy of those that answer and have
+    /// the image (containers of any cairn running there that are not idle, plus this
+    /// process's runs placed there), the first configured on a tie. A run stays where it
+    /// started.
+    pub async fn place(&self, runtime: &str, image: &str) -> Result<(usize, Engine), SandboxError> {
+        if self.slots.len() == 1 {
+            let engine = self.engine_at(0).await?;
+            engine.check_image(runtime, image).await?;
+            return Ok((0, engine));
+        }
+        let checks = self.slots.iter().enumerate().map(|(i, s)| async move {
+            let engine = self.engine_at(i).await?;
+            engine.check_image(runtime, image).await?;
+            let others = engine.busy_elsewhere().await?;
+            Ok::<_, SandboxError>((others + s.running.load(Ordering::SeqCst), i, engine))
+        });
+        let results = futures::future::join_all(checks).await;
+        let mut best: Option<(usize, usize, Engine)> = None;
+        let mut why = Vec::new();
+        for (i, r) in results.into_iter().enumerate() {
+            match r {
+                Ok(c) => {
+                    if best.as_ref().is_none_or(|b| (c.0, c.1) < (b.0, b.1)) {
+                        best = Some(c);
+                    }
+                }
+                Err(e) => why.push(format!("{}: {e}", self.engines()[i].0)),
+            }
+        }
+        match best {
+            Some((_, i, engine)) => Ok((i, engine)),
+            None => Err(SandboxError::NoEngine(why.join("; "))),
+        }
     }
 
     /// Run `code` with `rt` in a fresh container (a warm one when the options allow), then
@@ -160,7 +269,7 @@ impl Sandbox {
         if code.contains('\0') {
             return Err(SandboxError::Refused("the code contains a NUL byte".into()));
         }
-        let image = self.image_for(rt.name).await?;
+        let image = self.image_name(rt.name)?;
         let dir = options.working_dir.clone().unwrap_or_else(|| {
             if options.workspace.is_some() {
                 crate::engine::WORKSPACE_DIR.to_owned()
@@ -175,7 +284,8 @@ impl Sandbox {
             stdin: None,
             user: None,
         };
-        self.run_command(&image, &command, options, cancel).await
+        self.run_command(rt.name, &image, &command, options, cancel)
+            .await
     }
 
     /// The workspace as a container sees it: mounted at [`crate::engine::WORKSPACE_DIR`],
@@ -190,9 +300,10 @@ impl Sandbox {
         let root = ws.resolve(".").map_err(|e| e.to_string())?;
         let run_as = RunAs::for_workspace(&Identity::current(), root.as_path())
             .map_err(|e| e.to_string())?;
+        // The mount limit is checked once the engine is known: an archive needs no mounts.
         let limits = MaskLimits {
             max_entries: self.config.mask_max_entries,
-            max_mounts: self.config.mask_max_mounts,
+            max_mounts: usize::MAX,
         };
         let walked = root.clone();
         let masks = cairn_workspace::off_thread(ws, move |ws| ws.masks(&walked, limits, writable))
@@ -205,6 +316,8 @@ impl Sandbox {
             masked_dirs: masks.dirs,
             read_only: masks.read_only,
             run_as,
+            scope: Some(ws.clone()),
+            archive: false,
         })
     }
 
@@ -230,7 +343,8 @@ impl Sandbox {
             stdin,
             user: None,
         };
-        self.run_command(image, &command, options, cancel).await
+        self.run_command(image, image, &command, options, cancel)
+            .await
     }
 
     /// Run a command line (through `sh -c`) in a fresh container of `image`.
@@ -248,17 +362,36 @@ impl Sandbox {
             stdin: None,
             user: None,
         };
-        self.run_command(image, &command, options, cancel).await
+        self.run_command(image, image, &command, options, cancel)
+            .await
     }
 
     async fn run_command(
         &self,
+        runtime: &str,
         image: &str,
         command: &Command,
-        options: RunOptions,
+        mut options: RunOptions,
         cancel: &CancellationToken,
     ) -> Result<RunReport, SandboxError> {
-        let engine = self.engine().await?;
+        let (slot, engine) = self.place(runtime, image).await?;
+        let _placed = Placed::new(&self.slots[slot].running);
+        if let Some(ws) = &mut options.workspace {
+            ws.archive = self.archive_for(&engine, ws)?;
+            let mounts = ws.masked_files.len() + ws.masked_dirs.len() + ws.read_only.len();
+            if !ws.archive && mounts > self.config.mask_max_mounts {
+                return Err(cairn_workspace::MaskError::TooManyMounts {
+                    root: ws.root.display().to_string(),
+                    count: mounts,
+                    limit: self.config.mask_max_mounts,
+                }
+                .into());
+            }
+        }
+        let packed = match &options.workspace {
+            Some(ws) if ws.archive => Some(self.pack(ws).await?),
+            _ => None,
+        };
         let spec = ContainerSpec {
             image: image.to_owned(),
             kind: "run",
@@ -267,53 +400,183 @@ impl Sandbox {
             session: None,
             volume: None,
         };
-        let id = match self.take_warm(&spec).await {
+        let id = match self.take_warm(slot, &spec).await {
             Some(id) => id,
             None => engine.start(&spec, &self.limits).await?,
         };
         // Removal must happen even if this future is dropped (the run was cancelled).
-        let guard = RemoveOnDrop {
+        let mut guard = RemoveOnDrop {
             engine: engine.clone(),
             id: Some(id.clone()),
         };
-        let report = exec(&engine, &id, command, &self.limits, cancel).await;
+        let mut report = match (&packed, &spec.workspace) {
+            (Some(packed), Some(ws)) => match ship(&engine, &id, packed, ws.writable).await {
+                Ok(()) => exec(&engine, &id, command, &self.limits, cancel).await,
+                Err(e) => Err(e),
+            },
+            _ => exec(&engine, &id, command, &self.limits, cancel).await,
+        };
+        if let Err(e) = &report
+            && engine.ping().await.is_err()
+        {
+            // The engine is gone mid-run: what ran there, and whether it still runs, is
+            // unknown. The container is removed when the engine answers again.
+            if let Some(id) = guard.id.take() {
+                self.lose(slot, id).await;
+            }
+            return Err(SandboxError::EngineLost {
+                engine: engine.name().to_owned(),
+                reason: e.to_string(),
+            });
+        }
+        if let (Ok(r), Some(packed), Some(ws)) = (&mut report, &packed, &spec.workspace)
+            && ws.writable
+        {
+            match self.bring_back(&engine, &id, packed, ws).await {
+                Ok(applied) => r.applied = Some(applied),
+                Err(e) => r.not_applied = Some(e),
+            }
+        }
         guard.remove_now().await;
         if !spec.network && spec.workspace.as_ref().is_none_or(|w| !w.writable) {
-            self.refill(spec);
+            self.refill(slot, spec);
         }
         report
     }
 
-    /// A warm container for `spec` if the pool has one (only for the default spec: no network,
-    /// a read-only workspace or none).
-    async fn take_warm(&self, spec: &ContainerSpec) -> Option<String> {
+    /// Whether `ws` goes to a container on `engine` as an archive (`sandbox.workspace`).
+    fn archive_for(&self, engine: &Engine, ws: &WorkspaceMount) -> Result<bool, SandboxError> {
+        let archive = match self.config.workspace {
+            WorkspaceDelivery::Archive => true,
+            WorkspaceDelivery::Auto => !engine.is_local(),
+            WorkspaceDelivery::Mount if engine.is_local() => false,
+            WorkspaceDelivery::Mount => {
+                return Err(SandboxError::Refused(format!(
+                    "`sandbox.workspace = \"mount\"` needs an engine on this machine, and {} is \
+                     remote; use \"archive\" or \"auto\"",
+                    engine.name()
+                )));
+            }
+        };
+        if archive && ws.scope.is_none() {
+            return Err(SandboxError::Refused(
+                "this run's workspace can only be mounted, and its engine is remote".to_owned(),
+            ));
+        }
+        Ok(archive)
+    }
+
+    /// The files `ws` shows a container, as an archive.
+    async fn pack(&self, ws: &WorkspaceMount) -> Result<Packed, SandboxError> {
+        let Some(scope) = &ws.scope else {
+            return Err(SandboxError::Refused(
+                "no workspace scope to send".to_owned(),
+            ));
+        };
+        let root = scope
+            .resolve(&ws.root.to_string_lossy())
+            .map_err(|e| SandboxError::Refused(e.to_string()))?;
+        let masks = cairn_workspace::Masks {
+            files: ws.masked_files.clone(),
+            dirs: ws.masked_dirs.clone(),
+            read_only: Vec::new(),
+        };
+        let mode = if ws.writable {
+            PackMode::Writable
+        } else {
+            PackMode::ReadOnly
+        };
+        let max = self.config.workspace_max_mib.saturating_mul(1024 * 1024);
+        cairn_workspace::off_thread(scope, move |scope| scope.pack(&root, &masks, mode, max))
+            .await
+            .map_err(SandboxError::Refused)?
+            .map_err(SandboxError::from)
+    }
+
+    /// After a writable run: the container's copy, applied through the scope; or why not.
+    async fn bring_back(
+        &self,
+        engine: &Engine,
+        id: &str,
+        packed: &Packed,
+        ws: &WorkspaceMount,
+    ) -> Result<Applied, String> {
+        let Some(scope) = &ws.scope else {
+            return Err("no workspace scope to apply the changes through".to_owned());
+        };
+        let limits = ReturnLimits {
+            max_files: self.config.return_max_files,
+            max_bytes: self.config.workspace_max_mib.saturating_mul(1024 * 1024),
+        };
+        // The archive's own headers come on top of the content: 1 KiB a file is generous.
+        let cap = limits
+            .max_bytes
+            .saturating_add(u64::try_from(limits.max_files).unwrap_or(u64::MAX) * 1024)
+            .saturating_add(1024 * 1024);
+        let tar = fetch_copy(engine, id, cap)
+            .await
+            .map_err(|e| e.to_string())?;
+        let root = scope
+            .resolve(&ws.root.to_string_lossy())
+            .map_err(|e| e.to_string())?;
+        let sent = Packed {
+            tar: Vec::new(),
+            ..packed.clone()
+        };
+        cairn_workspace::off_thread(scope, move |scope| {
+            scope.apply_returned(&root, &tar, &sent, limits)
+        })
+        .await?
+        .map_err(|e| e.to_string())
+    }
+
+    /// A container whose engine stopped answering mid-run: forgotten by the pool, removed
+    /// when the engine answers again.
+    async fn lose(&self, slot: usize, id: String) {
+        let s = &self.slots[slot];
+        s.reaped.store(false, Ordering::SeqCst);
+        let mut lost = vec![id];
+        self.pool.lock().await.retain(|k, ids| {
+            if k.slot == slot {
+                lost.append(ids);
+                false
+            } else {
+                true
+            }
+        });
+        s.lost
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .extend(lost);
+    }
+
+    /// A warm container for `spec` on engine `slot` if the pool has one (only for the default
+    /// spec: no network, a read-only workspace or none; a mounted one without masks).
+    async fn take_warm(&self, slot: usize, spec: &ContainerSpec) -> Option<String> {
         if spec.network || spec.workspace.as_ref().is_some_and(|w| w.writable) {
             return None;
         }
-        let key = pool_key(spec);
-        let mut pool = self.pool.lock().await;
-        let warm = pool.get_mut(&key)?;
-        // A masked set may differ between calls; warm containers are only for unmasked mounts.
-        if spec
-            .workspace
-            .as_ref()
-            .is_some_and(|w| !w.masked_files.is_empty() || !w.masked_dirs.is_empty())
-        {
+        // A masked set may differ between calls; warm containers are only for unmasked mounts
+        // (an archive is sent after the start, so any workspace fits).
+        if spec.workspace.as_ref().is_some_and(|w| {
+            !w.archive && (!w.masked_files.is_empty() || !w.masked_dirs.is_empty())
+        }) {
             return None;
         }
-        warm.pop()
+        let key = pool_key(slot, spec);
+        self.pool.lock().await.get_mut(&key)?.pop()
     }
 
-    /// Start warm containers for `spec` in the background, up to `sandbox.pool_size`.
-    pub fn refill(&self, spec: ContainerSpec) {
-        let masked = spec
-            .workspace
-            .as_ref()
-            .is_some_and(|w| !w.masked_files.is_empty() || !w.masked_dirs.is_empty());
+    /// Start warm containers for `spec` on engine `slot` in the background, up to
+    /// `sandbox.pool_size`.
+    pub fn refill(&self, slot: usize, spec: ContainerSpec) {
+        let masked = spec.workspace.as_ref().is_some_and(|w| {
+            !w.archive && (!w.masked_files.is_empty() || !w.masked_dirs.is_empty())
+        });
         if self.config.pool_size == 0 || masked {
             return;
         }
-        let Some(engine) = self.known_engine() else {
+        let Some(engine) = self.known(slot) else {
             return;
         };
         let limits = self.limits.clone();
@@ -321,7 +584,7 @@ impl Sandbox {
         let pool = self.pool.clone();
         let closing = self.closing.clone();
         tokio::spawn(async move {
-            let key = pool_key(&spec);
+            let key = pool_key(slot, &spec);
             let have = pool.lock().await.get(&key).map_or(0, Vec::len);
             for _ in have..want {
                 let spec = ContainerSpec {
@@ -347,15 +610,19 @@ impl Sandbox {
         });
     }
 
-    /// Start warm containers of `runtime`'s image now (for `cairn bench sandbox`), waiting
-    /// until they are up.
+    /// Start warm containers of `runtime`'s image now (for `cairn bench sandbox`) on the engine
+    /// a run would go to, waiting until they are up. The workspace, when given, is mounted or
+    /// sent as a run of that engine would have it.
     pub async fn warm(
         &self,
         runtime: &str,
-        workspace: Option<WorkspaceMount>,
+        mut workspace: Option<WorkspaceMount>,
     ) -> Result<(), SandboxError> {
-        let image = self.image_for(runtime).await?;
-        let engine = self.engine().await?;
+        let image = self.image_name(runtime)?;
+        let (slot, engine) = self.place(runtime, &image).await?;
+        if let Some(ws) = &mut workspace {
+            ws.archive = self.archive_for(&engine, ws)?;
+        }
         let spec = ContainerSpec {
             image,
             kind: "pool",
@@ -364,7 +631,7 @@ impl Sandbox {
             session: None,
             volume: None,
         };
-        let key = pool_key(&spec);
+        let key = pool_key(slot, &spec);
         let have = self.pool.lock().await.get(&key).map_or(0, Vec::len);
         for _ in have..self.config.pool_size.max(1) {
             let id = engine.start(&spec, &self.limits).await?;
@@ -410,8 +677,9 @@ impl Sandbox {
         if let Some(s) = self.sessions.lock().await.get(session_id) {
             return Ok((s.clone(), false));
         }
-        let image = self.image_for("python").await?;
         let engine = self.engine().await?;
+        let image = self.image_name("python")?;
+        engine.check_image("python", &image).await?;
         let volume = site_volume(session_id);
         engine.create_volume(&volume).await?;
         let spec = ContainerSpec {
@@ -459,8 +727,9 @@ impl Sandbox {
                 )));
             }
         }
-        let image = self.image_for("python").await?;
         let engine = self.engine().await?;
+        let image = self.image_name("python")?;
+        engine.check_image("python", &image).await?;
         let volume = site_volume(session_id);
         engine.create_volume(&volume).await?;
         let spec = ContainerSpec {
@@ -592,19 +861,21 @@ impl Sandbox {
     pub async fn shutdown(&self) {
         self.closing
             .store(true, std::sync::atomic::Ordering::SeqCst);
-        let Some(engine) = self.known_engine() else {
-            return;
-        };
-        let warm: Vec<String> = self
+        let warm: Vec<(usize, String)> = self
             .pool
             .lock()
             .await
             .drain()
-            .flat_map(|(_, ids)| ids)
+            .flat_map(|(k, ids)| ids.into_iter().map(move |id| (k.slot, id)))
             .collect();
-        for id in warm {
-            engine.remove(&id).await;
+        for (slot, id) in warm {
+            if let Some(engine) = self.known(slot) {
+                engine.remove(&id).await;
+            }
         }
+        let Some(engine) = self.known_engine() else {
+            return;
+        };
         let sessions: Vec<Arc<Session>> =
             self.sessions.lock().await.drain().map(|(_, s)| s).collect();
         for s in sessions {
@@ -647,14 +918,103 @@ fn scratch_path(path: &str) -> Result<String, SandboxError> {
     Ok(format!("/tmp/{}", rel.display()))
 }
 
-fn pool_key(spec: &ContainerSpec) -> PoolKey {
+fn pool_key(slot: usize, spec: &ContainerSpec) -> PoolKey {
     PoolKey {
+        slot,
         image: spec.image.clone(),
-        workspace: spec
-            .workspace
-            .as_ref()
-            .map(|w| (w.root.clone(), w.run_as.clone())),
+        workspace: spec.workspace.as_ref().map(|w| {
+            let root = (!w.archive).then(|| w.root.clone());
+            (root, w.run_as.clone())
+        }),
     }
+}
+
+/// Counts a run placed on an engine until it ends.
+struct Placed<'a>(&'a AtomicUsize);
+
+impl<'a> Placed<'a> {
+    fn new(running: &'a AtomicUsize) -> Placed<'a> {
+        running.fetch_add(1, Ordering::SeqCst);
+        Placed(running)
+    }
+}
+
+impl Drop for Placed<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Sends the workspace's archive into the container's empty `/workspace` volume; a writable
+/// copy's top directory is opened to the sandbox's user (the volume's root belongs to root,
+/// which may change its mode with every capability dropped).
+async fn ship(
+    engine: &Engine,
+    id: &str,
+    packed: &Packed,
+    writable: bool,
+) -> Result<(), SandboxError> {
+    let options = bollard::query_parameters::UploadToContainerOptionsBuilder::default()
+        .path(crate::engine::WORKSPACE_DIR)
+        .build();
+    engine
+        .docker()
+        .upload_to_container(
+            id,
+            Some(options),
+            bollard::body_full(packed.tar.clone().into()),
+        )
+        .await?;
+    if writable {
+        let command = Command {
+            argv: vec![
+                "chmod".into(),
+                "0777".into(),
+                crate::engine::WORKSPACE_DIR.into(),
+            ],
+            user: Some("0:0".to_owned()),
+            ..Default::default()
+        };
+        let limits = Limits {
+            timeout: std::time::Duration::from_secs(30),
+            ..Limits::from_config(&SandboxConfig::default())
+        };
+        let report = exec(engine, id, &command, &limits, &CancellationToken::new()).await?;
+        if report.ending != crate::exec::Ending::Exited(0) {
+            return Err(SandboxError::Engine(format!(
+                "the workspace copy could not be made writable: {}",
+                report.stderr.trim()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The container's copy of the workspace as an archive, at most `cap` bytes.
+async fn fetch_copy(engine: &Engine, id: &str, cap: u64) -> Result<Vec<u8>, SandboxError> {
+    use futures::StreamExt;
+    let options = bollard::query_parameters::DownloadFromContainerOptionsBuilder::default()
+        .path(crate::engine::WORKSPACE_DIR)
+        .build();
+    let mut stream = engine.docker().download_from_container(id, Some(options));
+    let mut out = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk?;
+        out.extend_from_slice(&chunk);
+        if out.len() as u64 > cap {
+            return Err(SandboxError::Archive(
+                cairn_workspace::archive::ArchiveError::TooMuchBack {
+                    what: format!(
+                        "the run left more than {} MiB in the workspace",
+                        cap / (1024 * 1024)
+                    ),
+                    limit: format!("{} MiB", cap / (1024 * 1024)),
+                    key: "workspace_max_mib",
+                },
+            ));
+        }
+    }
+    Ok(out)
 }
 
 /// Removes a container when dropped, in the background if it was not removed already.

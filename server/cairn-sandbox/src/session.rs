@@ -176,6 +176,8 @@ impl Session {
                     truncated: answer["cut"].as_bool().unwrap_or(false),
                     binary: false,
                     elapsed,
+                    applied: None,
+                    not_applied: None,
                 })
             }
             Err(ending) => Ok(RunReport {
@@ -185,6 +187,8 @@ impl Session {
                 truncated: false,
                 binary: false,
                 elapsed: elapsed.max(Duration::from_millis(1)),
+                applied: None,
+                not_applied: None,
             }),
         }
     }

@@ -25,6 +25,7 @@ mod stop_sandbox;
 
 use std::sync::Arc;
 
+use cairn_agent::tools::{EditReport, attach_edits};
 use cairn_toolkit::reply::{error, text};
 use cairn_toolkit::{CallContext, Entry, ToolSet};
 use cairn_workspace::{Access, Operation, Workspace};
@@ -84,13 +85,29 @@ fn session(cx: &CallContext) -> &str {
     }
 }
 
-/// The result of a finished run: its report, as an error when the program failed.
+/// The result of a finished run: its report, as an error when the program failed; with the
+/// workspace files a run on a sent copy changed, reported as edits like the file tools' own.
 fn report_result(report: &RunReport, sandbox: &Sandbox) -> CallToolResult {
     let body = report.to_text(sandbox.limits());
-    if report.failed() {
+    let result = if report.failed() {
         error(body)
     } else {
         text(body)
+    };
+    match &report.applied {
+        Some(applied) if !applied.is_empty() => {
+            let edits: Vec<EditReport> = applied
+                .edits()
+                .into_iter()
+                .map(|(uri, applied, reason)| EditReport {
+                    uri,
+                    applied,
+                    reason,
+                })
+                .collect();
+            attach_edits(result, &edits)
+        }
+        _ => result,
     }
 }
 

@@ -262,6 +262,8 @@ async fn a5_a6_writes_outside_are_refused_and_links_resolve_inside() {
                 user: "65534:65534".to_owned(),
                 groups: Vec::new(),
             },
+            scope: None,
+            archive: false,
         }),
         ..RunOptions::default()
     };

@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 /// A service whose engine never answers: a call that reached it would say so.
 fn no_engine() -> Arc<Sandbox> {
     Sandbox::new(SandboxConfig {
-        docker_host: Some("unix:///nonexistent/docker.sock".into()),
+        engine: Some("unix:///nonexistent/docker.sock".into()),
         ..SandboxConfig::default()
     })
 }

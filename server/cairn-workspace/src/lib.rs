@@ -22,6 +22,7 @@
 compile_error!("cairn-workspace opens files relative to directory handles and needs a Unix");
 
 mod access;
+pub mod archive;
 pub mod checkpoint;
 mod error;
 mod fs;

@@ -270,7 +270,7 @@ fn normalize_absolute(path: &Path) -> PathBuf {
 }
 
 /// `file://` URI of an absolute path, percent-encoding everything but unreserved bytes and `/`.
-fn file_uri(path: &Path) -> String {
+pub(crate) fn file_uri(path: &Path) -> String {
     #[cfg(unix)]
     let bytes = {
         use std::os::unix::ffi::OsStrExt;

@@ -375,7 +375,7 @@ struct EditorStep {
 }
 
 /// The sha-256 of the file on disk (`None`: no file), read a piece at a time.
-fn disk_hash(path: &WorkspacePath) -> Result<Option<String>, ScopeError> {
+pub(crate) fn disk_hash(path: &WorkspacePath) -> Result<Option<String>, ScopeError> {
     match open::open_regular(path, u64::MAX) {
         Ok((mut file, _)) => hash_reader(&mut file)
             .map(Some)

@@ -136,39 +136,66 @@ pub async fn run(env: &Env, root: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     for (service, secret) in services {
         println!("note messages {service}: {}", secret_note(secret));
     }
-    // Code tools are optional: a missing engine or image is a note, not a failure.
+    // Code tools are optional: the default engine missing, or an image, is a note; an engine the
+    // user configured that does not answer is a failure.
     let sandbox = cairn_sandbox::Sandbox::new(config.sandbox.clone());
-    match sandbox.engine().await {
-        Ok(engine) => {
-            let mut present = Vec::new();
-            let mut missing = Vec::new();
-            for (runtime, image) in &config.sandbox.images {
-                match engine.check_image(runtime, image).await {
-                    Ok(()) => present.push(runtime.as_str()),
-                    Err(_) => missing.push(format!("{runtime} ({image})")),
-                }
+    let configured = config.sandbox.engine.is_some() || !config.sandbox.engines.is_empty();
+    for (slot, (name, address)) in sandbox.engines().into_iter().enumerate() {
+        let what = format!("sandbox engine {name}");
+        let engine = match sandbox.engine_at(slot).await {
+            Ok(engine) => engine,
+            Err(e) if configured => {
+                line(false, &what, e.to_string());
+                continue;
             }
-            line(
-                true,
-                "sandbox engine",
-                format!(
-                    "{} answers; images present for: {}",
-                    engine.host(),
-                    if present.is_empty() {
-                        "none".to_owned()
-                    } else {
-                        present.join(", ")
-                    }
-                ),
-            );
-            if !missing.is_empty() {
-                println!(
-                    "note sandbox images: not on the engine: {}; `docker pull` them, or build one offline with scripts/sandbox-images and set sandbox.images",
-                    missing.join(", ")
-                );
+            Err(e) => {
+                println!("note {what}: {e}");
+                continue;
+            }
+        };
+        let version = match engine.docker().version().await {
+            Ok(v) => format!(
+                "Docker {} (API {})",
+                v.version.unwrap_or_default(),
+                v.api_version.unwrap_or_default()
+            ),
+            Err(e) => format!("version unknown ({e})"),
+        };
+        let rtt = engine.round_trip().await;
+        let mut present = Vec::new();
+        let mut missing = Vec::new();
+        for (runtime, image) in &config.sandbox.images {
+            match engine.check_image(runtime, image).await {
+                Ok(()) => present.push(runtime.as_str()),
+                Err(_) => missing.push(format!("{runtime} ({image})")),
             }
         }
-        Err(e) => println!("note sandbox engine: {e}"),
+        let delivery = if engine.is_local()
+            && config.sandbox.workspace != cairn_config::WorkspaceDelivery::Archive
+        {
+            "workspace mounted"
+        } else {
+            "workspace sent as an archive"
+        };
+        line(
+            true,
+            &what,
+            format!(
+                "{address} answers; {version}; round trip {}; {delivery}; images present for: {}",
+                rtt.map_or_else(|e| format!("unknown ({e})"), |d| format!("{:.1} ms", d.as_secs_f64() * 1e3)),
+                if present.is_empty() {
+                    "none".to_owned()
+                } else {
+                    present.join(", ")
+                }
+            ),
+        );
+        if !missing.is_empty() {
+            println!(
+                "note sandbox images on {name}: missing {}; `docker pull` them there, or build one offline with scripts/sandbox-images (and copy it with `docker save | docker load`) and set sandbox.images",
+                missing.join(", ")
+            );
+        }
     }
     // Tool selection without its model still works on keywords: a note, not a failure.
     let selection = &config.selection;
