@@ -37,6 +37,9 @@ pub struct Limits {
     pub pids_limit: i64,
     pub output_max_bytes: usize,
     pub tmpfs_bytes: u64,
+    /// The size of a sent workspace's copy (`sandbox.workspace_max_mib`): what it may hold,
+    /// with what a writable run adds.
+    pub workspace_bytes: u64,
     pub code_max_bytes: usize,
     /// `uid:gid`; never root.
     pub user: String,
@@ -58,6 +61,7 @@ impl Limits {
             pids_limit: c.pids_limit.max(8),
             output_max_bytes: c.output_max_bytes.max(1024),
             tmpfs_bytes: mib(c.tmpfs_mib.max(1)),
+            workspace_bytes: mib(c.workspace_max_mib.max(1)),
             code_max_bytes: c.code_max_bytes,
             user: format!("{NOBODY}:{NOBODY}"),
         }
@@ -340,7 +344,7 @@ impl Engine {
             Ok(Ok(docker)) => Ok(Engine { docker, ..self }),
             Ok(Err(e)) => Err(SandboxError::EngineUnavailable {
                 host: self.host.clone(),
-                reason: e.to_string(),
+                reason: short_engine_error(&e),
             }),
             Err(_) => Err(SandboxError::EngineUnavailable {
                 host: self.host.clone(),
@@ -355,7 +359,7 @@ impl Engine {
             Ok(Ok(_)) => Ok(()),
             Ok(Err(e)) => Err(SandboxError::EngineUnavailable {
                 host: self.host.clone(),
-                reason: e.to_string(),
+                reason: short_engine_error(&e),
             }),
             Err(_) => Err(SandboxError::EngineUnavailable {
                 host: self.host.clone(),
@@ -552,11 +556,24 @@ fn is_loopback(addr: &str) -> bool {
             .is_ok_and(|ip| ip.is_loopback())
 }
 
-/// The engine's error without its HTTP wrapping.
+/// The engine's error without its HTTP wrapping; a connection error with its causes (the
+/// client's own message only says that connecting failed, not that a certificate expired).
 pub(crate) fn short_engine_error(e: &bollard::errors::Error) -> String {
     match e {
         bollard::errors::Error::DockerResponseServerError { message, .. } => message.clone(),
-        other => other.to_string(),
+        other => {
+            let mut text = other.to_string();
+            let mut cause = std::error::Error::source(other);
+            while let Some(c) = cause {
+                let next = c.to_string();
+                if !text.contains(&next) {
+                    text.push_str(": ");
+                    text.push_str(&next);
+                }
+                cause = c.source();
+            }
+            text
+        }
     }
 }
 
@@ -585,11 +602,18 @@ fn container_body(
         // Mounted over the tmpfs at /tmp: packages outlive one container.
         binds.push(format!("{volume}:{SITE_DIR}:rw"));
     }
-    let mut volumes = None;
     if spec.workspace.as_ref().is_some_and(|w| w.archive) {
-        // An anonymous volume, filled with the workspace's archive after the start (the archive
-        // API writes into volumes under a read-only root) and removed with the container.
-        volumes = Some(vec![WORKSPACE_DIR.to_owned()]);
+        // A tmpfs the workspace's archive is unpacked into after the start: in memory (counted
+        // in the container's), gone with the container, nothing left on the engine's disk. Its
+        // top is made writable by the run's user only when the run may write the workspace
+        // (`service::ship`).
+        tmpfs.insert(
+            WORKSPACE_DIR.to_owned(),
+            format!(
+                "rw,exec,nosuid,nodev,size={},mode=0755",
+                limits.workspace_bytes
+            ),
+        );
     } else if let Some(ws) = &spec.workspace {
         let mode = if ws.writable { "rw" } else { "ro" };
         binds.push(format!("{}:{WORKSPACE_DIR}:{mode}", ws.root.display()));
@@ -664,7 +688,6 @@ fn container_body(
             "PYTHONUNBUFFERED=1".to_owned(),
         ]),
         labels: Some(labels),
-        volumes,
         network_disabled: Some(!spec.network),
         host_config: Some(host_config),
         ..Default::default()

@@ -117,6 +117,99 @@ pub struct Command {
     pub user: Option<String>,
 }
 
+/// Runs `argv` as `user` in the container for its bytes, not as a user's program: `stdin`
+/// written in, standard output kept whole up to `cap` bytes (more is an error), within
+/// `timeout`. How the workspace's archive goes in and a writable copy comes back out.
+pub(crate) async fn exec_bytes(
+    engine: &Engine,
+    id: &str,
+    argv: &[&str],
+    stdin: Option<Vec<u8>>,
+    cap: u64,
+    timeout: Duration,
+) -> Result<Vec<u8>, SandboxError> {
+    let docker = engine.docker();
+    let config = ExecConfig {
+        attach_stdin: Some(stdin.is_some()),
+        attach_stdout: Some(true),
+        attach_stderr: Some(true),
+        cmd: Some(argv.iter().map(|a| (*a).to_owned()).collect()),
+        // Root of the container, with every capability dropped: it owns the copy's top.
+        user: Some("0:0".to_owned()),
+        ..Default::default()
+    };
+    let work = async {
+        let exec_id = docker.create_exec(id, config).await?.id;
+        let options = StartExecOptions {
+            detach: false,
+            tty: false,
+            output_capacity: Some(1024 * 1024),
+        };
+        let StartExecResults::Attached {
+            mut output,
+            mut input,
+        } = docker.start_exec(&exec_id, Some(options)).await?
+        else {
+            return Err(SandboxError::Engine("the engine did not attach".into()));
+        };
+        let writer = stdin.map(|bytes| {
+            tokio::spawn(async move {
+                let _ = input.write_all(&bytes).await;
+                let _ = input.shutdown().await;
+            })
+        });
+        let mut out = Vec::new();
+        let mut err = Vec::new();
+        while let Some(frame) = output.next().await {
+            match frame? {
+                LogOutput::StdOut { message } => {
+                    out.extend_from_slice(&message);
+                    if out.len() as u64 > cap {
+                        return Err(SandboxError::Archive(
+                            cairn_workspace::archive::ArchiveError::TooMuchBack {
+                                what: format!(
+                                    "the run left more than {} in the workspace",
+                                    mib(cap)
+                                ),
+                                limit: mib(cap),
+                                key: "workspace_max_mib",
+                            },
+                        ));
+                    }
+                }
+                LogOutput::StdErr { message } if err.len() < 4096 => {
+                    err.extend_from_slice(&message);
+                }
+                _ => {}
+            }
+        }
+        if let Some(w) = writer {
+            let _ = w.await;
+        }
+        let code = docker.inspect_exec(&exec_id).await?.exit_code.unwrap_or(-1);
+        if code != 0 {
+            return Err(SandboxError::Engine(format!(
+                "`{}` in the sandbox failed with exit code {code}: {}",
+                argv.join(" "),
+                String::from_utf8_lossy(&err).trim()
+            )));
+        }
+        Ok(out)
+    };
+    match tokio::time::timeout(timeout, work).await {
+        Ok(r) => r,
+        Err(_) => Err(SandboxError::Engine(format!(
+            "`{}` in the sandbox took more than {} s",
+            argv.join(" "),
+            timeout.as_secs()
+        ))),
+    }
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{} MiB", bytes / (1024 * 1024))
+}
+
 /// Runs `command` in container `id` and waits for it, the time limit, or `cancel`.
 pub async fn exec(
     engine: &Engine,

@@ -37,6 +37,8 @@ pub struct Sandbox {
     sessions: Mutex<HashMap<String, Arc<Session>>>,
     /// Set by [`Sandbox::shutdown`]: warm containers still starting are removed, not pooled.
     closing: Arc<std::sync::atomic::AtomicBool>,
+    /// Held while a placement picks its engine (see [`Sandbox::place`]).
+    choosing: std::sync::Mutex<()>,
 }
 
 /// One configured engine and what this service knows of it.
@@ -94,6 +96,7 @@ impl Sandbox {
             pool: Arc::new(Mutex::new(HashMap::new())),
             sessions: Mutex::new(HashMap::new()),
             closing: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+            choosing: std::sync::Mutex::new(()),
         })
     }
 
@@ -212,41 +215,52 @@ impl Sandbox {
     /// The image configured for `runtime`, present on an engine that answers.
     pub async fn image_for(&self, runtime: &str) -> Result<String, SandboxError> {
         let image = self.image_name(runtime)?;
-        self.place(runtime, &image).await?;
+        let _placed = self.place(runtime, &image).await?;
         Ok(image)
     }
 
     /// The engine a new run of `image` goes to: the least busy of those that answer and have
     /// the image (containers of any cairn running there that are not idle, plus this
-    /// process's runs placed there), the first configured on a tie. A run stays where it
-    /// started.
-    pub async fn place(&self, runtime: &str, image: &str) -> Result<(usize, Engine), SandboxError> {
+    /// process's runs placed there), the first configured on a tie. The run counts as placed
+    /// there until the returned guard is dropped; a run stays where it started.
+    pub async fn place(
+        &self,
+        runtime: &str,
+        image: &str,
+    ) -> Result<(usize, Engine, Placed<'_>), SandboxError> {
         if self.slots.len() == 1 {
             let engine = self.engine_at(0).await?;
             engine.check_image(runtime, image).await?;
-            return Ok((0, engine));
+            return Ok((0, engine, Placed::new(&self.slots[0].running)));
         }
-        let checks = self.slots.iter().enumerate().map(|(i, s)| async move {
+        let checks = self.slots.iter().enumerate().map(|(i, _)| async move {
             let engine = self.engine_at(i).await?;
             engine.check_image(runtime, image).await?;
             let others = engine.busy_elsewhere().await?;
-            Ok::<_, SandboxError>((others + s.running.load(Ordering::SeqCst), i, engine))
+            Ok::<_, SandboxError>((others, engine))
         });
         let results = futures::future::join_all(checks).await;
+        // This process's own runs are read and counted in one step, so that runs placed at
+        // the same moment spread rather than all seeing the same idle engine.
+        let _choosing = self
+            .choosing
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut best: Option<(usize, usize, Engine)> = None;
         let mut why = Vec::new();
         for (i, r) in results.into_iter().enumerate() {
             match r {
-                Ok(c) => {
-                    if best.as_ref().is_none_or(|b| (c.0, c.1) < (b.0, b.1)) {
-                        best = Some(c);
+                Ok((others, engine)) => {
+                    let load = others + self.slots[i].running.load(Ordering::SeqCst);
+                    if best.as_ref().is_none_or(|b| load < b.0) {
+                        best = Some((load, i, engine));
                     }
                 }
                 Err(e) => why.push(format!("{}: {e}", self.engines()[i].0)),
             }
         }
         match best {
-            Some((_, i, engine)) => Ok((i, engine)),
+            Some((_, i, engine)) => Ok((i, engine, Placed::new(&self.slots[i].running))),
             None => Err(SandboxError::NoEngine(why.join("; "))),
         }
     }
@@ -374,8 +388,7 @@ impl Sandbox {
         mut options: RunOptions,
         cancel: &CancellationToken,
     ) -> Result<RunReport, SandboxError> {
-        let (slot, engine) = self.place(runtime, image).await?;
-        let _placed = Placed::new(&self.slots[slot].running);
+        let (slot, engine, _placed) = self.place(runtime, image).await?;
         if let Some(ws) = &mut options.workspace {
             ws.archive = self.archive_for(&engine, ws)?;
             let mounts = ws.masked_files.len() + ws.masked_dirs.len() + ws.read_only.len();
@@ -619,7 +632,7 @@ impl Sandbox {
         mut workspace: Option<WorkspaceMount>,
     ) -> Result<(), SandboxError> {
         let image = self.image_name(runtime)?;
-        let (slot, engine) = self.place(runtime, &image).await?;
+        let (slot, engine, _placed) = self.place(runtime, &image).await?;
         if let Some(ws) = &mut workspace {
             ws.archive = self.archive_for(&engine, ws)?;
         }
@@ -930,7 +943,7 @@ fn pool_key(slot: usize, spec: &ContainerSpec) -> PoolKey {
 }
 
 /// Counts a run placed on an engine until it ends.
-struct Placed<'a>(&'a AtomicUsize);
+pub struct Placed<'a>(&'a AtomicUsize);
 
 impl<'a> Placed<'a> {
     fn new(running: &'a AtomicUsize) -> Placed<'a> {
@@ -945,76 +958,40 @@ impl Drop for Placed<'_> {
     }
 }
 
-/// Sends the workspace's archive into the container's empty `/workspace` volume; a writable
-/// copy's top directory is opened to the sandbox's user (the volume's root belongs to root,
-/// which may change its mode with every capability dropped).
+/// Unpacks the workspace's archive into the container's empty `/workspace` tmpfs (the archive
+/// API cannot write into a tmpfs, and on some file systems dockerd's own unpacking takes
+/// seconds per ten thousand files), then sets the top's mode: the engine makes the working
+/// directory 0755 at the start, whatever the tmpfs was mounted with.
 async fn ship(
     engine: &Engine,
     id: &str,
     packed: &Packed,
     writable: bool,
 ) -> Result<(), SandboxError> {
-    let options = bollard::query_parameters::UploadToContainerOptionsBuilder::default()
-        .path(crate::engine::WORKSPACE_DIR)
-        .build();
-    engine
-        .docker()
-        .upload_to_container(
-            id,
-            Some(options),
-            bollard::body_full(packed.tar.clone().into()),
-        )
-        .await?;
-    if writable {
-        let command = Command {
-            argv: vec![
-                "chmod".into(),
-                "0777".into(),
-                crate::engine::WORKSPACE_DIR.into(),
-            ],
-            user: Some("0:0".to_owned()),
-            ..Default::default()
-        };
-        let limits = Limits {
-            timeout: std::time::Duration::from_secs(30),
-            ..Limits::from_config(&SandboxConfig::default())
-        };
-        let report = exec(engine, id, &command, &limits, &CancellationToken::new()).await?;
-        if report.ending != crate::exec::Ending::Exited(0) {
-            return Err(SandboxError::Engine(format!(
-                "the workspace copy could not be made writable: {}",
-                report.stderr.trim()
-            )));
-        }
-    }
-    Ok(())
+    let mode = if writable { "0777" } else { "0755" };
+    let script = "tar -x -f - -C /workspace --no-same-owner && chmod \"$0\" /workspace";
+    let argv = ["sh", "-c", script, mode];
+    let limit = u64::try_from(packed.tar.len()).unwrap_or(u64::MAX);
+    crate::exec::exec_bytes(
+        engine,
+        id,
+        &argv,
+        Some(packed.tar.clone()),
+        limit.max(1024),
+        SHIP_TIMEOUT,
+    )
+    .await
+    .map(drop)
 }
 
-/// The container's copy of the workspace as an archive, at most `cap` bytes.
+/// How long sending the workspace, or bringing a copy back, may take.
+const SHIP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// The container's copy of the workspace as an archive (entries under `workspace/`, as the
+/// archive API gives them), at most `cap` bytes.
 async fn fetch_copy(engine: &Engine, id: &str, cap: u64) -> Result<Vec<u8>, SandboxError> {
-    use futures::StreamExt;
-    let options = bollard::query_parameters::DownloadFromContainerOptionsBuilder::default()
-        .path(crate::engine::WORKSPACE_DIR)
-        .build();
-    let mut stream = engine.docker().download_from_container(id, Some(options));
-    let mut out = Vec::new();
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk?;
-        out.extend_from_slice(&chunk);
-        if out.len() as u64 > cap {
-            return Err(SandboxError::Archive(
-                cairn_workspace::archive::ArchiveError::TooMuchBack {
-                    what: format!(
-                        "the run left more than {} MiB in the workspace",
-                        cap / (1024 * 1024)
-                    ),
-                    limit: format!("{} MiB", cap / (1024 * 1024)),
-                    key: "workspace_max_mib",
-                },
-            ));
-        }
-    }
-    Ok(out)
+    let argv = ["tar", "-c", "-f", "-", "-C", "/", "workspace"];
+    crate::exec::exec_bytes(engine, id, &argv, None, cap, SHIP_TIMEOUT).await
 }
 
 /// Removes a container when dropped, in the background if it was not removed already.

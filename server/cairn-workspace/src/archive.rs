@@ -153,10 +153,18 @@ impl Applied {
     /// not), as the file tools report their edits.
     pub fn edits(&self) -> Vec<(String, bool, Option<String>)> {
         let uri = |shown: &str| crate::path::file_uri(&self.root.join(shown));
-        let done = self.changed.iter().chain(&self.created).chain(&self.deleted);
+        let done = self
+            .changed
+            .iter()
+            .chain(&self.created)
+            .chain(&self.deleted);
         let mut out: Vec<_> = done.map(|p| (uri(p), true, None)).collect();
         out.extend(self.conflicts.iter().map(|p| {
-            (uri(p), false, Some("changed on disk while the run ran".to_owned()))
+            (
+                uri(p),
+                false,
+                Some("changed on disk while the run ran".to_owned()),
+            )
         }));
         out.extend(
             self.refused

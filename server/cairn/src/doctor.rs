@@ -182,7 +182,10 @@ pub async fn run(env: &Env, root: Option<PathBuf>) -> anyhow::Result<ExitCode> {
             &what,
             format!(
                 "{address} answers; {version}; round trip {}; {delivery}; images present for: {}",
-                rtt.map_or_else(|e| format!("unknown ({e})"), |d| format!("{:.1} ms", d.as_secs_f64() * 1e3)),
+                rtt.map_or_else(
+                    |e| format!("unknown ({e})"),
+                    |d| format!("{:.1} ms", d.as_secs_f64() * 1e3)
+                ),
                 if present.is_empty() {
                     "none".to_owned()
                 } else {

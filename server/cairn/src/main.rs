@@ -200,14 +200,26 @@ enum BenchCommand {
         files: usize,
     },
     /// Time to run `print(1)` in a Python sandbox, cold (a new container) and warm (from the
-    /// pool), next to plain `docker run --rm` of the same image; needs a Docker engine.
+    /// pool), next to plain `docker run --rm` of the same image, and a run that sees a
+    /// generated workspace, mounted and sent as an archive; on the configured engine and on
+    /// `--engine` when given. Needs a Docker engine.
     Sandbox {
-        /// Runs per way of starting.
+        /// Runs per way of starting (at most 10 of those with the workspace).
         #[arg(long, default_value_t = 50)]
         runs: usize,
         /// The image (default: `sandbox.images.python` of the configuration).
         #[arg(long)]
         image: Option<String>,
+        /// A second engine to measure next to the configured one: `tcp://host:2376` (with
+        /// `--tls-dir`) or `ssh://user@host`. Its workspace runs get the workspace as an archive.
+        #[arg(long)]
+        engine: Option<String>,
+        /// The second engine's TLS files: `ca.pem`, `cert.pem`, `key.pem`.
+        #[arg(long)]
+        tls_dir: Option<std::path::PathBuf>,
+        /// Files in the generated workspace.
+        #[arg(long, default_value_t = 10_000)]
+        files: usize,
     },
     /// `semantic_search` over a generated workspace: indexing time, query p50 and p95, index
     /// size on disk, and the re-index time after one file changes, next to their targets; needs
@@ -460,8 +472,24 @@ fn main() -> ExitCode {
                 command: BenchCommand::Semantic { files, queries },
             } => bench_semantic::semantic(files, queries).await,
             Command::Bench {
-                command: BenchCommand::Sandbox { runs, image },
-            } => bench_sandbox::sandbox(&env, runs, image).await,
+                command:
+                    BenchCommand::Sandbox {
+                        runs,
+                        image,
+                        engine,
+                        tls_dir,
+                        files,
+                    },
+            } => {
+                let args = bench_sandbox::Args {
+                    runs,
+                    image,
+                    engine,
+                    tls_dir,
+                    files,
+                };
+                bench_sandbox::sandbox(&env, args).await
+            }
             Command::Bench {
                 command: BenchCommand::Select(args),
             } => bench_select::select(&env, args).await,
