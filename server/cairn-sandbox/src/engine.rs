@@ -247,23 +247,8 @@ impl Engine {
             }
             "tcp" | "https" => match tls {
                 (Some(ca), Some(cert), Some(key)) => {
-                    for (what, path) in [("tls_ca", ca), ("tls_cert", cert), ("tls_key", key)] {
-                        if let Err(e) = std::fs::metadata(path) {
-                            return Err(unavailable(format!(
-                                "sandbox.{what} `{}` cannot be read ({e})",
-                                path.display()
-                            )));
-                        }
-                    }
-                    Docker::connect_with_ssl(
-                        &format!("https://{rest}"),
-                        key,
-                        cert,
-                        ca,
-                        REQUEST_TIMEOUT_SECS,
-                        bollard::API_DEFAULT_VERSION,
-                    )
-                    .map_err(|e| unavailable(e.to_string()))?
+                    let files = crate::tls::TlsFiles { ca, cert, key };
+                    crate::tls::connect(rest, &files, REQUEST_TIMEOUT_SECS).map_err(unavailable)?
                 }
                 (None, None, None) if is_loopback(rest) => Docker::connect_with_http(
                     &format!("tcp://{rest}"),

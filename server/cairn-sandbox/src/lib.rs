@@ -14,6 +14,7 @@ pub mod exec;
 pub mod runtimes;
 mod service;
 mod session;
+mod tls;
 pub mod tools;
 
 pub use engine::{Engine, Identity, Limits, RunAs, WorkspaceMount};
