@@ -269,6 +269,17 @@ const SANCTIONED_VIA: &[(&str, &str, &str)] = &[
         "the Docker engine's API, over its socket or the configured host",
     ),
     (
+        "hyper-util",
+        "cairn-sandbox",
+        "the client under the Docker engine's API over TLS (`tls.rs`: only the configured CA, \
+         kept connections), handed to bollard as its transport; only ever to the configured engine",
+    ),
+    (
+        "hyper-rustls",
+        "cairn-sandbox",
+        "the TLS connector of that same engine client (`tls.rs`)",
+    ),
+    (
         "bollard",
         "cairn-devops",
         "the Docker engine's API for the DevOps tools, over the sandbox's connection \
