@@ -9,6 +9,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod common;
+
 use cairn_config::SandboxConfig;
 use cairn_sandbox::engine::{LABEL, OWNER_LABEL};
 use cairn_sandbox::runtimes::runtime;
@@ -16,6 +18,7 @@ use cairn_sandbox::tools::{Code, code_tools};
 use cairn_sandbox::{Ending, RunAs, RunOptions, Sandbox, WorkspaceMount};
 use cairn_toolkit::ToolSet;
 use cairn_workspace::Workspace;
+use common::protected_workspace;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -550,33 +553,6 @@ async fn every_tool_in_normal_use() {
     assert!(text.contains("no sandboxes"), "{text}");
     assert_eq!(ours(&sb).await, 0);
     sb.shutdown().await;
-}
-
-/// A workspace with the user's access rules, at `dir/ws`, owned by `nobody` as a user's own
-/// workspace belongs to the user (the tests run as root, and a sandbox never does).
-fn protected_workspace(
-    dir: &std::path::Path,
-    files: &[(&str, &str)],
-    approvals: Arc<cairn_workspace::ExactApprovals>,
-) -> Arc<Workspace> {
-    let ws = dir.join("ws");
-    for (path, text) in files {
-        let path = ws.join(path);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-    let chown = std::process::Command::new("chown")
-        .args(["-hR", "65534:65534"])
-        .arg(&ws)
-        .status()
-        .unwrap();
-    assert!(chown.success());
-    let rules = cairn_config::access::AccessRules::new("ada@example.com", None, None);
-    Arc::new(
-        Workspace::new(vec![ws])
-            .unwrap()
-            .with_access(move |_| rules.clone(), approvals),
-    )
 }
 
 #[tokio::test]

@@ -7,6 +7,8 @@
 //! `CAIRN_DOCKER_TESTS` for the local engine; `.ci/run` starts both engines and sets them all.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -105,26 +107,10 @@ async fn call(tools: &ToolSet<Code>, name: &str, args: Value) -> cairn_test_supp
     cairn_test_support::tools::call(tools, name, args).await
 }
 
-/// A workspace of `files` (owned by `nobody`, as the local attacks tests make theirs), under
-/// access rules that protect secrets and code that runs.
+/// A workspace of `files` (owned by `nobody`, as the attacks tests make theirs), under access
+/// rules that protect secrets and code that runs.
 fn workspace(dir: &Path, files: &[(&str, &str)]) -> Arc<Workspace> {
-    let ws = dir.join("ws");
-    for (path, text) in files {
-        let path = ws.join(path);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-    let chown = std::process::Command::new("chown")
-        .args(["-hR", "65534:65534"])
-        .arg(&ws)
-        .status()
-        .unwrap();
-    assert!(chown.success());
-    let rules = cairn_config::access::AccessRules::new("ada@example.com", None, None);
-    Arc::new(Workspace::new(vec![ws]).unwrap().with_access(
-        move |_| rules.clone(),
-        cairn_workspace::ExactApprovals::new(),
-    ))
+    common::protected_workspace(dir, files, cairn_workspace::ExactApprovals::new())
 }
 
 fn root_of(ws: &Workspace) -> PathBuf {
