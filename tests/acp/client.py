@@ -60,6 +60,7 @@ class Client:
         self.first_text = asyncio.Event()
         self.asked = asyncio.Event()
         self.commands = 0
+        self.command_names = set()
         self.commands_changed = asyncio.Event()
 
     async def request_permission(self, session_id, tool_call, options, **kwargs):
@@ -83,11 +84,14 @@ class Client:
             self.first_text.set()
         if getattr(update, "session_update", None) == "available_commands_update":
             self.commands += 1
+            self.command_names = {c.name for c in update.available_commands}
             self.commands_changed.set()
 
-    async def wait_commands(self, count):
-        """Waits (20 s at most) until `count` commands updates have come."""
-        while self.commands < count:
+    async def wait_commands(self, count, name=None):
+        """Waits (20 s at most for each) until `count` commands updates have come and, when
+        `name` is given, the latest lists it: on a loaded machine the client's MCP server may
+        still be starting when the first list is sent, as a user may see it appear late."""
+        while self.commands < count or (name and name not in self.command_names):
             self.commands_changed.clear()
             await asyncio.wait_for(self.commands_changed.wait(), 20)
 
@@ -175,7 +179,8 @@ async def main():
             await conn.cancel(session_id=sid)
             reply = await asyncio.wait_for(running, 20)
         elif scenario == "commands":
-            await client.wait_commands(1)
+            await client.wait_commands(1, "args-prompt")
+            seen = client.commands
             reply = await conn.prompt(session_id=sid, prompt=[text_block("/args-prompt city=Paris")])
             out["errors"] = []
             for text in ["/nope x=1", "/args-prompt state=Texas"]:
@@ -185,7 +190,7 @@ async def main():
                 except RequestError as e:
                     out["errors"].append({"code": e.code, "message": str(e), "data": e.data})
             out["load"] = dump(await conn.load_session(cwd=workspace, session_id=sid, mcp_servers=servers))
-            await client.wait_commands(2)
+            await client.wait_commands(seen + 1, "args-prompt")
         else:
             raise SystemExit(f"unknown scenario {scenario}")
         out["prompt"] = dump(reply)
