@@ -307,10 +307,6 @@ impl Engine {
         self.local
     }
 
-    pub fn host(&self) -> &str {
-        &self.host
-    }
-
     /// The bollard client, for the DevOps tools that manage the engine's objects.
     pub fn docker(&self) -> &Docker {
         &self.docker
