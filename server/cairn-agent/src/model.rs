@@ -182,6 +182,34 @@ pub enum ProviderStatus {
     Ready { description: String },
     /// Could not load; the message says what to do.
     Failed { message: String },
+    /// One answer's speed: the time to its first token (prompt processing included), the
+    /// prompt tokens run (those the cache did not already hold) and generated tokens a second.
+    Speed {
+        first_token_ms: u64,
+        prompt_tokens: u64,
+        prompt_tokens_per_s: f64,
+        tokens: u64,
+        tokens_per_s: f64,
+    },
+}
+
+impl ProviderStatus {
+    /// The speed line the terminal and the editors show.
+    pub fn speed_line(&self) -> Option<String> {
+        match self {
+            Self::Speed {
+                first_token_ms,
+                prompt_tokens,
+                prompt_tokens_per_s,
+                tokens,
+                tokens_per_s,
+            } => Some(format!(
+                "{tokens} tokens at {tokens_per_s:.1} tokens/s, first token after {:.2} s ({prompt_tokens} prompt tokens at {prompt_tokens_per_s:.0} tokens/s)",
+                *first_token_ms as f64 / 1000.0
+            )),
+            _ => None,
+        }
+    }
 }
 
 /// A stream of model events.

@@ -748,6 +748,10 @@ pub struct ProviderConfig {
     /// `local`: refuse a model that would need more than this many MiB (default: the memory
     /// available when it loads).
     pub max_memory_mib: Option<u64>,
+    /// `local`: threads the model runs on (default: one per core).
+    pub threads: Option<usize>,
+    /// `local`: sample tool calls under a grammar made from the tools' schemas (default true).
+    pub constrain_tool_calls: Option<bool>,
 }
 
 impl Default for ProviderConfig {
@@ -767,6 +771,8 @@ impl Default for ProviderConfig {
             context: None,
             temperature: None,
             max_memory_mib: None,
+            threads: None,
+            constrain_tool_calls: None,
         }
     }
 }

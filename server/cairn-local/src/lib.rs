@@ -1,4 +1,5 @@
-//! The local model provider: a quantized GGUF chat model run in-process on the CPU with candle.
+//! The local model provider: a GGUF chat model run in-process on the CPU with llama.cpp (through
+//! `llama-cpp-2`, built from source by cargo), its chat template rendered from the file.
 //!
 //! [`LocalModel`] implements [`cairn_agent::model::ModelClient`] like the HTTP providers: it
 //! streams text and whole tool calls, reports token usage, stops when the stream is dropped,
@@ -8,15 +9,17 @@
 //!   downloaded on first use with progress and read offline afterwards, or from a path.
 //! - The model loads on the first request, never before: building the client is free, so the
 //!   editor's `initialize` is not held up by gigabytes of weights.
-//! - The file is checked before anything large is read: a truncated file, an architecture or a
-//!   quantisation this code does not run, or a model larger than the memory there is, are each
-//!   refused with a message naming what to do.
+//! - The file is checked before llama.cpp reads it: a truncated or garbage file, a declared size
+//!   past a limit, an architecture or a quantisation this code does not run, or a model larger
+//!   than the memory there is, are each refused with a message naming the file and what to do.
+//! - Tool calls are parsed in the family's own format and, when there are tools, sampled under a
+//!   grammar built from their schemas, so a small model cannot write a call that does not parse.
 //! - A conversation longer than the model's context loses its oldest turns, with a note.
 
-mod chat;
+mod calls;
 mod engine;
 mod gguf;
-mod model;
+mod template;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -26,10 +29,18 @@ use cairn_agent::model::{
 };
 use futures::future::BoxFuture;
 
-pub use chat::{CallParser, MALFORMED, Piece};
+pub use calls::{CallParser, MALFORMED, Piece};
 pub use engine::Timings;
-pub use gguf::ModelInfo;
-pub use model::ARCHITECTURES;
+pub use gguf::{ARCHITECTURES, MAX_VOCAB, ModelInfo};
+pub use template::Family;
+
+/// The engine, for `cairn doctor` and the benchmark.
+pub const ENGINE: &str = "llama.cpp (llama-cpp-2, built from source)";
+
+/// Threads generation runs on unless `provider.threads` says otherwise: one per core.
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+}
 
 /// The model used when nothing is configured: Qwen2.5-1.5B-Instruct, quantised Q4_K_M (1.0 GB):
 /// the smallest model that calls tools reliably in the Hermes format it was trained on, about
@@ -118,6 +129,10 @@ pub struct LocalSettings {
     pub seed: u64,
     /// Refuse a model that needs more than this many MiB (default: the memory available now).
     pub max_memory_mib: Option<u64>,
+    /// Threads to run on (default: one per core).
+    pub threads: Option<usize>,
+    /// Sample tool calls under a grammar made from the tools' schemas.
+    pub constrain_calls: bool,
 }
 
 /// The context used when neither the settings nor a smaller model say otherwise.
@@ -132,6 +147,8 @@ impl LocalSettings {
             temperature: 0.0,
             seed: 299_792_458,
             max_memory_mib: None,
+            threads: None,
+            constrain_calls: true,
         }
     }
 }
@@ -169,35 +186,47 @@ pub enum LocalError {
         needed: u64,
     },
     #[error(
+        "{path} declares {what} of {declared}, more than the local provider's limit of {limit}; it is damaged or not a chat model cairn runs"
+    )]
+    Limit {
+        path: PathBuf,
+        what: &'static str,
+        declared: u64,
+        limit: u64,
+    },
+    #[error(
         "the model's architecture `{arch}` is not supported by the local provider (it runs {supported}); choose a model of those families, or serve this one with llama.cpp or Ollama and set provider.kind = \"openai\""
     )]
     Architecture { arch: String, supported: String },
     #[error(
-        "the model's quantisation is not supported ({detail}); choose a file quantised as Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K to Q6_K, F16 or F32"
+        "the model's quantisation is not supported ({detail}); choose a file quantised as Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K to Q6_K, IQ1 to IQ4, F16, BF16 or F32"
     )]
     Quantisation { detail: String },
     #[error(
-        "the model needs about {needed_mib} MiB ({weights_mib} MiB of weights, {cache_mib} MiB of cache for {context} tokens) and {available_mib} MiB are available; choose a smaller model or quantisation, or a smaller provider.context"
+        "{path}: the model needs about {needed_mib} MiB ({weights_mib} MiB of weights, {cache_mib} MiB of cache for {context} tokens) and {available_mib} MiB are available (provider.max_memory_mib or the memory free now); choose a smaller model or quantisation, or a smaller provider.context"
     )]
     TooLarge {
+        path: PathBuf,
         needed_mib: u64,
         weights_mib: u64,
         cache_mib: u64,
         context: usize,
         available_mib: u64,
     },
-    #[error("the model's tokenizer cannot be read: {0}")]
-    Tokenizer(String),
     #[error(
-        "the model's chat template is not ChatML (`<|im_start|>`), the only one the local provider writes; choose a Qwen2 or SmolLM2 model"
+        "the chat template of {path} cannot be rendered: {detail}; set provider.kind to a server that runs this model, or choose another file"
     )]
-    Template,
+    Template { path: PathBuf, detail: String },
     #[error(
-        "the request needs {needed} tokens before the answer, and the model's context holds {context}; shorten the system prompt or offer fewer tools (selection.max_tools), or raise provider.context"
+        "the request needs {needed} tokens with its answer, and the context of {path} holds {context}; shorten the system prompt or offer fewer tools (selection.max_tools), or raise provider.context"
     )]
-    ContextTooSmall { needed: usize, context: usize },
-    #[error("the model failed: {0}")]
-    Compute(#[from] candle_core::Error),
+    ContextTooSmall {
+        path: PathBuf,
+        needed: usize,
+        context: usize,
+    },
+    #[error("{0}")]
+    Engine(String),
 }
 
 impl From<cairn_select::hub::HubError> for LocalError {
@@ -307,8 +336,9 @@ impl ModelClient for LocalModel {
                     let mut state = state
                         .lock()
                         .unwrap_or_else(std::sync::PoisonError::into_inner);
-                    let result = engine::loaded(&mut state, &settings, status.as_ref())
-                        .and_then(|engine| engine.generate(&request, &settings, &tx));
+                    let result = engine::loaded(&mut state, &settings, status.as_ref()).and_then(
+                        |engine| engine.generate(&request, &settings, &tx, status.as_ref()),
+                    );
                     if let Err(e) = result {
                         let _ = tx.blocking_send(Err(e.to_model_error()));
                     }

@@ -105,7 +105,18 @@ async fn answers_a_question_streaming_with_usage_and_loads_once() {
         .count();
     assert_eq!(loads, 1, "{seen:?}");
     assert!(
-        matches!(seen.last(), Some(LocalStatus::Ready { description }) if description.contains("llama") && description.contains("Q4_1")),
+        seen.iter().any(|s| matches!(s, LocalStatus::Ready { description } if description.contains("llama") && description.contains("Q4_1") && description.contains("llama.cpp on"))),
+        "{seen:?}"
+    );
+    // Each answer reports its speed, which the terminal and the editors show.
+    let speeds: Vec<String> = seen.iter().filter_map(LocalStatus::speed_line).collect();
+    assert_eq!(speeds.len(), 2, "{seen:?}");
+    assert!(
+        speeds[0].contains("tokens/s, first token after"),
+        "{speeds:?}"
+    );
+    assert!(
+        matches!(seen.last(), Some(LocalStatus::Speed { tokens, tokens_per_s, .. }) if *tokens >= 1 && *tokens_per_s > 0.0),
         "{seen:?}"
     );
 }

@@ -1,6 +1,7 @@
 //! A model that runs on this machine, as the editor sees it: the notice that the default local
 //! model answers (once, as an information message), `$/progress` while it downloads and loads,
-//! and nothing else: a failure reaches the user as the run's error, with what to do.
+//! each answer's speed (tokens a second, time to the first token) as a `$/progress` that begins
+//! and ends with it, and nothing else: a failure reaches the user as the run's error.
 
 use std::sync::Arc;
 
@@ -67,6 +68,28 @@ pub(crate) fn watch(client: Client, factory: Arc<dyn AgentFactory>) {
                             p.report_with_message(format!("loading {model}"), 100).await;
                         }
                         _ => {}
+                    }
+                }
+                speed @ ProviderStatus::Speed { .. } => {
+                    let Some(line) = speed.speed_line() else {
+                        continue;
+                    };
+                    let token = ProgressToken::String(format!(
+                        "cairn-model-speed-{}",
+                        uuid::Uuid::new_v4().simple()
+                    ));
+                    if client
+                        .create_work_done_progress(token.clone())
+                        .await
+                        .is_ok()
+                    {
+                        client
+                            .progress(token, "cairn: local model")
+                            .with_message(line.clone())
+                            .begin()
+                            .await
+                            .finish_with_message(line)
+                            .await;
                     }
                 }
                 ProviderStatus::Ready { .. } | ProviderStatus::Failed { .. } => {

@@ -114,6 +114,8 @@ pub fn provider(config: &Config, env: &Env) -> Result<Provider, String> {
         settings.temperature = t.max(0.0);
     }
     settings.max_memory_mib = p.max_memory_mib;
+    settings.threads = p.threads;
+    settings.constrain_calls = p.constrain_tool_calls.unwrap_or(true);
     Ok(Provider::Local { settings, default })
 }
 

@@ -24,7 +24,7 @@ fn tell(status: ProviderStatus) {
     for listener in &listeners {
         listener(&status);
     }
-    if !matches!(status, ProviderStatus::Notice { .. }) {
+    if !matches!(status, ProviderStatus::Notice { .. } | ProviderStatus::Speed { .. }) {
         *LAST.lock().unwrap_or_else(PoisonError::into_inner) = Some(status);
     }
 }
@@ -116,6 +116,11 @@ pub fn show_on_terminal() {
         }
         ProviderStatus::Loading { model } => eprintln!("cairn: loading {model}"),
         ProviderStatus::Ready { description } => eprintln!("cairn: ready: {description}"),
+        speed @ ProviderStatus::Speed { .. } => {
+            if let Some(line) = speed.speed_line() {
+                eprintln!("cairn: {line}");
+            }
+        }
         // The run's error says it, with what to do.
         ProviderStatus::Failed { .. } => {}
     }));

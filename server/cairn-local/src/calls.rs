@@ -1,98 +1,13 @@
-//! The chat format: a conversation rendered in ChatML (`<|im_start|>role … <|im_end|>`, the
-//! template of Qwen2 and SmolLM2) with tools announced as Qwen and Hermes do, and the model's
-//! `<tool_call>{"name": …, "arguments": …}</tool_call>` blocks parsed back into tool calls while
-//! its text streams.
+//! The model's tool calls, parsed back while its text streams, in its family's format
+//! ([`Family`]): Hermes `<tool_call>{…}</tool_call>` blocks, Mistral's `[TOOL_CALLS][…]`, and
+//! Llama 3's `{"name": …, "parameters": …}` (after `<|python_tag|>`, or as the whole answer).
 
-use cairn_agent::model::{Message, ModelRequest, ToolCallRequest};
+use cairn_agent::model::ToolCallRequest;
 
-const OPEN: &str = "<tool_call>";
+use crate::template::Family;
+
+/// What ends a Hermes call.
 const CLOSE: &str = "</tool_call>";
-
-/// The system turn: the agent's system prompt, then the tools in the wording the Qwen2.5 and
-/// Hermes templates use (so the model sees what it was trained on).
-pub fn system_turn(request: &ModelRequest, note: Option<&str>) -> String {
-    let mut system = request.system.clone();
-    if let Some(note) = note {
-        system.push_str("\n\n");
-        system.push_str(note);
-    }
-    if !request.tools.is_empty() {
-        system.push_str(
-            "\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\n\
-             You are provided with function signatures within <tools></tools> XML tags:\n<tools>",
-        );
-        for tool in &request.tools {
-            // Written by hand: the key order is the template's whatever serde_json's map is.
-            system.push_str(&format!(
-                "\n{{\"type\": \"function\", \"function\": {{\"name\": {}, \"description\": {}, \"parameters\": {}}}}}",
-                serde_json::Value::String(tool.name.clone()),
-                serde_json::Value::String(tool.description.clone()),
-                tool.input_schema
-            ));
-        }
-        system.push_str(
-            "\n</tools>\n\nFor each function call, return a json object with function name and \
-             arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n\
-             {\"name\": <function-name>, \"arguments\": <args-json-object>}\n</tool_call>",
-        );
-    }
-    format!("<|im_start|>system\n{system}<|im_end|>\n")
-}
-
-/// One message as ChatML; consecutive tool results share one `user` turn, as Qwen's template
-/// renders them, so `first_of_results` says whether this one opens it and `last_of_results`
-/// whether it closes it.
-pub fn message_turn(message: &Message, first_of_results: bool, last_of_results: bool) -> String {
-    match message {
-        Message::User { text, .. } => format!("<|im_start|>user\n{text}<|im_end|>\n"),
-        Message::Assistant { text, tool_calls } => {
-            let mut out = format!("<|im_start|>assistant\n{text}");
-            for call in tool_calls {
-                let arguments = match serde_json::from_str::<serde_json::Value>(&call.arguments) {
-                    Ok(value) => value.to_string(),
-                    Err(_) => serde_json::Value::String(call.arguments.clone()).to_string(),
-                };
-                if !out.ends_with('\n') {
-                    out.push('\n');
-                }
-                out.push_str(&format!(
-                    "{OPEN}\n{{\"name\": {}, \"arguments\": {arguments}}}\n{CLOSE}",
-                    serde_json::Value::String(call.name.clone())
-                ));
-            }
-            out.push_str("<|im_end|>\n");
-            out
-        }
-        Message::Tool { content, .. } => {
-            let mut out = String::new();
-            if first_of_results {
-                out.push_str("<|im_start|>user");
-            }
-            out.push_str(&format!("\n<tool_response>\n{content}\n</tool_response>"));
-            if last_of_results {
-                out.push_str("<|im_end|>\n");
-            }
-            out
-        }
-    }
-}
-
-/// The turns of `messages`, each rendered, in order (tool results grouped as above).
-pub fn turns(messages: &[Message]) -> Vec<String> {
-    let is_tool = |m: Option<&Message>| matches!(m, Some(Message::Tool { .. }));
-    messages
-        .iter()
-        .enumerate()
-        .map(|(i, m)| {
-            let first = i == 0 || !is_tool(messages.get(i - 1));
-            let last = !is_tool(messages.get(i + 1));
-            message_turn(m, first, last)
-        })
-        .collect()
-}
-
-/// What the model starts its answer after.
-pub const ASSISTANT_START: &str = "<|im_start|>assistant\n";
 
 /// A piece of the model's output as the agent sees it.
 #[derive(Debug, Clone, PartialEq)]
@@ -102,20 +17,52 @@ pub enum Piece {
 }
 
 /// Splits streamed output into text and tool calls. Text is passed on as soon as it cannot be
-/// the start of a `<tool_call>` tag; a block is parsed when it closes (or when the output ends).
-#[derive(Debug, Default)]
+/// the start of the family's call marker; a call is parsed when it closes (Hermes) or when the
+/// output ends (Mistral and Llama 3 write calls last).
+#[derive(Debug)]
 pub struct CallParser {
+    family: Family,
     pending: String,
     in_call: bool,
+    /// Whether any text was passed on (a Llama 3 answer that starts with `{` may be a call).
+    said: bool,
     calls: usize,
 }
 
+impl Default for CallParser {
+    fn default() -> Self {
+        Self::new(Family::Hermes)
+    }
+}
+
 impl CallParser {
+    pub fn new(family: Family) -> Self {
+        Self {
+            family,
+            pending: String::new(),
+            in_call: false,
+            said: false,
+            calls: 0,
+        }
+    }
+
+    fn open(&self) -> &'static str {
+        match self.family {
+            Family::Hermes => "<tool_call>",
+            Family::Mistral => "[TOOL_CALLS]",
+            Family::Llama3 => "<|python_tag|>",
+        }
+    }
+
     pub fn push(&mut self, text: &str) -> Vec<Piece> {
         self.pending.push_str(text);
+        let open = self.open();
         let mut out = Vec::new();
         loop {
             if self.in_call {
+                if self.family != Family::Hermes {
+                    break;
+                }
                 let Some(end) = self.pending.find(CLOSE) else {
                     break;
                 };
@@ -123,25 +70,38 @@ impl CallParser {
                 self.pending.drain(..end + CLOSE.len());
                 self.in_call = false;
                 out.extend(self.parse(&body));
-            } else if let Some(start) = self.pending.find(OPEN) {
+            } else if let Some(start) = self.pending.find(open) {
                 let text = self.pending[..start].to_owned();
                 if !text.is_empty() {
+                    self.said = true;
                     out.push(Piece::Text(text));
                 }
-                self.pending.drain(..start + OPEN.len());
+                self.pending.drain(..start + open.len());
                 self.in_call = true;
+            } else if self.family == Family::Llama3
+                && !self.said
+                && self.pending.trim_start().starts_with('{')
+            {
+                // Llama 3 answers a call with the bare object: held until the end.
+                self.in_call = true;
+            } else if self.family == Family::Llama3
+                && !self.said
+                && self.pending.trim().is_empty()
+            {
+                break;
             } else {
                 // Keep back a tail that could still grow into `<tool_call>`.
-                let keep = (1..OPEN.len())
+                let keep = (1..open.len())
                     .rev()
                     .find(|&n| {
                         self.pending.len() >= n
                             && self.pending.is_char_boundary(self.pending.len() - n)
-                            && OPEN.starts_with(&self.pending[self.pending.len() - n..])
+                            && open.starts_with(&self.pending[self.pending.len() - n..])
                     })
                     .unwrap_or(0);
                 let split = self.pending.len() - keep;
                 if split > 0 {
+                    self.said = true;
                     out.push(Piece::Text(self.pending[..split].to_owned()));
                     self.pending.drain(..split);
                 }
@@ -156,6 +116,13 @@ impl CallParser {
         let rest = std::mem::take(&mut self.pending);
         if self.in_call {
             self.in_call = false;
+            let body = rest.trim();
+            // A Llama 3 answer that only looked like JSON is text after all.
+            if self.family == Family::Llama3
+                && !body.contains("\"name\"")
+            {
+                return vec![Piece::Text(rest)];
+            }
             self.parse(&rest)
         } else if rest.is_empty() {
             Vec::new()
@@ -174,6 +141,8 @@ impl CallParser {
     /// refuse as invalid JSON, so the model hears what was wrong and can try again.
     fn parse(&mut self, body: &str) -> Vec<Piece> {
         let body = body.trim();
+        // Llama 3 may end a call with `<|eom_id|>`'s text or a `;` between calls.
+        let body = body.trim_end_matches(';').trim();
         let value: Result<serde_json::Value, _> = serde_json::from_str(body);
         let items = match value {
             Ok(serde_json::Value::Array(items)) => items,
@@ -184,6 +153,8 @@ impl CallParser {
             .into_iter()
             .map(|item| {
                 let name = item.get("name").and_then(|n| n.as_str()).map(str::to_owned);
+                // OpenAI's nesting, which some fine-tunes copy.
+                let item = item.get("function").cloned().unwrap_or(item);
                 let arguments = item
                     .get("arguments")
                     .or_else(|| item.get("parameters"))
@@ -309,46 +280,30 @@ mod tests {
     }
 
     #[test]
-    fn tool_results_share_one_user_turn_and_calls_render_as_trained() {
-        let messages = vec![
-            Message::User {
-                text: "hi".into(),
-                images: vec![],
-            },
-            Message::Assistant {
-                text: String::new(),
-                tool_calls: vec![
-                    ToolCallRequest {
-                        id: "1".into(),
-                        name: "a".into(),
-                        arguments: "{\"x\":1}".into(),
-                    },
-                    ToolCallRequest {
-                        id: "2".into(),
-                        name: "b".into(),
-                        arguments: "{}".into(),
-                    },
-                ],
-            },
-            Message::Tool {
-                call_id: "1".into(),
-                name: "a".into(),
-                content: "one".into(),
-                is_error: false,
-            },
-            Message::Tool {
-                call_id: "2".into(),
-                name: "b".into(),
-                content: "two".into(),
-                is_error: false,
-            },
-        ];
+    fn mistral_and_llama3_calls_are_parsed_and_their_text_passes() {
+        let mut p = CallParser::new(Family::Mistral);
+        let mut out = p.push("Let me look.[TOOL_");
+        out.extend(p.push("CALLS][{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}]"));
+        out.extend(p.finish());
         assert_eq!(
-            turns(&messages).concat(),
-            "<|im_start|>user\nhi<|im_end|>\n\
-             <|im_start|>assistant\n<tool_call>\n{\"name\": \"a\", \"arguments\": {\"x\":1}}\n</tool_call>\n\
-             <tool_call>\n{\"name\": \"b\", \"arguments\": {}}\n</tool_call><|im_end|>\n\
-             <|im_start|>user\n<tool_response>\none\n</tool_response>\n<tool_response>\ntwo\n</tool_response><|im_end|>\n"
+            out,
+            vec![
+                Piece::Text("Let me look.".into()),
+                call("read_file", r#"{"path":"a"}"#, "call_1")
+            ]
         );
+        let mut p = CallParser::new(Family::Llama3);
+        let mut out = p.push("{\"name\": \"grep\", ");
+        out.extend(p.push("\"parameters\": {\"pattern\": \"x\"}}"));
+        out.extend(p.finish());
+        assert_eq!(out, vec![call("grep", r#"{"pattern":"x"}"#, "call_1")]);
+        let mut p = CallParser::new(Family::Llama3);
+        let mut out = p.push("<|python_tag|>{\"name\": \"a\", \"parameters\": {}}");
+        out.extend(p.finish());
+        assert_eq!(out, vec![call("a", "{}", "call_1")]);
+        let mut p = CallParser::new(Family::Llama3);
+        let mut out = p.push("{ braces } are text");
+        out.extend(p.finish());
+        assert_eq!(out, vec![Piece::Text("{ braces } are text".into())]);
     }
 }
