@@ -176,6 +176,8 @@ fn cairn_chat_answers_with_the_local_model() {
         "{err}"
     );
     assert!(err.contains("tokens in"), "{err}");
+    // The answer's speed, on stderr.
+    assert!(err.contains("tokens/s, first token after"), "{err}");
     // Chosen on purpose, so no notice about the default.
     assert!(!err.contains("no model provider is configured"), "{err}");
     assert!(sb.model.requests().is_empty());
@@ -184,6 +186,13 @@ fn cairn_chat_answers_with_the_local_model() {
     let report = text(&out.stdout);
     assert!(
         report.contains("ok   local model: ") && report.contains("llama, Q4_1, 135 M parameters"),
+        "{report}"
+    );
+    // The engine, its threads and a 32-token speed test.
+    assert!(
+        report.contains("loads on llama.cpp")
+            && report.contains("threads")
+            && report.contains("32-token test: prompt"),
         "{report}"
     );
 }

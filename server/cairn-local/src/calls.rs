@@ -84,9 +84,7 @@ impl CallParser {
             {
                 // Llama 3 answers a call with the bare object: held until the end.
                 self.in_call = true;
-            } else if self.family == Family::Llama3
-                && !self.said
-                && self.pending.trim().is_empty()
+            } else if self.family == Family::Llama3 && !self.said && self.pending.trim().is_empty()
             {
                 break;
             } else {
@@ -118,9 +116,7 @@ impl CallParser {
             self.in_call = false;
             let body = rest.trim();
             // A Llama 3 answer that only looked like JSON is text after all.
-            if self.family == Family::Llama3
-                && !body.contains("\"name\"")
-            {
+            if self.family == Family::Llama3 && !body.contains("\"name\"") {
                 return vec![Piece::Text(rest)];
             }
             self.parse(&rest)

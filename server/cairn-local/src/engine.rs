@@ -193,10 +193,13 @@ fn load(settings: &LocalSettings, status: Option<&StatusFn>) -> Result<Engine, L
         info.threads = threads.max(1);
     }
     let backend = backend()?;
-    let model = LlamaModel::load_from_file(backend, &path, &LlamaModelParams::default())
-        .map_err(|e| LocalError::Engine(format!("llama.cpp could not load {}: {e}", path.display())))?;
+    let model =
+        LlamaModel::load_from_file(backend, &path, &LlamaModelParams::default()).map_err(|e| {
+            LocalError::Engine(format!("llama.cpp could not load {}: {e}", path.display()))
+        })?;
     let vocab = model.vocab();
-    let piece = |t: LlamaToken| String::from_utf8_lossy(&vocab.token_to_piece(t, true, None)).into_owned();
+    let piece =
+        |t: LlamaToken| String::from_utf8_lossy(&vocab.token_to_piece(t, true, None)).into_owned();
     let bos = piece(vocab.bos());
     let eos = piece(vocab.eos());
     let template = ChatTemplate::new(header.chat_template.as_deref(), &path, &bos, &eos)?;
@@ -354,7 +357,10 @@ impl Worker<'_> {
         let last = if g.temperature <= 0.0 {
             LlamaSampler::greedy()
         } else {
-            LlamaSampler::chain_simple([LlamaSampler::temp(g.temperature), LlamaSampler::dist(g.seed)])
+            LlamaSampler::chain_simple([
+                LlamaSampler::temp(g.temperature),
+                LlamaSampler::dist(g.seed),
+            ])
         };
         // No repetition penalty: llama.cpp's 1.1 kept SmolLM2 from copying a tool call out of
         // the prompt, and an agent's calls copy paths and names from what it read;
@@ -405,7 +411,9 @@ impl Worker<'_> {
         let mut stop_reason = "length";
         let mut first_token = None;
         let gen_started = Instant::now();
-        let limit = g.max_tokens.min(self.context.saturating_sub(g.prompt.len()));
+        let limit = g
+            .max_tokens
+            .min(self.context.saturating_sub(g.prompt.len()));
         let send = |pieces: Vec<Piece>| -> bool {
             pieces.into_iter().all(|piece| {
                 let event = match piece {
@@ -564,7 +572,11 @@ impl Engine {
         let mut needed = tokens.len();
         for first in starts {
             let note = note(first, context);
-            let tokens = self.encode(&self.template.render(request, &messages[first..], Some(&note))?);
+            let tokens = self.encode(&self.template.render(
+                request,
+                &messages[first..],
+                Some(&note),
+            )?);
             needed = tokens.len();
             if tokens.len() <= budget {
                 return Ok((tokens, first));
@@ -654,7 +666,11 @@ impl Engine {
             .map_err(|_| LocalError::Engine("the model's thread ended during the answer".into()))?
     }
 
-    pub fn bench(&mut self, prompt_tokens: usize, gen_tokens: usize) -> Result<Timings, LocalError> {
+    pub fn bench(
+        &mut self,
+        prompt_tokens: usize,
+        gen_tokens: usize,
+    ) -> Result<Timings, LocalError> {
         let (done, result) = mpsc::channel();
         self.work
             .send(Job::Bench {
@@ -663,9 +679,9 @@ impl Engine {
                 done,
             })
             .map_err(|_| LocalError::Engine("the model's thread has ended".into()))?;
-        result
-            .recv()
-            .map_err(|_| LocalError::Engine("the model's thread ended during the benchmark".into()))?
+        result.recv().map_err(|_| {
+            LocalError::Engine("the model's thread ended during the benchmark".into())
+        })?
     }
 }
 

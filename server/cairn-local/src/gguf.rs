@@ -175,8 +175,7 @@ impl<R: Read> Cursor<R> {
         if n > limit {
             return Err(Bad::Limit("a metadata string", n, limit));
         }
-        String::from_utf8(self.bytes(n)?)
-            .map_err(|_| Bad::Format("a string is not UTF-8".into()))
+        String::from_utf8(self.bytes(n)?).map_err(|_| Bad::Format("a string is not UTF-8".into()))
     }
     fn skip_string(&mut self, limit: u64) -> Result<(), Bad> {
         let n = self.u64()?;
@@ -282,7 +281,9 @@ pub fn check(
         });
     }
     if header.vocab == 0 {
-        return Err(not_gguf("it has no vocabulary (tokenizer.ggml.tokens)".into()));
+        return Err(not_gguf(
+            "it has no vocabulary (tokenizer.ggml.tokens)".into(),
+        ));
     }
     let mut needed = data_start;
     let mut weights = 0u64;
@@ -450,7 +451,9 @@ fn read_header<R: Read + Seek>(c: &mut Cursor<R>) -> Result<(Header, Tensors, u6
         if n_dims == 0 || n_dims > 4 {
             return Err(Bad::Format(format!("a tensor of {n_dims} dimensions")));
         }
-        let dims = (0..n_dims).map(|_| c.u64()).collect::<Result<Vec<_>, _>>()?;
+        let dims = (0..n_dims)
+            .map(|_| c.u64())
+            .collect::<Result<Vec<_>, _>>()?;
         let t = c.u32()?;
         let offset = c.u64()?;
         tensors.push((dims, t, offset));

@@ -336,9 +336,10 @@ impl ModelClient for LocalModel {
                     let mut state = state
                         .lock()
                         .unwrap_or_else(std::sync::PoisonError::into_inner);
-                    let result = engine::loaded(&mut state, &settings, status.as_ref()).and_then(
-                        |engine| engine.generate(&request, &settings, &tx, status.as_ref()),
-                    );
+                    let result =
+                        engine::loaded(&mut state, &settings, status.as_ref()).and_then(|engine| {
+                            engine.generate(&request, &settings, &tx, status.as_ref())
+                        });
                     if let Err(e) = result {
                         let _ = tx.blocking_send(Err(e.to_model_error()));
                     }

@@ -93,9 +93,12 @@ impl ChatTemplate {
         let mut env = Environment::new();
         env.set_fuel(Some(FUEL));
         env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
-        env.add_function("raise_exception", |message: String| -> Result<Value, minijinja::Error> {
-            Err(minijinja::Error::new(ErrorKind::InvalidOperation, message))
-        });
+        env.add_function(
+            "raise_exception",
+            |message: String| -> Result<Value, minijinja::Error> {
+                Err(minijinja::Error::new(ErrorKind::InvalidOperation, message))
+            },
+        );
         // Llama 3's templates date the system prompt; a fixed date keeps prompts repeatable
         // (and the prompt cache warm across days).
         env.add_function("strftime_now", |_format: String| "26 Jul 2024".to_owned());
@@ -208,7 +211,9 @@ impl ChatTemplate {
                 name,
                 content,
                 ..
-            } => json!({"role": "tool", "tool_call_id": short_id(call_id), "name": name, "content": content}),
+            } => {
+                json!({"role": "tool", "tool_call_id": short_id(call_id), "name": name, "content": content})
+            }
         }
     }
 }
@@ -252,7 +257,8 @@ fn merge_tool_results(messages: Vec<serde_json::Value>) -> Vec<serde_json::Value
             );
             match out.last_mut() {
                 Some(last) if open => {
-                    let joined = format!("{}\n{block}", last["content"].as_str().unwrap_or_default());
+                    let joined =
+                        format!("{}\n{block}", last["content"].as_str().unwrap_or_default());
                     last["content"] = serde_json::Value::String(joined);
                 }
                 _ => out.push(json!({"role": "user", "content": block})),
@@ -322,7 +328,11 @@ fn python_json(value: &serde_json::Value) -> String {
         serde_json::Value::Object(map) => format!(
             "{{{}}}",
             map.iter()
-                .map(|(k, v)| format!("{}: {}", serde_json::Value::String(k.clone()), python_json(v)))
+                .map(|(k, v)| format!(
+                    "{}: {}",
+                    serde_json::Value::String(k.clone()),
+                    python_json(v)
+                ))
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
@@ -333,15 +343,21 @@ fn python_json(value: &serde_json::Value) -> String {
 /// A template error naming the file, the construct and where it is.
 fn template_error(file: &Path, e: &minijinja::Error) -> LocalError {
     let construct = match e.kind() {
-        ErrorKind::OutOfFuel => format!(
-            "it did not finish within {FUEL} steps (a loop that does not end?)"
-        ),
+        ErrorKind::OutOfFuel => {
+            format!("it did not finish within {FUEL} steps (a loop that does not end?)")
+        }
         ErrorKind::InvalidOperation if e.detail().is_some() => {
-            format!("it refused the conversation: {}", e.detail().unwrap_or_default())
+            format!(
+                "it refused the conversation: {}",
+                e.detail().unwrap_or_default()
+            )
         }
         _ => e.to_string(),
     };
-    let line = e.line().map(|l| format!(" at line {l}")).unwrap_or_default();
+    let line = e
+        .line()
+        .map(|l| format!(" at line {l}"))
+        .unwrap_or_default();
     LocalError::Template {
         path: file.to_owned(),
         detail: format!("{construct}{line}"),
@@ -374,7 +390,9 @@ mod tests {
     #[test]
     fn a_template_that_never_ends_is_refused_naming_the_file() {
         let t = ChatTemplate::new(
-            Some("{% for i in range(100000) %}{% for j in range(100000) %}x{% endfor %}{% endfor %}"),
+            Some(
+                "{% for i in range(100000) %}{% for j in range(100000) %}x{% endfor %}{% endfor %}",
+            ),
             Path::new("/m/loop.gguf"),
             "",
             "",
@@ -392,10 +410,15 @@ mod tests {
 
     #[test]
     fn a_template_minijinja_cannot_compile_names_the_construct() {
-        let e = ChatTemplate::new(Some("{% generation %}x{% endgeneration %}"), Path::new("/m/g.gguf"), "", "")
-            .err()
-            .unwrap()
-            .to_string();
+        let e = ChatTemplate::new(
+            Some("{% generation %}x{% endgeneration %}"),
+            Path::new("/m/g.gguf"),
+            "",
+            "",
+        )
+        .err()
+        .unwrap()
+        .to_string();
         assert!(e.contains("/m/g.gguf"), "{e}");
         assert!(e.contains("generation"), "{e}");
     }

@@ -83,7 +83,11 @@ async fn error_with(bytes: &[u8], tune: impl FnOnce(&mut LocalSettings)) -> Stri
         "the stream ends after the error"
     );
     let e = first.expect_err("a bad file gives an error").to_string();
-    assert_eq!(std::fs::read(&path).unwrap(), bytes, "the file is unchanged");
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        bytes,
+        "the file is unchanged"
+    );
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     e
 }
@@ -134,8 +138,14 @@ async fn a_missing_file_is_named() {
 #[tokio::test]
 async fn a_vocabulary_of_ten_million_tokens_is_refused_naming_the_file_and_the_limit() {
     let e = error_for(&gguf_with_vocab("llama", 0, 10_000_000)).await;
-    assert!(e.contains("model.gguf declares a vocabulary of 10000000"), "{e}");
-    assert!(e.contains(&format!("limit of {}", cairn_local::MAX_VOCAB)), "{e}");
+    assert!(
+        e.contains("model.gguf declares a vocabulary of 10000000"),
+        "{e}"
+    );
+    assert!(
+        e.contains(&format!("limit of {}", cairn_local::MAX_VOCAB)),
+        "{e}"
+    );
 }
 
 #[tokio::test]
@@ -166,7 +176,10 @@ async fn garbage_after_the_magic_is_refused_without_reading_past_the_file() {
     bytes.extend((1u64 << 62).to_le_bytes());
     bytes.extend(b"xxxx");
     let e = error_for(&bytes).await;
-    assert!(e.contains("declares a metadata string of 4611686018427387904"), "{e}");
+    assert!(
+        e.contains("declares a metadata string of 4611686018427387904"),
+        "{e}"
+    );
     let e = error_for(b"GGUF\x03\x00\x00\x00\xff\xff\xff\xff\xff\xff\xff\xff").await;
     assert!(e.contains("declares tensors of"), "{e}");
 }

@@ -301,18 +301,28 @@ async fn local_model(settings: &cairn_local::LocalSettings) -> (bool, String) {
         }
     }
     let model = cairn_local::LocalModel::new(settings.clone(), None);
-    match tokio::task::spawn_blocking(move || model.load_blocking()).await {
-        Ok(Ok(info)) => (
+    // Loaded, then a 32-token speed test, so the user sees what an answer will cost.
+    let loaded = tokio::task::spawn_blocking(move || {
+        let info = model.load_blocking()?;
+        let speed = model.bench_blocking(32, 32)?;
+        Ok::<_, cairn_local::LocalError>((info, speed))
+    });
+    match loaded.await {
+        Ok(Ok((info, speed))) => (
             true,
             format!(
-                "{} loads: {}, {}, {:.0} M parameters, {} MB, {} tokens of context ({})",
+                "{} loads on {} with {} threads: {}, {}, {:.0} M parameters, {} MB, {} tokens of context ({}); 32-token test: prompt {:.0} tokens/s, generation {:.1} tokens/s",
                 info.name,
+                cairn_local::ENGINE,
+                info.threads,
                 info.arch,
                 info.quantisation,
                 info.parameters as f64 / 1e6,
                 info.file_bytes / 1_000_000,
                 info.context,
-                info.path.display()
+                info.path.display(),
+                speed.prompt_rate(),
+                speed.gen_rate()
             ),
         ),
         Ok(Err(e)) => (false, e.to_string()),

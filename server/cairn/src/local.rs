@@ -24,7 +24,10 @@ fn tell(status: ProviderStatus) {
     for listener in &listeners {
         listener(&status);
     }
-    if !matches!(status, ProviderStatus::Notice { .. } | ProviderStatus::Speed { .. }) {
+    if !matches!(
+        status,
+        ProviderStatus::Notice { .. } | ProviderStatus::Speed { .. }
+    ) {
         *LAST.lock().unwrap_or_else(PoisonError::into_inner) = Some(status);
     }
 }
