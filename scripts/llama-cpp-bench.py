@@ -147,8 +147,10 @@ def main():
     except ImportError as e:
         fail(f"cannot import llama_cpp ({e}); run it with the python scripts/llama-cpp-peer prints")
 
-    # Room for the longer of the two phases (the generation prompt is a dozen tokens), rounded up.
-    needed = max(args.prompt_tokens, args.gen_tokens + 64)
+    # Room for the longer of the two phases (the generation prompt is a dozen tokens), rounded up;
+    # the same context cairn's side runs in (its engine keeps one position free after a prompt,
+    # hence the one more).
+    needed = max(args.prompt_tokens + 1, args.gen_tokens + 64)
     n_ctx = max(512, -(-needed // 256) * 256)
 
     base_rss = peak_rss_mib()
@@ -169,6 +171,7 @@ def main():
         "threads": args.threads,
         "prompt_tokens": args.prompt_tokens,
         "gen_tokens": args.gen_tokens,
+        "context": n_ctx,
         "load_s": round(statistics.median(loads), 4),
         "pp_tok_s": round(statistics.median(pps), 2),
         "tg_tok_s": round(statistics.median(tgs), 2),
