@@ -30,7 +30,7 @@ use crate::{LocalError, LocalSettings, ModelSource, StatusFn};
 const BATCH: usize = 512;
 
 /// The process's llama.cpp backend: it may be initialised once only.
-fn backend() -> Result<&'static LlamaBackend, LocalError> {
+pub(crate) fn backend() -> Result<&'static LlamaBackend, LocalError> {
     static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
     BACKEND
         .get_or_init(|| {
@@ -532,8 +532,7 @@ impl Worker<'_> {
 
 impl Engine {
     fn encode(&self, text: &str) -> Vec<LlamaToken> {
-        // The template writes the BOS token itself where the model wants one.
-        self.model.vocab().tokenize(text.as_bytes(), false, true)
+        crate::vocab::encode(&self.model, text)
     }
 
     /// The tokens `request` takes as this model's prompt, untrimmed.

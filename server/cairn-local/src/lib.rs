@@ -20,6 +20,7 @@ mod calls;
 mod engine;
 mod gguf;
 mod template;
+mod vocab;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -32,7 +33,8 @@ use futures::future::BoxFuture;
 pub use calls::{CallParser, MALFORMED, Piece};
 pub use engine::Timings;
 pub use gguf::{ARCHITECTURES, MAX_VOCAB, ModelInfo};
-pub use template::Family;
+pub use template::{ChatTemplate, Family};
+pub use vocab::Vocabulary;
 
 /// The engine, for `cairn doctor` and the benchmark.
 pub const ENGINE: &str = "llama.cpp (llama-cpp-2, built from source)";

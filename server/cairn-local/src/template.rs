@@ -103,7 +103,7 @@ impl ChatTemplate {
         // (and the prompt cache warm across days).
         env.add_function("strftime_now", |_format: String| "26 Jul 2024".to_owned());
         env.add_filter("tojson", tojson);
-        env.add_template_owned("chat", source)
+        env.add_template_owned("chat", generation_blocks_as_ifs(&source))
             .map_err(|e| template_error(file, &e))?;
         Ok(Self {
             env,
@@ -158,21 +158,34 @@ impl ChatTemplate {
         } else {
             Vec::new()
         };
-        let template = self
-            .env
-            .get_template("chat")
-            .map_err(|e| template_error(&self.file, &e))?;
+        match self.render_messages(&out, &tools) {
+            // Gemma's templates (and others) raise on a system turn: its text goes first in the
+            // first user turn instead, as llama.cpp and Hugging Face's own examples do for them.
+            Err(e) if e.kind() == ErrorKind::InvalidOperation => {
+                let merged =
+                    system_into_first_user(&out).ok_or_else(|| template_error(&self.file, &e))?;
+                self.render_messages(&merged, &tools)
+                    .map_err(|_| template_error(&self.file, &e))
+            }
+            other => other.map_err(|e| template_error(&self.file, &e)),
+        }
+    }
+
+    fn render_messages(
+        &self,
+        messages: &[serde_json::Value],
+        tools: &[serde_json::Value],
+    ) -> Result<String, minijinja::Error> {
+        let template = self.env.get_template("chat")?;
         let ctx = minijinja::context! {
-            messages => Value::from(minijinja::value::Serde(&out)),
-            tools => if tools.is_empty() { Value::from(()) } else { Value::from(minijinja::value::Serde(&tools)) },
+            messages => Value::from(minijinja::value::Serde(messages)),
+            tools => if tools.is_empty() { Value::from(()) } else { Value::from(minijinja::value::Serde(tools)) },
             add_generation_prompt => true,
             bos_token => self.bos.clone(),
             eos_token => self.eos.clone(),
             tools_in_user_message => false,
         };
-        template
-            .render(ctx)
-            .map_err(|e| template_error(&self.file, &e))
+        template.render(ctx)
     }
 
     fn message(&self, message: &Message) -> serde_json::Value {
@@ -341,6 +354,50 @@ fn python_json(value: &serde_json::Value) -> String {
 }
 
 /// A template error naming the file, the construct and where it is.
+/// `messages` with the leading system turn's text put before the first user turn's, or `None`
+/// when there is no system turn to move.
+fn system_into_first_user(messages: &[serde_json::Value]) -> Option<Vec<serde_json::Value>> {
+    let (first, rest) = messages.split_first()?;
+    if first["role"] != "system" {
+        return None;
+    }
+    let system = first["content"].as_str().unwrap_or_default();
+    let mut out = rest.to_vec();
+    match out.iter_mut().find(|m| m["role"] == "user") {
+        Some(user) => {
+            let text = user["content"].as_str().unwrap_or_default();
+            user["content"] = json!(format!("{system}\n\n{text}"));
+        }
+        None => out.insert(0, json!({"role": "user", "content": system})),
+    }
+    Some(out)
+}
+
+/// Hugging Face's `{% generation %}…{% endgeneration %}` marks the assistant's tokens for
+/// training masks and renders its body unchanged; minijinja has no such statement, so each tag
+/// becomes `{% if true %}`/`{% endif %}`, keeping the tags' whitespace control.
+fn generation_blocks_as_ifs(source: &str) -> String {
+    let mut out = String::with_capacity(source.len());
+    let mut rest = source;
+    while let Some(start) = rest.find("{%") {
+        let Some(len) = rest[start..].find("%}") else {
+            break;
+        };
+        let tag = &rest[start..start + len + 2];
+        let inner =
+            tag[2..tag.len() - 2].trim_matches(|c: char| c == '-' || c == '+' || c.is_whitespace());
+        out.push_str(&rest[..start]);
+        match inner {
+            "generation" => out.push_str(&tag.replacen("generation", "if true", 1)),
+            "endgeneration" => out.push_str(&tag.replacen("endgeneration", "endif", 1)),
+            _ => out.push_str(tag),
+        }
+        rest = &rest[start + len + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
 fn template_error(file: &Path, e: &minijinja::Error) -> LocalError {
     let construct = match e.kind() {
         ErrorKind::OutOfFuel => {
@@ -368,6 +425,55 @@ fn template_error(file: &Path, e: &minijinja::Error) -> LocalError {
 #[allow(clippy::unwrap_used, clippy::panic)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn generation_blocks_render_their_body() {
+        let source = "{%- for m in messages %}{% generation -%} [{{ m.content }}] {%- endgeneration %}{% endfor %}";
+        let t = ChatTemplate::new(Some(source), Path::new("t.gguf"), "", "").unwrap();
+        let request = ModelRequest {
+            system: String::new(),
+            messages: vec![Message::User {
+                text: "hi".into(),
+                images: vec![],
+            }],
+            tools: vec![],
+        };
+        assert_eq!(t.render(&request, &request.messages, None).unwrap(), "[hi]");
+    }
+
+    #[test]
+    fn a_template_that_refuses_a_system_turn_gets_it_in_the_first_user_turn() {
+        let source = "{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}";
+        let t = ChatTemplate::new(Some(source), Path::new("t.gguf"), "", "").unwrap();
+        let request = ModelRequest {
+            system: "Be brief.".into(),
+            messages: vec![Message::User {
+                text: "hi".into(),
+                images: vec![],
+            }],
+            tools: vec![],
+        };
+        assert_eq!(
+            t.render(&request, &request.messages, None).unwrap(),
+            "<user>Be brief.\n\nhi"
+        );
+        // A refusal that moving the system text does not cure is reported as the template's.
+        let t = ChatTemplate::new(
+            Some("{{ raise_exception('no') }}"),
+            Path::new("t.gguf"),
+            "",
+            "",
+        )
+        .unwrap();
+        let e = t
+            .render(&request, &request.messages, None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("t.gguf") && e.contains("refused the conversation: no"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn ids_are_nine_alphanumerics_and_stable() {
@@ -411,7 +517,7 @@ mod tests {
     #[test]
     fn a_template_minijinja_cannot_compile_names_the_construct() {
         let e = ChatTemplate::new(
-            Some("{% generation %}x{% endgeneration %}"),
+            Some("{% trans %}x{% endtrans %}"),
             Path::new("/m/g.gguf"),
             "",
             "",
@@ -420,6 +526,6 @@ mod tests {
         .unwrap()
         .to_string();
         assert!(e.contains("/m/g.gguf"), "{e}");
-        assert!(e.contains("generation"), "{e}");
+        assert!(e.contains("unknown statement trans"), "{e}");
     }
 }
