@@ -66,7 +66,8 @@ fn one_pass() -> Vec<(String, Vec<Reply>)> {
         (
             "KEY-CAP".into(),
             vec![
-                read_notes().with_usage(10, 1),
+                // A call whose arguments do not parse: answered with an error, counted as written.
+                Reply::tool_call("read_file", json!("{\"path\": ")).with_usage(10, 1),
                 read_notes().with_usage(10, 1),
                 read_notes().with_usage(10, 1),
                 read_notes().with_usage(10, 1),
@@ -114,6 +115,8 @@ fn eval_reports_a_solved_a_failed_and_a_capped_task() {
     assert_eq!(solve["category"], "file-read");
     assert_eq!(solve["stop"], "done");
     assert_eq!(solve["toolCalls"], 1);
+    assert_eq!(solve["callsWritten"], 1);
+    assert_eq!(solve["wellFormedCalls"], 1);
     assert_eq!(solve["modelRequests"], 2);
     assert_eq!(solve["tokensIn"], 250);
     assert_eq!(solve["tokensOut"], 30);
@@ -135,6 +138,8 @@ fn eval_reports_a_solved_a_failed_and_a_capped_task() {
     assert_eq!(capped["category"], "debugging");
     assert_eq!(capped["stop"], "toolCallCap", "{capped}");
     assert_eq!(capped["toolCalls"], 2);
+    assert_eq!(capped["callsWritten"], 2, "{capped}");
+    assert_eq!(capped["wellFormedCalls"], 1, "{capped}");
     let reason = capped["reason"].as_str().unwrap();
     assert!(
         reason.starts_with("the turn stopped at the tool-call cap (agent.max_tool_calls = 2)"),
@@ -151,6 +156,9 @@ fn eval_reports_a_solved_a_failed_and_a_capped_task() {
     assert_eq!(rows[0]["succeeded"], 1);
     assert_eq!(rows[0]["successRate"], 0.5);
     assert_eq!(rows[0]["meanToolCalls"], 0.5);
+    assert_eq!(rows[0]["wellFormedShare"], 1.0);
+    assert_eq!(rows[1]["wellFormedShare"], 0.5);
+    assert_eq!(rows[2]["wellFormedShare"], 2.0 / 3.0);
     assert_eq!(rows[0]["meanModelRequests"], 1.5);
     assert_eq!(rows[0]["meanTokensIn"], 150.0);
     assert_eq!(rows[0]["meanTokensOut"], 17.5);
@@ -165,15 +173,15 @@ fn eval_reports_a_solved_a_failed_and_a_capped_task() {
     assert!(
         lines[0].starts_with("category ")
             && lines[0].contains(
-                "| tasks | success | mean tool calls | mean model requests | mean tokens in | mean tokens out | mean wall s"
+                "| tasks | success | mean tool calls | well-formed calls | mean model requests | mean tokens in | mean tokens out | mean wall s"
             ),
         "{table}"
     );
     let cells =
         |line: &str| -> Vec<String> { line.split('|').map(|c| c.trim().to_owned()).collect() };
     assert_eq!(
-        cells(lines[1])[..7],
-        ["file-read", "2", "50%", "0.5", "1.5", "150", "18"]
+        cells(lines[1])[..8],
+        ["file-read", "2", "50%", "0.5", "100%", "1.5", "150", "18"]
     );
     assert_eq!(cells(lines[2])[..3], ["debugging", "1", "0%"]);
     assert_eq!(cells(lines[3])[..3], ["all", "3", "33%"]);

@@ -20,7 +20,7 @@ use anyhow::Context as _;
 use cairn_agent::model::{ModelClient, ModelError, ModelRequest, ModelStream};
 use cairn_agent::policy::{ApprovalAnswer, ApprovalRequest, Approver, SessionGrants};
 use cairn_agent::sessions::SessionStore;
-use cairn_agent::{Mode, RunInput, StopReason};
+use cairn_agent::{Mode, RunEvent, RunInput, StopReason};
 use futures::future::BoxFuture;
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
@@ -118,6 +118,10 @@ pub struct TaskResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     pub tool_calls: u32,
+    /// The calls the model wrote (sub-agents' included), and of those the ones whose arguments
+    /// were a JSON object: a call that does not parse is answered with an error, not run.
+    pub calls_written: u32,
+    pub well_formed_calls: u32,
     pub model_requests: u32,
     pub tokens_in: u64,
     pub tokens_out: u64,
@@ -137,6 +141,8 @@ pub struct Row {
     pub succeeded: usize,
     pub success_rate: f64,
     pub mean_tool_calls: f64,
+    /// The share of calls whose arguments parsed, over all calls of the row (none: no calls).
+    pub well_formed_share: Option<f64>,
     pub mean_model_requests: f64,
     pub mean_tokens_in: f64,
     pub mean_tokens_out: f64,
@@ -153,6 +159,11 @@ fn row(category: &str, results: &[&TaskResult]) -> Row {
         succeeded,
         success_rate: succeeded as f64 / n,
         mean_tool_calls: mean(&|r| f64::from(r.tool_calls)),
+        well_formed_share: {
+            let calls: u32 = results.iter().map(|r| r.calls_written).sum();
+            let good: u32 = results.iter().map(|r| r.well_formed_calls).sum();
+            (calls > 0).then(|| f64::from(good) / f64::from(calls))
+        },
         mean_model_requests: mean(&|r| f64::from(r.model_requests)),
         mean_tokens_in: mean(&|r| r.tokens_in as f64),
         mean_tokens_out: mean(&|r| r.tokens_out as f64),
@@ -180,25 +191,28 @@ pub fn render_table(results: &[TaskResult]) -> String {
         "tasks",
         "success",
         "mean tool calls",
+        "well-formed calls",
         "mean model requests",
         "mean tokens in",
         "mean tokens out",
         "mean wall s",
     ];
-    let mut lines: Vec<[String; 8]> = vec![header.map(str::to_owned)];
+    let mut lines: Vec<[String; 9]> = vec![header.map(str::to_owned)];
     for r in rows(results) {
         lines.push([
             r.category,
             r.tasks.to_string(),
             format!("{:.0}%", r.success_rate * 100.0),
             format!("{:.1}", r.mean_tool_calls),
+            r.well_formed_share
+                .map_or_else(|| "-".to_owned(), |s| format!("{:.0}%", s * 100.0)),
             format!("{:.1}", r.mean_model_requests),
             format!("{:.0}", r.mean_tokens_in),
             format!("{:.0}", r.mean_tokens_out),
             format!("{:.1}", r.mean_wall_secs),
         ]);
     }
-    let widths: Vec<usize> = (0..8)
+    let widths: Vec<usize> = (0..9)
         .map(|i| {
             lines
                 .iter()
@@ -373,9 +387,18 @@ async fn run_task(
     let store = SessionStore::new(compose::sessions_dir(&config, env));
     let session_id = uuid::Uuid::new_v4().to_string();
     let run_id = uuid::Uuid::new_v4().to_string();
-    // The events go nowhere: the outcome carries the counts and the answer.
+    // The outcome carries the counts and the answer; the events say which calls parsed.
     let (events, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
+    let drain = tokio::spawn(async move {
+        let (mut written, mut well_formed) = (0u32, 0u32);
+        while let Some(event) = rx.recv().await {
+            if let RunEvent::ToolCall { arguments, .. } = event {
+                written += 1;
+                well_formed += u32::from(arguments.is_object());
+            }
+        }
+        (written, well_formed)
+    });
     let cancel = interrupted.child_token();
     let timer = {
         let cancel = cancel.clone();
@@ -402,7 +425,7 @@ async fn run_task(
     let wall = started.elapsed();
     let timed_out = timer.is_finished();
     timer.abort();
-    let _ = drain.await;
+    let (calls_written, well_formed_calls) = drain.await.unwrap_or((0, 0));
     if let Err(e) = store.save_run(&session_id, &run_id, Mode::Agent, &outcome) {
         tracing::warn!("cannot store the transcript of {}: {e}", task.name());
     }
@@ -453,6 +476,8 @@ async fn run_task(
         stop,
         error,
         tool_calls: outcome.tool_calls,
+        calls_written,
+        well_formed_calls,
         model_requests: counted.requests.load(Ordering::SeqCst),
         tokens_in: outcome.usage.input_tokens,
         tokens_out: outcome.usage.output_tokens,
