@@ -192,6 +192,45 @@ async fn a_garbled_tool_call_arrives_as_one_the_agent_can_refuse() {
     ));
 }
 
+/// Asked to write a call of its own, SmolLM2 (greedy, so repeatable) puts the schema where the
+/// value belongs: `{"city": {"type": "string"}}`. The grammar made from the tool's schema holds
+/// sampling from `<tool_call>` on, so with it the same request gives a call that fits the schema.
+#[tokio::test]
+async fn the_grammar_holds_a_call_to_the_tools_schema() {
+    if !gate() {
+        return;
+    }
+    let city_of = |constrain: bool| async move {
+        let mut s = settings();
+        s.max_tokens = 64;
+        s.constrain_calls = constrain;
+        let model = LocalModel::new(s, None);
+        let mut request =
+            ask("Write <tool_call> followed by a call of get_weather for the city of Paris.");
+        request.tools = vec![ToolSpec {
+            name: "get_weather".into(),
+            description: "Get the current weather in a city.".into(),
+            input_schema: serde_json::json!({
+                "type": "object",
+                "properties": {"city": {"type": "string"}},
+                "required": ["city"]
+            }),
+        }];
+        let events = collect(&model, request).await;
+        let calls = calls_of(&events);
+        assert!(!calls.is_empty(), "{events:?}");
+        assert_eq!(calls[0].name, "get_weather", "{calls:?}");
+        let arguments: serde_json::Value = serde_json::from_str(&calls[0].arguments)
+            .unwrap_or_else(|e| panic!("{e}: {:?}", calls[0].arguments));
+        arguments["city"].clone()
+    };
+    assert!(
+        !city_of(false).await.is_string(),
+        "without the grammar this model writes the schema, not a city"
+    );
+    assert_eq!(city_of(true).await, serde_json::json!("Paris"));
+}
+
 #[tokio::test]
 async fn dropping_the_stream_stops_generation() {
     if !gate() {
