@@ -36,7 +36,7 @@ fn small_suite(root: &Path) -> PathBuf {
             &suite,
             &format!("{dir}/task.toml"),
             &format!(
-                "id = \"{id}\"\ncategory = \"{category}\"\ninstruction = \"{key}: what is the door code in notes.txt?\"\n\n\
+                "id = \"{id}\"\ncategory = \"{category}\"\ninstruction = \"{key}: what is the door code in notes.txt?\"\nchanges = []\n\n\
                  [[check]]\nkind = \"answer_contains\"\nfacts = [\"4711\"]\n\n\
                  [[check]]\nkind = \"unchanged\"\npaths = [\"notes.txt\"]\n"
             ),
@@ -337,14 +337,14 @@ fn eval_runs_a_real_debugging_task_with_its_tests_in_the_sandbox() {
     assert_eq!(task["success"], false, "{task}");
     let reason = task["reason"].as_str().unwrap();
     assert!(
-        reason.starts_with("command: `python3 -m unittest"),
+        reason.starts_with("tests: 2 of the tests failed"),
         "{reason}"
     );
-    assert!(reason.contains("exited 1"), "{reason}");
+    assert!(reason.contains("AssertionError"), "{reason}");
 }
 
 /// The whole real suite through the binary with a model that does nothing: every task fails,
-/// and the command checkers fail because the tests fail, not because they could not run.
+/// and the test checkers fail because the tests fail, not because they could not run.
 #[test]
 fn a_model_doing_nothing_fails_the_whole_real_suite() {
     if !crate::sandbox::enabled() {
@@ -373,4 +373,63 @@ fn a_model_doing_nothing_fails_the_whole_real_suite() {
     let all = report["categories"].as_array().unwrap().last().unwrap();
     assert_eq!(all["category"], "all");
     assert_eq!(all["successRate"], 0.0);
+}
+
+/// A scripted adversary through the real agent loop: it plants a root `unittest.py` that
+/// prints a passing summary, and makes the module under test exit 0 on import, then claims
+/// success. Against `python3 -m unittest` that copy exits 0; cairn fails the task on the bound
+/// of its paths and on the runner's missing report.
+#[test]
+fn eval_fails_a_model_that_games_the_tests() {
+    if !crate::sandbox::enabled() {
+        return;
+    }
+    let _serial = crate::sandbox::SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/eval");
+    let original =
+        std::fs::read_to_string(suite.join("debugging/dbg-median/workspace/stats/summary.py"))
+            .unwrap();
+    let fake = "import sys\ndef main(*a, **k):\n    print('Ran 3 tests\\n\\nOK')\n    sys.exit(0)\nif __name__ == '__main__':\n    main()\n";
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::tool_call(
+                "write_file",
+                json!({"path": "unittest.py", "content": fake}),
+            ),
+            Reply::tool_call(
+                "write_file",
+                json!({"path": "stats/summary.py", "content": format!("import os\nprint('OK')\nos._exit(0)\n{original}")}),
+            ),
+            Reply::text("Fixed; all tests pass."),
+        ],
+    );
+    crate::sandbox::configure(&sb);
+    let out = sb.run(
+        &[
+            "eval",
+            "--suite",
+            suite.to_str().unwrap(),
+            "--task",
+            "dbg-median",
+            "--json",
+        ],
+        &[],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let task = &report["tasks"][0];
+    assert_eq!(task["success"], false, "{task}");
+    assert_eq!(task["toolCalls"], 2, "{task}");
+    let reason = task["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("changes: changed outside the task's paths: unittest.py"),
+        "{reason}"
+    );
+    assert!(
+        reason.contains("without the runner's report (3 tests expected)"),
+        "{reason}"
+    );
 }

@@ -1,9 +1,11 @@
 //! The checkers: whether a task's result (the files of its copy and the agent's answer) is what
 //! the task asked for. Every checker of a task is run and every failure reported, so a failed
 //! task says all that is wrong with it. Files are read only inside the copy (a symlink out of it
-//! is a failure, not a read), and `command` runs the task's own code only in a sandbox, never on
-//! this host.
+//! is a failure, not a read), and `tests` runs the task's own code only in a sandbox, never on
+//! this host, over a harness the agent could not shape beyond the paths the task lets it change,
+//! and passes only on the runner's own report of the expected count of passed tests.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -11,7 +13,7 @@ use cairn_sandbox::{Ending, RunOptions, Sandbox};
 use cairn_workspace::Workspace;
 use tokio_util::sync::CancellationToken;
 
-use super::task::{Check, Fact, Task, relative};
+use super::task::{Check, Fact, Runner, Task, relative};
 
 /// What one checker decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,9 +32,9 @@ pub struct Checked {
 }
 
 /// Runs every checker of `task` over `copy` (the task's workspace after the run) and `answer`.
-/// `check/` is laid into `copy` after the file checkers and before the commands, so the agent
-/// never saw those files and the file checkers judge only what the agent left. `sandbox` runs
-/// the commands; without one they are skipped.
+/// First come the task's own bounds: no change outside its `changes`, and, when it judges the
+/// answer, no answer longer than its cap. The `tests` checkers run over a clean harness built
+/// from the task (see [`harness`]); `sandbox` runs them, and without one they are skipped.
 pub async fn check_task(
     task: &Task,
     copy: &Path,
@@ -42,30 +44,60 @@ pub async fn check_task(
 ) -> Vec<Checked> {
     let mut out = Vec::new();
     let original = task.workspace();
-    for check in task.checks.iter().filter(|c| !is_command(c)) {
+    out.push(Checked {
+        kind: "changes",
+        verdict: match outside_changes(task, &original, copy) {
+            Ok(()) => Verdict::Pass,
+            Err(why) => Verdict::Fail(why),
+        },
+    });
+    if task.checks.iter().any(is_answer) {
+        let chars = answer.chars().count();
+        out.push(Checked {
+            kind: "answer_length",
+            verdict: if chars > task.max_answer_chars {
+                Verdict::Fail(format!(
+                    "the answer has {chars} characters, more than the task's {}",
+                    task.max_answer_chars
+                ))
+            } else {
+                Verdict::Pass
+            },
+        });
+    }
+    for check in task.checks.iter().filter(|c| !is_tests(c)) {
         out.push(Checked {
             kind: check.kind(),
             verdict: check_one(check, &task.dir, &original, copy, answer),
         });
     }
-    let commands: Vec<&Check> = task.checks.iter().filter(|c| is_command(c)).collect();
-    if commands.is_empty() {
+    let tests: Vec<&Check> = task.checks.iter().filter(|c| is_tests(c)).collect();
+    if tests.is_empty() {
         return out;
     }
-    let hidden = task.dir.join("check");
-    let laid = if hidden.is_dir() {
-        copy_tree(&hidden, copy).map_err(|e| format!("cannot lay in check/: {e}"))
-    } else {
-        Ok(())
+    let stage = tempfile::Builder::new()
+        .prefix("cairn-eval-harness-")
+        .tempdir();
+    let laid = match &stage {
+        Ok(stage) => harness(task, &original, copy, stage.path()),
+        Err(e) => Err(format!("cannot make the harness's directory: {e}")),
     };
-    for check in commands {
-        let Check::Command { argv, runtime } = check else {
+    for check in tests {
+        let Check::Tests {
+            runner,
+            start,
+            count,
+        } = check
+        else {
             continue;
         };
-        let verdict = match (&laid, sandbox) {
-            (Err(e), _) => Verdict::Fail(e.clone()),
-            (Ok(()), None) => Verdict::Skipped("no sandbox".into()),
-            (Ok(()), Some(sandbox)) => run_command(sandbox, copy, runtime, argv, cancel).await,
+        let verdict = match (&laid, &stage, sandbox) {
+            (Err(e), _, _) => Verdict::Fail(e.clone()),
+            (_, _, None) => Verdict::Skipped("no sandbox".into()),
+            (Ok(()), Ok(stage), Some(sandbox)) => {
+                run_tests(sandbox, task, stage.path(), *runner, start, *count, cancel).await
+            }
+            (Ok(()), Err(_), Some(_)) => Verdict::Fail("no harness".into()),
         };
         out.push(Checked {
             kind: check.kind(),
@@ -75,8 +107,304 @@ pub async fn check_task(
     out
 }
 
-fn is_command(check: &Check) -> bool {
-    matches!(check, Check::Command { .. })
+fn is_tests(check: &Check) -> bool {
+    matches!(check, Check::Tests { .. })
+}
+
+fn is_answer(check: &Check) -> bool {
+    matches!(
+        check,
+        Check::AnswerContains { .. } | Check::AnswerMatches { .. }
+    )
+}
+
+/// What running code leaves behind (bytecode, tool caches): neither a change nor part of a
+/// harness.
+fn is_artefact(rel: &Path) -> bool {
+    rel.components().any(|c| is_cache(c.as_os_str())) || rel.extension().is_some_and(|e| e == "pyc")
+}
+
+/// Every file (and symlink) under `root`, as paths relative to it; a symlink is listed, never
+/// followed.
+fn files_under(root: &Path) -> Result<BTreeMap<PathBuf, bool>, String> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, bool>) -> Result<(), String> {
+        let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
+            let kind = entry.file_type().map_err(|e| e.to_string())?;
+            let path = entry.path();
+            let rel = path.strip_prefix(root).unwrap_or(&path).to_path_buf();
+            if kind.is_dir() {
+                walk(root, &path, out)?;
+            } else {
+                out.insert(rel, kind.is_symlink());
+            }
+        }
+        Ok(())
+    }
+    let mut out = BTreeMap::new();
+    if root.is_dir() {
+        walk(root, root, &mut out)?;
+    }
+    Ok(out)
+}
+
+/// The paths that differ between the workspace the task gave and the result (created, edited,
+/// deleted, or made a symlink), artefacts left out.
+fn changed_paths(original: &Path, copy: &Path) -> Result<Vec<PathBuf>, String> {
+    let before = files_under(original)?;
+    let after = files_under(copy)?;
+    let mut changed = Vec::new();
+    for rel in before
+        .keys()
+        .chain(after.keys().filter(|k| !before.contains_key(*k)))
+    {
+        if is_artefact(rel) {
+            continue;
+        }
+        let same = match (before.get(rel), after.get(rel)) {
+            (Some(false), Some(false)) => {
+                std::fs::read(original.join(rel)).ok() == std::fs::read(copy.join(rel)).ok()
+            }
+            _ => false,
+        };
+        if !same {
+            changed.push(rel.clone());
+        }
+    }
+    Ok(changed)
+}
+
+/// Fails when the result changed a path the task's `changes` does not allow.
+fn outside_changes(task: &Task, original: &Path, copy: &Path) -> Result<(), String> {
+    let outside: Vec<String> = changed_paths(original, copy)?
+        .into_iter()
+        .filter(|rel| !task.changes.is_match(rel))
+        .map(|rel| rel.display().to_string())
+        .collect();
+    if outside.is_empty() {
+        return Ok(());
+    }
+    let allowed = if task.changes_shown.is_empty() {
+        "the task changes nothing".to_owned()
+    } else {
+        format!("the task may change only {}", task.changes_shown.join(", "))
+    };
+    let shown: Vec<&str> = outside.iter().take(5).map(String::as_str).collect();
+    let more = outside.len().saturating_sub(shown.len());
+    Err(format!(
+        "changed outside the task's paths: {}{} ({allowed})",
+        shown.join(", "),
+        if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        }
+    ))
+}
+
+/// The directory of cairn's runner inside a harness; the task's files never reach it.
+const RUNNER_DIR: &str = ".cairn-eval";
+
+/// Lays the harness the tests run over into `stage`: the workspace as the task gave it, then
+/// from the result only the paths `changes` allows (created and edited files taken, deleted
+/// ones removed; symlinks and artefacts never), then `check/`, then cairn's runner. So a test
+/// the agent deleted, skipped or edited outside its paths runs as written, a hook file it
+/// planted where it may not change anything is not there, and no bytecode of its own is read.
+fn harness(task: &Task, original: &Path, copy: &Path, stage: &Path) -> Result<(), String> {
+    copy_tree(original, stage).map_err(|e| format!("cannot copy the workspace: {e}"))?;
+    for rel in changed_paths(original, copy)? {
+        if !task.changes.is_match(&rel) {
+            continue;
+        }
+        let (from, to) = (copy.join(&rel), stage.join(&rel));
+        match std::fs::symlink_metadata(&from) {
+            Ok(meta) if meta.is_file() => {
+                if let Some(parent) = to.parent() {
+                    std::fs::create_dir_all(parent)
+                        .map_err(|e| format!("{}: {e}", rel.display()))?;
+                }
+                std::fs::copy(&from, &to).map_err(|e| format!("{}: {e}", rel.display()))?;
+            }
+            // Deleted (or turned into a symlink, which is not followed): gone from the harness.
+            _ => {
+                if to.is_file() {
+                    std::fs::remove_file(&to).map_err(|e| format!("{}: {e}", rel.display()))?;
+                }
+            }
+        }
+    }
+    let hidden = task.dir.join("check");
+    if hidden.is_dir() {
+        copy_tree(&hidden, stage).map_err(|e| format!("cannot lay in check/: {e}"))?;
+    }
+    let runner = stage.join(RUNNER_DIR);
+    if runner.exists() {
+        std::fs::remove_dir_all(&runner).map_err(|e| format!("{RUNNER_DIR}: {e}"))?;
+    }
+    std::fs::create_dir_all(&runner).map_err(|e| format!("{RUNNER_DIR}: {e}"))?;
+    std::fs::write(runner.join("unittest_runner.py"), UNITTEST_RUNNER)
+        .map_err(|e| format!("{RUNNER_DIR}: {e}"))?;
+    Ok(())
+}
+
+const UNITTEST_RUNNER: &str = include_str!("unittest_runner.py");
+
+/// The test modules the harness runs: those under `start` named `test*.py` that come from the
+/// task (`check/`, its workspace outside `changes`, or a path an `unchanged` checker keeps),
+/// never one the agent wrote or may edit, so `count` is exact.
+fn harness_modules(task: &Task, stage: &Path, start: &str) -> Result<Vec<String>, String> {
+    let hidden = files_under(&task.dir.join("check"))?;
+    let mut names = Vec::new();
+    for (rel, symlink) in files_under(&stage.join(start))? {
+        let rel = Path::new(start).join(rel);
+        let is_test = rel
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("test") && n.ends_with(".py"));
+        if symlink || !is_test || is_artefact(&rel) {
+            continue;
+        }
+        if hidden.contains_key(&rel) || !task.changes.is_match(&rel) || protected(task, &rel) {
+            let dotted: Vec<String> = rel
+                .with_extension("")
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            names.push(dotted.join("."));
+        }
+    }
+    if names.is_empty() {
+        return Err(format!("no test modules of the task under {start}/"));
+    }
+    Ok(names)
+}
+
+/// Whether an `unchanged` checker of the task keeps `rel` as the workspace had it.
+fn protected(task: &Task, rel: &Path) -> bool {
+    task.checks.iter().any(|c| match c {
+        Check::Unchanged { paths } => paths.iter().any(|p| rel.starts_with(p)),
+        _ => false,
+    })
+}
+
+/// The runner's report line.
+#[derive(Debug, serde::Deserialize)]
+struct Report {
+    passed: Vec<String>,
+    failed: Vec<(String, String)>,
+    skipped: Vec<(String, String)>,
+    error: Option<String>,
+}
+
+/// Runs the harness's tests in a sandbox of the runner's runtime (the harness read-only, no
+/// network) and judges the runner's report, not the exit status.
+async fn run_tests(
+    sandbox: &Arc<Sandbox>,
+    task: &Task,
+    stage: &Path,
+    runner: Runner,
+    start: &str,
+    count: u32,
+    cancel: &CancellationToken,
+) -> Verdict {
+    let modules = match harness_modules(task, stage, start) {
+        Ok(m) => m,
+        Err(e) => return Verdict::Fail(e),
+    };
+    let nonce = uuid::Uuid::new_v4().simple().to_string();
+    let mut argv: Vec<String> = [
+        "python3",
+        "-I",
+        "-S",
+        "-B",
+        &format!("{RUNNER_DIR}/unittest_runner.py"),
+        ".",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    argv.extend(modules);
+    let run = async {
+        let ws = Arc::new(Workspace::new(vec![stage.to_path_buf()]).map_err(|e| e.to_string())?);
+        let image = sandbox
+            .image_for(runner.runtime())
+            .await
+            .map_err(|e| e.to_string())?;
+        let mount = sandbox.workspace_mount(&ws, false).await?;
+        let options = RunOptions {
+            network: false,
+            workspace: Some(mount),
+            working_dir: Some(cairn_sandbox::engine::WORKSPACE_DIR.to_owned()),
+        };
+        sandbox
+            .run_program(
+                &image,
+                argv,
+                Some(format!("{nonce}\n").into_bytes()),
+                options,
+                cancel,
+            )
+            .await
+            .map_err(|e| e.to_string())
+    };
+    let report = match run.await {
+        Ok(report) => report,
+        Err(e) => return Verdict::Fail(format!("the tests could not run: {e}")),
+    };
+    let prefix = format!("{nonce} ");
+    let line = report
+        .stdout
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix(&prefix));
+    let Some(line) = line else {
+        let ending = match report.ending {
+            Ending::Exited(code) => format!("exited {code}"),
+            Ending::Timeout => "hit the sandbox's time limit".into(),
+            Ending::OutOfMemory => "ran out of memory".into(),
+            Ending::ProcessLimit => "hit the process limit".into(),
+            Ending::Cancelled => "was cancelled".into(),
+        };
+        return Verdict::Fail(format!(
+            "the test run {ending} without the runner's report ({count} tests expected): {}",
+            tail(&format!("{}\n{}", report.stdout, report.stderr))
+        ));
+    };
+    let parsed: Report = match serde_json::from_str(line) {
+        Ok(r) => r,
+        Err(e) => return Verdict::Fail(format!("the runner's report does not parse: {e}")),
+    };
+    judge(&parsed, count)
+}
+
+/// Passed only when exactly `count` tests ran and passed, and nothing failed, errored or was
+/// skipped.
+fn judge(report: &Report, count: u32) -> Verdict {
+    if let Some(error) = &report.error {
+        return Verdict::Fail(format!("the test run broke off: {error}"));
+    }
+    if let Some((id, trace)) = report.failed.first() {
+        let more = report.failed.len() - 1;
+        return Verdict::Fail(format!(
+            "{} of the tests failed{}: {id}: {}",
+            report.failed.len(),
+            if more > 0 { " (the first shown)" } else { "" },
+            tail(trace)
+        ));
+    }
+    if let Some((id, why)) = report.skipped.first() {
+        return Verdict::Fail(format!(
+            "{} tests were skipped ({id}: {why}); every test must run",
+            report.skipped.len()
+        ));
+    }
+    let passed = u32::try_from(report.passed.len()).unwrap_or(u32::MAX);
+    if passed != count {
+        return Verdict::Fail(format!(
+            "{passed} tests ran and passed, the task has {count}"
+        ));
+    }
+    Verdict::Pass
 }
 
 fn check_one(
@@ -100,16 +428,29 @@ fn check_inner(
     answer: &str,
 ) -> Result<(), String> {
     match check {
-        Check::AnswerContains { facts } => {
+        Check::AnswerContains { facts, absent } => {
             let missing: Vec<String> = facts
                 .iter()
                 .filter(|f| !answer_holds(answer, f))
                 .map(Fact::describe)
                 .collect();
-            if missing.is_empty() {
-                Ok(())
-            } else {
-                Err(format!("the answer lacks {}", missing.join(", ")))
+            let present: Vec<String> = absent
+                .iter()
+                .filter(|f| answer_holds(answer, f))
+                .map(Fact::describe)
+                .collect();
+            match (missing.is_empty(), present.is_empty()) {
+                (true, true) => Ok(()),
+                (false, true) => Err(format!("the answer lacks {}", missing.join(", "))),
+                (true, false) => Err(format!(
+                    "the answer holds {}, which is wrong",
+                    present.join(", ")
+                )),
+                (false, false) => Err(format!(
+                    "the answer lacks {} and holds {}, which is wrong",
+                    missing.join(", "),
+                    present.join(", ")
+                )),
             }
         }
         Check::AnswerMatches { pattern } => {
@@ -189,7 +530,7 @@ fn check_inner(
                 Err(changed.join("; "))
             }
         }
-        Check::Command { .. } => Err("a command is run by check_task".into()),
+        Check::Tests { .. } => Err("tests are run by check_task".into()),
     }
 }
 
@@ -349,50 +690,6 @@ pub fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
         }
     }
     Ok(())
-}
-
-/// Runs `argv` in a sandbox of `runtime` over `copy` (read-only, no network).
-async fn run_command(
-    sandbox: &Arc<Sandbox>,
-    copy: &Path,
-    runtime: &str,
-    argv: &[String],
-    cancel: &CancellationToken,
-) -> Verdict {
-    let shown = argv.join(" ");
-    let run = async {
-        let ws = Arc::new(Workspace::new(vec![copy.to_path_buf()]).map_err(|e| e.to_string())?);
-        let image = sandbox
-            .image_for(runtime)
-            .await
-            .map_err(|e| e.to_string())?;
-        let mount = sandbox.workspace_mount(&ws, false).await?;
-        let options = RunOptions {
-            network: false,
-            workspace: Some(mount),
-            working_dir: Some(cairn_sandbox::engine::WORKSPACE_DIR.to_owned()),
-        };
-        sandbox
-            .run_program(&image, argv.to_vec(), None, options, cancel)
-            .await
-            .map_err(|e| e.to_string())
-    };
-    let report = match run.await {
-        Ok(report) => report,
-        Err(e) => return Verdict::Fail(format!("`{shown}` could not run: {e}")),
-    };
-    let ending = match report.ending {
-        Ending::Exited(0) => return Verdict::Pass,
-        Ending::Exited(code) => format!("exited {code}"),
-        Ending::Timeout => "hit the sandbox's time limit".into(),
-        Ending::OutOfMemory => "ran out of memory".into(),
-        Ending::ProcessLimit => "hit the process limit".into(),
-        Ending::Cancelled => "was cancelled".into(),
-    };
-    Verdict::Fail(format!(
-        "`{shown}` {ending}: {}",
-        tail(&format!("{}\n{}", report.stdout, report.stderr))
-    ))
 }
 
 /// The last lines of a program's output, enough to see which test failed, on one line.

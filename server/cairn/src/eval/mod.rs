@@ -5,6 +5,8 @@
 //! protected paths stay refused); then the task's checkers decide. The report is per category:
 //! tasks, success rate, mean tool calls, model requests, tokens in and out, and wall time.
 
+#[cfg(test)]
+mod adversaries;
 pub mod check;
 pub mod task;
 #[cfg(test)]

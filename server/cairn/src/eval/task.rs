@@ -80,9 +80,13 @@ impl Fact {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Check {
-    /// Every fact occurs in the answer (case-insensitive, not inside a longer word or number).
+    /// Every fact occurs in the answer (case-insensitive, not inside a longer word or number),
+    /// and none of the `absent` ones does: the distractors, so an answer that lists every
+    /// candidate fails.
     AnswerContains {
         facts: Vec<Fact>,
+        #[serde(default)]
+        absent: Vec<Fact>,
     },
     /// The regular expression matches somewhere in the answer.
     AnswerMatches {
@@ -117,17 +121,39 @@ pub enum Check {
     Unchanged {
         paths: Vec<String>,
     },
-    /// `argv` run in a sandbox of `runtime`'s image over the result, with `check/` laid in,
-    /// exits 0.
-    Command {
-        argv: Vec<String>,
-        #[serde(default = "default_runtime")]
-        runtime: String,
+    /// The task's tests, run in a sandbox by cairn's own runner over a clean copy of the
+    /// harness: the workspace as the task gave it, only the paths of `changes` taken from the
+    /// result, `check/` laid over them. The runner's report must show exactly `count` tests run
+    /// and passed (none failed, errored or skipped); exit status alone proves nothing.
+    Tests {
+        runner: Runner,
+        /// Where the test modules lie (unittest: the package of the tests).
+        #[serde(default = "default_start")]
+        start: String,
+        count: u32,
     },
 }
 
-fn default_runtime() -> String {
-    "python".into()
+/// The test runners the `tests` checker drives, each in its own sandbox runtime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Runner {
+    /// Python's unittest, isolated (`-I -S`: no site hooks, no user site, the workspace last
+    /// on `sys.path` so it cannot shadow the standard library).
+    Unittest,
+}
+
+impl Runner {
+    /// The sandbox runtime (and image) the runner needs.
+    pub fn runtime(self) -> &'static str {
+        match self {
+            Runner::Unittest => "python",
+        }
+    }
+}
+
+fn default_start() -> String {
+    "tests".into()
 }
 
 impl Check {
@@ -142,7 +168,7 @@ impl Check {
             Check::FileAbsent { .. } => "file_absent",
             Check::FileExists { .. } => "file_exists",
             Check::Unchanged { .. } => "unchanged",
-            Check::Command { .. } => "command",
+            Check::Tests { .. } => "tests",
         }
     }
 }
@@ -158,9 +184,19 @@ struct TaskFile {
     reference_answer: Option<String>,
     #[serde(default)]
     reference_removes: Vec<String>,
+    /// Globs of the workspace paths the task may change (create, edit, delete); required, so
+    /// every task says it, `[]` for one that changes nothing.
+    changes: Vec<String>,
+    /// The longest answer that can pass (in characters), when the task has answer checkers.
+    #[serde(default)]
+    max_answer_chars: Option<usize>,
     #[serde(default, rename = "check")]
     checks: Vec<Check>,
 }
+
+/// An answer longer than this fails a task with answer checkers, unless the task sets its own
+/// `max_answer_chars`: a dump of the workspace should not pass for an answer.
+pub const DEFAULT_MAX_ANSWER_CHARS: usize = 1200;
 
 /// One task of the suite.
 #[derive(Debug, Clone)]
@@ -169,6 +205,11 @@ pub struct Task {
     pub category: Category,
     pub instruction: String,
     pub checks: Vec<Check>,
+    /// The paths the task may change; any other change fails it.
+    pub changes: globset::GlobSet,
+    /// `changes` as written, for messages.
+    pub changes_shown: Vec<String>,
+    pub max_answer_chars: usize,
     /// An answer that passes the answer checkers, for the suite's own tests (only they read it).
     #[cfg_attr(not(test), allow(dead_code))]
     pub reference_answer: Option<String>,
@@ -309,11 +350,30 @@ pub fn load_task(dir: &Path) -> Result<Task, SuiteError> {
         validate(check, dir)
             .map_err(|m| bad(&path, format!("check {} ({}): {m}", i + 1, check.kind())))?;
     }
+    let mut globs = globset::GlobSetBuilder::new();
+    for glob in &file.changes {
+        relative(glob.trim_start_matches("**/"))
+            .map_err(|m| bad(&path, format!("changes: {m}")))?;
+        let parsed = globset::GlobBuilder::new(glob)
+            .literal_separator(true)
+            .build()
+            .map_err(|e| bad(&path, format!("changes: `{glob}`: {e}")))?;
+        globs.add(parsed);
+    }
+    let changes = globs
+        .build()
+        .map_err(|e| bad(&path, format!("changes: {e}")))?;
+    if file.max_answer_chars == Some(0) {
+        return Err(bad(&path, "max_answer_chars is 0: no answer could pass"));
+    }
     Ok(Task {
         id: file.id,
         category: file.category,
         instruction: file.instruction,
         checks: file.checks,
+        changes,
+        changes_shown: file.changes,
+        max_answer_chars: file.max_answer_chars.unwrap_or(DEFAULT_MAX_ANSWER_CHARS),
         reference_answer: file.reference_answer,
         reference_removes: file.reference_removes,
         dir: dir.to_path_buf(),
@@ -348,9 +408,23 @@ fn validate(check: &Check, dir: &Path) -> Result<(), String> {
             })
     };
     match check {
-        Check::AnswerContains { facts } => {
+        Check::AnswerContains { facts, absent } => {
             if !facts_ok(facts) {
                 return Err("`facts` must list at least one fact, none empty".into());
+            }
+            if !absent.is_empty() && !facts_ok(absent) {
+                return Err("`absent` lists an empty fact".into());
+            }
+            let needed: Vec<String> = facts
+                .iter()
+                .flat_map(|f| f.alternatives().to_vec())
+                .collect();
+            if let Some(both) = absent
+                .iter()
+                .flat_map(Fact::alternatives)
+                .find(|a| needed.iter().any(|n| n.eq_ignore_ascii_case(a)))
+            {
+                return Err(format!("`{both}` is both needed and absent"));
             }
         }
         Check::AnswerMatches { pattern } => {
@@ -402,12 +476,10 @@ fn validate(check: &Check, dir: &Path) -> Result<(), String> {
                 }
             }
         }
-        Check::Command { argv, runtime } => {
-            if argv.is_empty() || argv.iter().any(|a| a.contains('\0')) {
-                return Err("`argv` needs a program, and no NUL bytes".into());
-            }
-            if runtime.is_empty() {
-                return Err("`runtime` is empty".into());
+        Check::Tests { start, count, .. } => {
+            relative(start)?;
+            if *count == 0 {
+                return Err("`count` is 0: a run of no tests proves nothing".into());
             }
         }
     }

@@ -14,11 +14,11 @@ use tokio_util::sync::CancellationToken;
 use super::check::{self, Checked, Verdict, answer_holds, check_task};
 use super::task::{self, Category, Check, Fact, Task};
 
-fn suite_dir() -> PathBuf {
+pub(super) fn suite_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/eval")
 }
 
-fn docker() -> Option<Arc<cairn_sandbox::Sandbox>> {
+pub(super) fn docker() -> Option<Arc<cairn_sandbox::Sandbox>> {
     if !cairn_test_support::gate(
         "CAIRN_DOCKER_TESTS",
         "with a running Docker engine to run the suite's command checkers",
@@ -37,7 +37,7 @@ fn docker() -> Option<Arc<cairn_sandbox::Sandbox>> {
     Some(cairn_sandbox::Sandbox::new(config))
 }
 
-fn runtime() -> tokio::runtime::Runtime {
+pub(super) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -46,14 +46,14 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 /// A fresh copy of the task's workspace, as the runner makes it.
-fn copy_of(task: &Task) -> (tempfile::TempDir, PathBuf) {
+pub(super) fn copy_of(task: &Task) -> (tempfile::TempDir, PathBuf) {
     let temp = tempfile::tempdir().unwrap();
     let copy = temp.path().join("workspace");
     check::copy_tree(&task.workspace(), &copy).unwrap();
     (temp, copy)
 }
 
-fn failed(checked: &[Checked]) -> bool {
+pub(super) fn failed(checked: &[Checked]) -> bool {
     checked
         .iter()
         .any(|c| matches!(c.verdict, Verdict::Fail(_)))
@@ -193,32 +193,52 @@ fn a_bad_task_file_is_an_error_naming_it() {
     std::fs::create_dir_all(dir.join("workspace")).unwrap();
     let cases = [
         (
-            "id = \"t1\"\ncategory = \"file-read\"\ninstruction = \"x\"\n",
+            "id = \"t1\"\ncategory = \"file-read\"\ninstruction = \"x\"\nchanges = []\n",
             "at least one",
         ),
         (
-            "id = \"t1\"\ncategory = \"nope\"\ninstruction = \"x\"\n",
+            "id = \"t1\"\ncategory = \"nope\"\ninstruction = \"x\"\nchanges = []\n",
             "unknown variant",
         ),
         (
-            "id = \"t1\"\ncategory = \"file-read\"\ninstruction = \"x\"\n[[check]]\nkind = \"answer_contains\"\nfacts = [\"a\"]\nfact = [\"b\"]\n",
+            "id = \"t1\"\ncategory = \"file-read\"\ninstruction = \"x\"\nchanges = []\n[[check]]\nkind = \"answer_contains\"\nfacts = [\"a\"]\nfact = [\"b\"]\n",
             "unknown field",
         ),
         (
-            "id = \"t1\"\ncategory = \"file-read\"\ninstruction = \"x\"\n[[check]]\nkind = \"file_exists\"\npath = \"../x\"\n",
+            "id = \"t1\"\ncategory = \"file-read\"\ninstruction = \"x\"\nchanges = []\n[[check]]\nkind = \"file_exists\"\npath = \"../x\"\n",
             "without `..`",
         ),
         (
-            "id = \"t1\"\ncategory = \"file-read\"\ninstruction = \"x\"\n[[check]]\nkind = \"answer_matches\"\npattern = \".*\"\n",
+            "id = \"t1\"\ncategory = \"file-read\"\ninstruction = \"x\"\nchanges = []\n[[check]]\nkind = \"answer_matches\"\npattern = \".*\"\n",
             "matches an empty answer",
         ),
         (
-            "id = \"t2\"\ncategory = \"file-read\"\ninstruction = \"x\"\n[[check]]\nkind = \"file_exists\"\npath = \"a\"\n",
+            "id = \"t2\"\ncategory = \"file-read\"\ninstruction = \"x\"\nchanges = []\n[[check]]\nkind = \"file_exists\"\npath = \"a\"\n",
             "differs from its directory",
         ),
         (
-            "id = \"t1\"\ncategory = \"file-read\"\ninstruction = \"x\"\n[[check]]\nkind = \"answer_contains\"\nfacts = []\n",
+            "id = \"t1\"\ncategory = \"file-read\"\ninstruction = \"x\"\nchanges = []\n[[check]]\nkind = \"answer_contains\"\nfacts = []\n",
             "at least one fact",
+        ),
+        (
+            "id = \"t1\"\ncategory = \"file-read\"\ninstruction = \"x\"\n[[check]]\nkind = \"answer_contains\"\nfacts = [\"a\"]\n",
+            "missing field `changes`",
+        ),
+        (
+            "id = \"t1\"\ncategory = \"file-read\"\ninstruction = \"x\"\nchanges = [\"../x\"]\n[[check]]\nkind = \"answer_contains\"\nfacts = [\"a\"]\n",
+            "changes: path `../x`",
+        ),
+        (
+            "id = \"t1\"\ncategory = \"file-read\"\ninstruction = \"x\"\nchanges = []\n[[check]]\nkind = \"answer_contains\"\nfacts = [\"a\"]\nabsent = [\"A\"]\n",
+            "both needed and absent",
+        ),
+        (
+            "id = \"t1\"\ncategory = \"debugging\"\ninstruction = \"x\"\nchanges = []\n[[check]]\nkind = \"tests\"\nrunner = \"unittest\"\ncount = 0\n",
+            "a run of no tests proves nothing",
+        ),
+        (
+            "id = \"t1\"\ncategory = \"debugging\"\ninstruction = \"x\"\nchanges = []\n[[check]]\nkind = \"command\"\nargv = [\"true\"]\n",
+            "unknown variant `command`",
         ),
         ("not toml at all [", "task.toml"),
     ];
@@ -242,6 +262,7 @@ fn the_file_checkers_judge_the_copy_against_the_workspace() {
         r#"id = "t"
 category = "refactor"
 instruction = "x"
+changes = ["a.txt"]
 [[check]]
 kind = "file_equals"
 path = "a.txt"
@@ -318,17 +339,17 @@ fn a_symlink_in_a_task_is_refused_when_copied() {
 }
 
 #[test]
-fn a_command_without_a_sandbox_is_skipped_not_passed() {
+fn tests_without_a_sandbox_are_skipped_not_passed() {
     let temp = tempfile::tempdir().unwrap();
     let dir = temp.path().join("c");
-    write(&dir, "workspace/x", "");
+    write(&dir, "workspace/tests/test_x.py", "");
     std::fs::write(
         dir.join("task.toml"),
-        "id = \"c\"\ncategory = \"debugging\"\ninstruction = \"x\"\n[[check]]\nkind = \"command\"\nargv = [\"true\"]\n",
+        "id = \"c\"\ncategory = \"debugging\"\ninstruction = \"x\"\nchanges = []\n[[check]]\nkind = \"tests\"\nrunner = \"unittest\"\ncount = 1\n",
     )
     .unwrap();
     let task = task::load_task(&dir).unwrap();
-    assert!(matches!(&task.checks[0], Check::Command { runtime, .. } if runtime == "python"));
+    assert!(matches!(&task.checks[0], Check::Tests { start, count: 1, .. } if start == "tests"));
     let (_t, copy) = copy_of(&task);
     let checked = runtime().block_on(check_task(
         &task,
@@ -337,6 +358,5 @@ fn a_command_without_a_sandbox_is_skipped_not_passed() {
         None,
         &CancellationToken::new(),
     ));
-    assert!(matches!(checked[0].verdict, Verdict::Skipped(_)));
-    assert_eq!(super::failures(&checked), ["command: not run (no sandbox)"]);
+    assert_eq!(super::failures(&checked), ["tests: not run (no sandbox)"]);
 }
