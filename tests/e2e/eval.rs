@@ -61,7 +61,8 @@ fn one_pass() -> Vec<(String, Vec<Reply>)> {
         ),
         (
             "KEY-WRONG".into(),
-            vec![Reply::text("I think it is 1234.").with_usage(50, 5)],
+            // Markup in the model's text stays text in the HTML report.
+            vec![Reply::text("I think it is <b>1234</b> & not 4712.").with_usage(50, 5)],
         ),
         (
             "KEY-CAP".into(),
@@ -155,6 +156,16 @@ fn eval_reports_a_solved_a_failed_and_a_capped_task() {
     assert_eq!(rows[0]["tasks"], 2);
     assert_eq!(rows[0]["succeeded"], 1);
     assert_eq!(rows[0]["successRate"], 0.5);
+    // Wilson's 95% interval: 1 of 2 is anywhere from 9% to 91%.
+    let interval = rows[0]["successInterval"].as_array().unwrap();
+    assert!(
+        (interval[0].as_f64().unwrap() - 0.0945).abs() < 0.001,
+        "{interval:?}"
+    );
+    assert!(
+        (interval[1].as_f64().unwrap() - 0.9055).abs() < 0.001,
+        "{interval:?}"
+    );
     assert_eq!(rows[0]["meanToolCalls"], 0.5);
     assert_eq!(rows[0]["wellFormedShare"], 1.0);
     assert_eq!(rows[1]["wellFormedShare"], 0.5);
@@ -165,26 +176,67 @@ fn eval_reports_a_solved_a_failed_and_a_capped_task() {
     assert_eq!(rows[2]["tasks"], 3);
     assert_eq!(rows[2]["succeeded"], 1);
 
-    // The same suite as a table.
-    let out = sb.run(&["eval", "--suite", suite.to_str().unwrap()], &cap);
+    // The same suite as a table, and as a page.
+    let page = sb.dir.path().join("report.html");
+    let out = sb.run(
+        &[
+            "eval",
+            "--suite",
+            suite.to_str().unwrap(),
+            "--html",
+            page.to_str().unwrap(),
+        ],
+        &cap,
+    );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let table = text(&out.stdout);
     let lines: Vec<&str> = table.lines().collect();
-    assert!(
-        lines[0].starts_with("category ")
-            && lines[0].contains(
-                "| tasks | success | mean tool calls | well-formed calls | mean model requests | mean tokens in | mean tokens out | mean wall s"
-            ),
-        "{table}"
-    );
     let cells =
         |line: &str| -> Vec<String> { line.split('|').map(|c| c.trim().to_owned()).collect() };
     assert_eq!(
-        cells(lines[1])[..8],
-        ["file-read", "2", "50%", "0.5", "100%", "1.5", "150", "18"]
+        cells(lines[0]),
+        [
+            "category",
+            "tasks",
+            "success",
+            "mean tool calls",
+            "well-formed calls",
+            "mean model requests",
+            "mean tokens in",
+            "mean tokens out",
+            "mean wall s"
+        ],
+        "{table}"
     );
-    assert_eq!(cells(lines[2])[..3], ["debugging", "1", "0%"]);
-    assert_eq!(cells(lines[3])[..3], ["all", "3", "33%"]);
+    assert_eq!(
+        cells(lines[1])[..8],
+        [
+            "file-read",
+            "2",
+            "50% (9-91)",
+            "0.5",
+            "100%",
+            "1.5",
+            "150",
+            "18"
+        ]
+    );
+    assert_eq!(cells(lines[2])[..3], ["debugging", "1", "0% (0-79)"]);
+    assert_eq!(cells(lines[3])[..3], ["all", "3", "33% (6-79)"]);
+    assert!(table.contains("\nfailures by reason:\n"), "{table}");
+    assert!(
+        table
+            .lines()
+            .any(|l| l.trim_start().starts_with("turn: tool-call cap")
+                && l.ends_with(" 1  debugging/cap")),
+        "{table}"
+    );
+    assert!(
+        table
+            .lines()
+            .any(|l| l.trim_start().starts_with("answer_contains") && l.contains("file-read/wrong")),
+        "{table}"
+    );
     assert!(
         table
             .contains("\nfailed:\n  file-read/wrong: answer_contains: the answer lacks \"4711\"\n"),
@@ -201,6 +253,69 @@ fn eval_reports_a_solved_a_failed_and_a_capped_task() {
         progress.contains("[3/3] debugging/cap FAILED"),
         "{progress}"
     );
+    assert!(progress.contains("wrote the HTML report to"), "{progress}");
+    html_report_renders(&page);
+}
+
+/// The page as headless Chromium renders it (its DOM after parsing): the table's rows, a bar
+/// per category with the target's mark, the grouped reasons, each failed task folded with its
+/// transcript, and the model's markup shown as text. Runs with `CAIRN_CHROMIUM_TESTS=1`.
+fn html_report_renders(page: &Path) {
+    if !cairn_test_support::gate(
+        "CAIRN_CHROMIUM_TESTS",
+        "with Chromium (apt-get install chromium, or CHROMIUM=path) to render the eval's HTML report",
+    ) {
+        return;
+    }
+    let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    let profile = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(&chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            &format!("--user-data-dir={}", profile.path().display()),
+            "--dump-dom",
+        ])
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap_or_else(|e| panic!("{chromium}: {e}"));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let dom = text(&out.stdout);
+    assert!(dom.contains("<table id=\"summary\">"), "{dom}");
+    for category in ["file-read", "debugging", "all"] {
+        assert!(
+            dom.contains(&format!("<tr data-category=\"{category}\">")),
+            "{category}: {dom}"
+        );
+    }
+    assert!(
+        dom.contains("<rect x=\"120\"")
+            && dom.contains("data-category=\"file-read\" data-rate=\"0.500\""),
+        "{dom}"
+    );
+    assert!(dom.contains("<title>target 99%</title>"), "{dom}");
+    assert!(dom.contains("<table id=\"reasons\">"), "{dom}");
+    assert!(
+        dom.contains("<details class=\"task\" id=\"task-wrong\">"),
+        "{dom}"
+    );
+    assert!(
+        dom.contains("<details class=\"task\" id=\"task-cap\">"),
+        "{dom}"
+    );
+    assert!(
+        !dom.contains("id=\"task-solve\""),
+        "a solved task is not listed: {dom}"
+    );
+    assert!(dom.contains("1\tThe door code is 4711."), "the tool result: {dom}");
+    assert!(dom.contains("→ read_file("), "{dom}");
+    assert!(
+        dom.contains("I think it is &lt;b&gt;1234&lt;/b&gt; &amp; not 4712."),
+        "{dom}"
+    );
+    assert!(!dom.contains("<b>1234</b>"), "{dom}");
 }
 
 #[test]

@@ -150,6 +150,17 @@ enum Command {
         /// Seconds one task's turn may take before it is cancelled.
         #[arg(long, default_value_t = 900)]
         timeout: u64,
+        /// Run against this OpenAI-compatible server (`http://127.0.0.1:8080/v1`: llama.cpp's
+        /// server, vLLM, Ollama) instead of the configured provider.
+        #[arg(long, value_name = "URL")]
+        provider_url: Option<String>,
+        /// The model to ask for (`provider.model`), with `--provider-url` or without.
+        #[arg(long, value_name = "NAME")]
+        model: Option<String>,
+        /// Also write the report as an HTML page: the table, success by category against the
+        /// targets, every failed task with its transcript folded.
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
     },
     /// Check configuration, the model provider, and the session store.
     Doctor {
@@ -524,6 +535,9 @@ fn main() -> ExitCode {
                 json,
                 keep,
                 timeout,
+                provider_url,
+                model,
+                html,
             } => {
                 let args = eval::EvalArgs {
                     suite,
@@ -532,7 +546,18 @@ fn main() -> ExitCode {
                     json,
                     keep,
                     timeout: std::time::Duration::from_secs(timeout),
+                    html,
                 };
+                // The flags are configuration layered over the environment's, as
+                // CAIRN_PROVIDER__* would set them.
+                let mut env = env.clone();
+                if let Some(url) = provider_url {
+                    env.0.insert("CAIRN_PROVIDER__KIND".into(), "openai".into());
+                    env.0.insert("CAIRN_PROVIDER__BASE_URL".into(), url);
+                }
+                if let Some(model) = model {
+                    env.0.insert("CAIRN_PROVIDER__MODEL".into(), model);
+                }
                 eval::run(&env, args).await
             }
             Command::Doctor { workspace } => {

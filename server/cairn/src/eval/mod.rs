@@ -8,6 +8,7 @@
 #[cfg(test)]
 mod adversaries;
 pub mod check;
+mod html;
 pub mod task;
 #[cfg(test)]
 mod tests;
@@ -41,6 +42,8 @@ pub struct EvalArgs {
     pub keep: bool,
     /// Wall-clock limit of one task's turn; past it the turn is cancelled.
     pub timeout: Duration,
+    /// Where to write the HTML report, besides the table or the JSON.
+    pub html: Option<PathBuf>,
 }
 
 /// Accepts every call the policy would ask about: the eval has no user to ask, and the task's
@@ -132,6 +135,13 @@ pub struct TaskResult {
     /// Where the copy was kept (`--keep`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kept: Option<PathBuf>,
+    /// The checkers that failed, by kind (`tests`, `changes` …), and the turn's ending when it
+    /// was not normal: what the report groups failures by.
+    pub failed_checks: Vec<String>,
+    /// The turn's messages, for the HTML report's folded transcripts (not in the JSON: the
+    /// session store and `--keep` hold them).
+    #[serde(skip)]
+    pub transcript: Vec<cairn_agent::model::Message>,
 }
 
 /// One row of the table.
@@ -142,6 +152,9 @@ pub struct Row {
     pub tasks: usize,
     pub succeeded: usize,
     pub success_rate: f64,
+    /// The 95% confidence interval of the success rate (Wilson's, which stays inside 0..1 and
+    /// is honest for few tasks and rates near 0 or 1).
+    pub success_interval: [f64; 2],
     pub mean_tool_calls: f64,
     /// The share of calls whose arguments parsed, over all calls of the row (none: no calls).
     pub well_formed_share: Option<f64>,
@@ -160,6 +173,7 @@ fn row(category: &str, results: &[&TaskResult]) -> Row {
         tasks: results.len(),
         succeeded,
         success_rate: succeeded as f64 / n,
+        success_interval: wilson(succeeded, results.len()),
         mean_tool_calls: mean(&|r| f64::from(r.tool_calls)),
         well_formed_share: {
             let calls: u32 = results.iter().map(|r| r.calls_written).sum();
@@ -171,6 +185,36 @@ fn row(category: &str, results: &[&TaskResult]) -> Row {
         mean_tokens_out: mean(&|r| r.tokens_out as f64),
         mean_wall_secs: mean(&|r| r.wall_secs),
     }
+}
+
+/// Wilson's 95% score interval for `k` successes in `n` trials.
+pub fn wilson(k: usize, n: usize) -> [f64; 2] {
+    if n == 0 {
+        return [0.0, 1.0];
+    }
+    let (k, n) = (k as f64, n as f64);
+    let z = 1.959_964_f64;
+    let p = k / n;
+    let denom = 1.0 + z * z / n;
+    let centre = (p + z * z / (2.0 * n)) / denom;
+    let half = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / denom;
+    [(centre - half).max(0.0), (centre + half).min(1.0)]
+}
+
+/// The failed tasks per reason (a checker's kind, or how the turn ended), most first.
+pub fn failure_groups(results: &[TaskResult]) -> Vec<(String, Vec<String>)> {
+    let mut groups: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for r in results.iter().filter(|r| !r.success) {
+        for kind in &r.failed_checks {
+            groups
+                .entry(kind.clone())
+                .or_default()
+                .push(format!("{}/{}", r.category, r.id));
+        }
+    }
+    let mut out: Vec<(String, Vec<String>)> = groups.into_iter().collect();
+    out.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
+    out
 }
 
 /// The rows of the report: each category that ran, in the suite's order, then `all`.
@@ -204,7 +248,12 @@ pub fn render_table(results: &[TaskResult]) -> String {
         lines.push([
             r.category,
             r.tasks.to_string(),
-            format!("{:.0}%", r.success_rate * 100.0),
+            format!(
+                "{:.0}% ({:.0}-{:.0})",
+                r.success_rate * 100.0,
+                r.success_interval[0] * 100.0,
+                r.success_interval[1] * 100.0
+            ),
             format!("{:.1}", r.mean_tool_calls),
             r.well_formed_share
                 .map_or_else(|| "-".to_owned(), |s| format!("{:.0}%", s * 100.0)),
@@ -238,6 +287,19 @@ pub fn render_table(results: &[TaskResult]) -> String {
             .collect();
         out.push_str(cells.join(" | ").trim_end());
         out.push('\n');
+    }
+    out.push_str("(success: percent of tasks, and its 95% interval)\n");
+    let groups = failure_groups(results);
+    if !groups.is_empty() {
+        out.push_str("\nfailures by reason:\n");
+        let width = groups.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+        for (kind, tasks) in &groups {
+            out.push_str(&format!(
+                "  {kind:<width$} {:>3}  {}\n",
+                tasks.len(),
+                tasks.join(", ")
+            ));
+        }
     }
     let failed: Vec<&TaskResult> = results.iter().filter(|r| !r.success).collect();
     if !failed.is_empty() {
@@ -340,6 +402,12 @@ pub async fn run(env: &Env, args: EvalArgs) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print!("{}", render_table(&results));
+    }
+    if let Some(path) = &args.html {
+        let page = html::render(&suite, &model, &results);
+        std::fs::write(path, page)
+            .with_context(|| format!("cannot write the HTML report to {}", path.display()))?;
+        eprintln!("cairn: wrote the HTML report to {}", path.display());
     }
     if interrupted.is_cancelled() {
         eprintln!(
@@ -463,6 +531,15 @@ async fn run_task(
         Stop::Refused => reasons.push("the model refused".into()),
         Stop::Cancelled => reasons.push("the turn was cancelled (Ctrl-C)".into()),
     }
+    let mut failed_checks: Vec<String> = match stop {
+        Stop::Done => Vec::new(),
+        other => vec![format!("turn: {}", other.words())],
+    };
+    for c in &checked {
+        if c.verdict != Verdict::Pass && !failed_checks.iter().any(|k| k == c.kind) {
+            failed_checks.push(c.kind.to_owned());
+        }
+    }
     reasons.extend(failures(&checked));
     let kept = if args.keep {
         let path = temp.keep();
@@ -486,6 +563,8 @@ async fn run_task(
         wall_secs: (wall.as_secs_f64() * 10.0).round() / 10.0,
         answer,
         kept,
+        failed_checks,
+        transcript: outcome.messages.clone(),
     })
 }
 

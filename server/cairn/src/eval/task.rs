@@ -48,6 +48,17 @@ impl Category {
     pub fn known() -> String {
         Category::ALL.map(Category::id).join(", ")
     }
+
+    /// The success rate cairn claims for the category (README), which reports hold runs to.
+    pub fn target(self) -> f64 {
+        match self {
+            Category::FileRead => 0.99,
+            Category::Debugging => 0.87,
+            Category::DataAnalysis => 0.82,
+            Category::Refactor => 0.79,
+            Category::Feature => 0.71,
+        }
+    }
 }
 
 /// A fact the answer or a file must hold: one text, or any one of several alternatives.
