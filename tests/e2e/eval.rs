@@ -471,7 +471,7 @@ fn a_model_doing_nothing_fails_the_whole_real_suite() {
     let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/eval");
     let sb = Sandbox::new(
         Format::OpenAi,
-        (0..60).map(|_| Reply::text("I do not know.")).collect(),
+        (0..250).map(|_| Reply::text("I do not know.")).collect(),
     );
     crate::sandbox::configure(&sb);
     let out = sb.run(&["eval", "--suite", suite.to_str().unwrap(), "--json"], &[]);
