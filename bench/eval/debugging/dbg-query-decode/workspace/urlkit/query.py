@@ -1,0 +1,17 @@
+"""Parsing URL query strings."""
+from urllib.parse import unquote_plus
+
+
+def parse_query(query):
+    """'a=1&b=x+y&flag' as [('a', '1'), ('b', 'x y'), ('flag', '')]: the pairs in order,
+    names and values percent-decoded ('+' is a space), a name without '=' with an empty
+    value, empty pieces ('a=1&&b=2') skipped."""
+    pairs = []
+    for piece in unquote_plus(query).split("&"):
+        if not piece:
+            continue
+        parts = piece.split("=")
+        name = parts[0]
+        value = parts[1] if len(parts) > 1 else ""
+        pairs.append((name, value))
+    return pairs

@@ -1,0 +1,15 @@
+"""Text helpers shared by the catalogue."""
+import unicodedata
+
+
+def search_key(text):
+    """The form texts are compared in when searching: two texts a reader would call the
+    same, whatever their case, spacing or the way their characters were encoded, get the
+    same key."""
+    folded = unicodedata.normalize("NFD", text).casefold()
+    return " ".join(unicodedata.normalize("NFC", folded).split())
+
+
+def display_title(text):
+    """A title as shown in listings: trimmed, inner runs of spaces collapsed."""
+    return " ".join(text.split())
