@@ -309,7 +309,10 @@ fn html_report_renders(page: &Path) {
         !dom.contains("id=\"task-solve\""),
         "a solved task is not listed: {dom}"
     );
-    assert!(dom.contains("1\tThe door code is 4711."), "the tool result: {dom}");
+    assert!(
+        dom.contains("1\tThe door code is 4711."),
+        "the tool result: {dom}"
+    );
     assert!(dom.contains("→ read_file("), "{dom}");
     assert!(
         dom.contains("I think it is &lt;b&gt;1234&lt;/b&gt; &amp; not 4712."),
