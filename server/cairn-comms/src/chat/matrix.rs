@@ -183,22 +183,6 @@ pub(crate) fn time_of(ms: Option<i64>) -> String {
         .unwrap_or_else(|| "unknown time".into())
 }
 
-/// HTML with `<`, `>`, `&` and quotes escaped.
-fn escape_html(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
-    }
-    out
-}
-
 /// The `formatted_body` of a Markdown message: fenced code blocks, and per line `code`,
 /// **bold**, *italic* and [links](https://...) (http, https and mailto only), everything else
 /// escaped; lines end in `<br>`. A small subset, so what was written is what is shown.
@@ -219,7 +203,7 @@ pub(crate) fn markdown_html(text: &str) -> String {
             continue;
         }
         if in_code {
-            lines.push(escape_html(line));
+            lines.push(cairn_toolkit::html::escape(line));
         } else {
             out.push_str(&inline(line));
             out.push_str("<br>");
@@ -246,7 +230,10 @@ fn inline(line: &str) -> String {
         if c == '`'
             && let Some(end) = find(i + 1, &['`'])
         {
-            out.push_str(&format!("<code>{}</code>", escape_html(&span(i + 1, end))));
+            out.push_str(&format!(
+                "<code>{}</code>",
+                cairn_toolkit::html::escape(&span(i + 1, end))
+            ));
             i = end + 1;
             continue;
         }
@@ -278,14 +265,14 @@ fn inline(line: &str) -> String {
             {
                 out.push_str(&format!(
                     "<a href=\"{}\">{}</a>",
-                    escape_html(&url),
+                    cairn_toolkit::html::escape(&url),
                     inline(&span(i + 1, close))
                 ));
                 i = end + 1;
                 continue;
             }
         }
-        out.push_str(&escape_html(&c.to_string()));
+        out.push_str(&cairn_toolkit::html::escape(&c.to_string()));
         i += 1;
     }
     out

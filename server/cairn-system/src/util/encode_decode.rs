@@ -62,20 +62,7 @@ pub(crate) fn encode(input: &str, encoding: Encoding) -> String {
                 .remove(b'~');
             percent_encoding::utf8_percent_encode(input, SET).to_string()
         }
-        Encoding::Html => {
-            let mut out = String::with_capacity(input.len());
-            for c in input.chars() {
-                match c {
-                    '&' => out.push_str("&amp;"),
-                    '<' => out.push_str("&lt;"),
-                    '>' => out.push_str("&gt;"),
-                    '"' => out.push_str("&quot;"),
-                    '\'' => out.push_str("&#39;"),
-                    c => out.push(c),
-                }
-            }
-            out
-        }
+        Encoding::Html => cairn_toolkit::html::escape(input),
     }
 }
 

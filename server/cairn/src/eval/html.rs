@@ -8,25 +8,10 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use cairn_agent::model::Message;
+use cairn_toolkit::html::escape as esc;
 
 use super::task::Category;
 use super::{TaskResult, failure_groups, rows};
-
-/// Text made safe for HTML element content and attribute values.
-fn esc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 /// Long tool results are cut in the page; the session store keeps them whole.
 fn cut(text: &str, max: usize) -> String {
