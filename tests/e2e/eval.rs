@@ -45,6 +45,11 @@ fn small_suite(root: &Path) -> PathBuf {
     suite
 }
 
+/// The repository's own suite, `bench/eval`.
+fn real_suite() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/eval")
+}
+
 fn read_notes() -> Reply {
     Reply::tool_call("read_file", json!({"path": "notes.txt"}))
 }
@@ -410,7 +415,7 @@ fn eval_runs_a_real_debugging_task_with_its_tests_in_the_sandbox() {
     let _serial = crate::sandbox::SERIAL
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/eval");
+    let suite = real_suite();
     let fixed =
         std::fs::read_to_string(suite.join("debugging/dbg-median/reference/stats/summary.py"))
             .unwrap();
@@ -471,7 +476,7 @@ fn a_model_doing_nothing_fails_the_whole_real_suite() {
     let _serial = crate::sandbox::SERIAL
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/eval");
+    let suite = real_suite();
     let sb = Sandbox::new(
         Format::OpenAi,
         (0..250).map(|_| Reply::text("I do not know.")).collect(),
@@ -495,8 +500,8 @@ fn a_model_doing_nothing_fails_the_whole_real_suite() {
 
 /// A scripted adversary through the real agent loop: it plants a root `unittest.py` that
 /// prints a passing summary, and makes the module under test exit 0 on import, then claims
-/// success. Against `python3 -m unittest` that copy exits 0; cairn fails the task on the bound
-/// of its paths and on the runner's missing report.
+/// success. Against `python3 -m unittest` such a copy exits 0 (the unit tests' control shows
+/// it); cairn fails the task on the bound of its paths and on the runner's missing report.
 #[test]
 fn eval_fails_a_model_that_games_the_tests() {
     if !crate::sandbox::enabled() {
@@ -505,7 +510,7 @@ fn eval_fails_a_model_that_games_the_tests() {
     let _serial = crate::sandbox::SERIAL
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/eval");
+    let suite = real_suite();
     let original =
         std::fs::read_to_string(suite.join("debugging/dbg-median/workspace/stats/summary.py"))
             .unwrap();
