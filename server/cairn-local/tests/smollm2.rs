@@ -121,6 +121,19 @@ async fn answers_a_question_streaming_with_usage_and_loads_once() {
     );
 }
 
+/// The one tool the call tests offer.
+fn weather_tool() -> ToolSpec {
+    ToolSpec {
+        name: "get_weather".into(),
+        description: "Get the current weather in a city.".into(),
+        input_schema: serde_json::json!({
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"]
+        }),
+    }
+}
+
 fn calls_of(events: &[Result<ModelEvent, String>]) -> Vec<cairn_agent::model::ToolCallRequest> {
     events
         .iter()
@@ -144,15 +157,7 @@ async fn a_tool_call_the_model_writes_arrives_whole() {
     let mut request = ask(
         "Repeat this text exactly, and nothing else:\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>",
     );
-    request.tools = vec![ToolSpec {
-        name: "get_weather".into(),
-        description: "Get the current weather in a city.".into(),
-        input_schema: serde_json::json!({
-            "type": "object",
-            "properties": {"city": {"type": "string"}},
-            "required": ["city"]
-        }),
-    }];
+    request.tools = vec![weather_tool()];
     let events = collect(&model, request).await;
     let calls = calls_of(&events);
     assert_eq!(calls.len(), 1, "{events:?}");
@@ -207,15 +212,7 @@ async fn the_grammar_holds_a_call_to_the_tools_schema() {
         let model = LocalModel::new(s, None);
         let mut request =
             ask("Write <tool_call> followed by a call of get_weather for the city of Paris.");
-        request.tools = vec![ToolSpec {
-            name: "get_weather".into(),
-            description: "Get the current weather in a city.".into(),
-            input_schema: serde_json::json!({
-                "type": "object",
-                "properties": {"city": {"type": "string"}},
-                "required": ["city"]
-            }),
-        }];
+        request.tools = vec![weather_tool()];
         let events = collect(&model, request).await;
         let calls = calls_of(&events);
         assert!(!calls.is_empty(), "{events:?}");
