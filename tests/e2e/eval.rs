@@ -556,3 +556,41 @@ fn eval_fails_a_model_that_games_the_tests() {
         "{reason}"
     );
 }
+
+/// `--provider-url` and `--model` win over the provider the environment configures: with
+/// Anthropic configured at a dead address, the suite runs against the OpenAI-compatible server
+/// the flag names, asking for the flag's model.
+#[test]
+fn eval_runs_against_the_server_provider_url_names() {
+    let sb = Sandbox::keyed(Format::OpenAi, one_pass());
+    let suite = small_suite(sb.dir.path());
+    let url = sb.model.base_url();
+    let out = sb.run(
+        &[
+            "eval",
+            "--suite",
+            suite.to_str().unwrap(),
+            "--task",
+            "solve",
+            "--provider-url",
+            &url,
+            "--model",
+            "served-model",
+            "--json",
+        ],
+        &[
+            ("CAIRN_PROVIDER__KIND", "anthropic"),
+            ("ANTHROPIC_BASE_URL", "http://127.0.0.1:9"),
+            ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1"),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["tasks"][0]["success"], true, "{report}");
+    let requests = sb.model.requests();
+    assert_eq!(requests.len(), 2, "{requests:?}");
+    for r in &requests {
+        assert!(r.path.ends_with("/chat/completions"), "{}", r.path);
+        assert_eq!(r.body["model"], "served-model");
+    }
+}

@@ -549,14 +549,15 @@ fn main() -> ExitCode {
                     html,
                 };
                 // The flags are configuration layered over the environment's, as
-                // CAIRN_PROVIDER__* would set them.
+                // CAIRN_PROVIDER__* and CAIRN_MODEL would set them.
                 let mut env = env.clone();
                 if let Some(url) = provider_url {
                     env.0.insert("CAIRN_PROVIDER__KIND".into(), "openai".into());
                     env.0.insert("CAIRN_PROVIDER__BASE_URL".into(), url);
                 }
                 if let Some(model) = model {
-                    env.0.insert("CAIRN_PROVIDER__MODEL".into(), model);
+                    // CAIRN_MODEL is the variable that wins over provider.model.
+                    env.0.insert("CAIRN_MODEL".into(), model);
                 }
                 eval::run(&env, args).await
             }
