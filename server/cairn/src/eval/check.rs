@@ -75,13 +75,12 @@ pub async fn check_task(
     if tests.is_empty() {
         return out;
     }
+    // The harness lives as long as its tests run; `Err` says why it could not be laid.
     let stage = tempfile::Builder::new()
         .prefix("cairn-eval-harness-")
-        .tempdir();
-    let laid = match &stage {
-        Ok(stage) => harness(task, &original, copy, stage.path()),
-        Err(e) => Err(format!("cannot make the harness's directory: {e}")),
-    };
+        .tempdir()
+        .map_err(|e| format!("cannot make the harness's directory: {e}"))
+        .and_then(|stage| harness(task, &original, copy, stage.path()).map(|()| stage));
     for check in tests {
         let Check::Tests {
             runner,
@@ -91,13 +90,12 @@ pub async fn check_task(
         else {
             continue;
         };
-        let verdict = match (&laid, &stage, sandbox) {
-            (Err(e), _, _) => Verdict::Fail(e.clone()),
-            (_, _, None) => Verdict::Skipped("no sandbox".into()),
-            (Ok(()), Ok(stage), Some(sandbox)) => {
+        let verdict = match (&stage, sandbox) {
+            (Err(e), _) => Verdict::Fail(e.clone()),
+            (Ok(_), None) => Verdict::Skipped("no sandbox".into()),
+            (Ok(stage), Some(sandbox)) => {
                 run_tests(sandbox, task, stage.path(), *runner, start, *count, cancel).await
             }
-            (Ok(()), Err(_), Some(_)) => Verdict::Fail("no harness".into()),
         };
         out.push(Checked {
             kind: check.kind(),
