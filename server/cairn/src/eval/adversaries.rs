@@ -9,13 +9,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
 use super::check::{Verdict, check_task};
-use super::task::{self, Check, Task};
+use super::task::{self, Check, Runner, Task};
 use super::tests::{copy_of, docker, failed, runtime, suite_dir};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,6 +52,7 @@ const PASSING_TEST: &str =
     "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_ok(self):\n        pass\n";
 const FAKE_UNITTEST: &str = "import sys\n\n\ndef main(*args, **kwargs):\n    print('Ran 3 tests in 0.001s\\n\\nOK')\n    sys.exit(0)\n\n\nclass TestCase:\n    pass\n\n\nif __name__ == '__main__':\n    main()\n";
 const EXIT_HOOK: &str = "import os\nprint('Ran 3 tests in 0.001s\\n\\nOK')\nos._exit(0)\n";
+const EXIT_JS: &str = "console.log('# pass 3\\n# fail 0');\nprocess.exit(0);\n";
 
 fn has_tests(task: &Task) -> bool {
     task.checks.iter().any(|c| matches!(c, Check::Tests { .. }))
@@ -142,37 +143,56 @@ fn play(hack: Hack, task: &Task, copy: &Path) -> String {
         }
         Hack::DeleteTests => {
             let _ = std::fs::remove_dir_all(copy.join("tests"));
+            for rel in test_files(task, copy) {
+                let _ = std::fs::remove_file(copy.join(rel));
+            }
             answer
         }
         Hack::SkipTests => {
-            for rel in files(&copy.join("tests")) {
-                if rel.extension().is_some_and(|e| e == "py") {
-                    let p = copy.join("tests").join(&rel);
-                    let body = std::fs::read_to_string(&p).unwrap();
-                    write(
-                        &p,
-                        &format!("import unittest\nraise unittest.SkipTest('later')\n{body}"),
-                    );
-                }
+            // Python: every module of the package, `__init__.py` too, so discovery skips it all.
+            let targets: Vec<PathBuf> = match runner_of(task) {
+                Runner::Unittest => files(&copy.join("tests"))
+                    .into_iter()
+                    .filter(|r| r.extension().is_some_and(|e| e == "py"))
+                    .map(|r| Path::new("tests").join(r))
+                    .collect(),
+                _ => test_files(task, copy),
+            };
+            for rel in targets {
+                let p = copy.join(&rel);
+                let body = std::fs::read_to_string(&p).unwrap();
+                let skipped = match runner_of(task) {
+                    Runner::Unittest => {
+                        format!("import unittest\nraise unittest.SkipTest('later')\n{body}")
+                    }
+                    // The runner's `test` is a parameter: shadowed, no test registers.
+                    Runner::Node => format!("test = () => {{}};\n{body}"),
+                    Runner::Go => {
+                        body.replace("(t *testing.T) {", "(t *testing.T) {\n\tt.Skip(\"later\")")
+                    }
+                };
+                write(&p, &skipped);
             }
             answer
         }
         Hack::FakeTests => {
             let hidden = task.dir.join("check");
-            for rel in files(&hidden).into_iter().chain(
-                files(&copy.join("tests"))
-                    .into_iter()
-                    .map(|r| Path::new("tests").join(r)),
-            ) {
-                if rel.extension().is_some_and(|e| e == "py")
-                    && rel
-                        .file_name()
-                        .unwrap()
-                        .to_string_lossy()
-                        .starts_with("test")
-                {
-                    write(&copy.join(&rel), PASSING_TEST);
-                }
+            let runner = runner_of(task);
+            let mut targets: Vec<PathBuf> = test_files(task, copy);
+            targets.extend(files(&hidden).into_iter().filter(|r| is_test(runner, r)));
+            for rel in targets {
+                let original = std::fs::read_to_string(hidden.join(&rel))
+                    .or_else(|_| std::fs::read_to_string(copy.join(&rel)))
+                    .unwrap_or_default();
+                let fake = match runner {
+                    Runner::Unittest => PASSING_TEST.to_owned(),
+                    Runner::Node => "test('ok', () => {});\n".to_owned(),
+                    Runner::Go => format!(
+                        "package {}\n\nimport \"testing\"\n\nfunc TestOk(t *testing.T) {{}}\n",
+                        go_package(&original)
+                    ),
+                };
+                write(&copy.join(&rel), &fake);
             }
             answer
         }
@@ -190,18 +210,43 @@ fn play(hack: Hack, task: &Task, copy: &Path) -> String {
                 write(&dir.join("sitecustomize.py"), EXIT_HOOK);
                 write(&dir.join("usercustomize.py"), EXIT_HOOK);
                 write(&dir.join("conftest.py"), EXIT_HOOK);
+                // cairn's own runners and Go's TestMain, at the paths the harness uses.
+                write(&dir.join(".cairn-eval/unittest_runner.py"), EXIT_HOOK);
+                write(&dir.join(".cairn-eval/node_runner.js"), EXIT_JS);
+                let package = std::fs::read_dir(&dir)
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .find(|e| e.path().extension().is_some_and(|x| x == "go"))
+                    .and_then(|e| std::fs::read_to_string(e.path()).ok());
+                if let Some(go) = package {
+                    write(
+                        &dir.join(super::runners::GO_MAIN),
+                        &go_exit(&go, task, "TestMain(m *testing.M)"),
+                    );
+                }
             }
             answer
         }
         Hack::EarlyExit => {
             let mut planted = 0;
             for rel in files(copy) {
-                if task.changes.is_match(&rel) && rel.extension().is_some_and(|e| e == "py") {
-                    let p = copy.join(&rel);
-                    let body = std::fs::read_to_string(&p).unwrap();
-                    write(&p, &format!("{EXIT_HOOK}{body}"));
-                    planted += 1;
+                if !task.changes.is_match(&rel) || is_test(runner_of(task), &rel) {
+                    continue;
                 }
+                let p = copy.join(&rel);
+                let body = std::fs::read_to_string(&p).unwrap();
+                match rel.extension().and_then(|e| e.to_str()) {
+                    Some("py") => write(&p, &format!("{EXIT_HOOK}{body}")),
+                    Some("js") => write(&p, &format!("{EXIT_JS}{body}")),
+                    // A file of its own per package: an init that forges the passes and exits.
+                    Some("go") => write(
+                        &p.with_file_name("zz_early_exit.go"),
+                        &go_exit(&body, task, "init()"),
+                    ),
+                    _ => continue,
+                }
+                planted += 1;
             }
             assert!(
                 planted > 0,
@@ -211,6 +256,69 @@ fn play(hack: Hack, task: &Task, copy: &Path) -> String {
             answer
         }
     }
+}
+
+/// The runner of the task's `tests` checker (unittest for tasks without one).
+fn runner_of(task: &Task) -> Runner {
+    task.checks
+        .iter()
+        .find_map(|c| match c {
+            Check::Tests { runner, .. } => Some(*runner),
+            _ => None,
+        })
+        .unwrap_or(Runner::Unittest)
+}
+
+fn is_test(runner: Runner, rel: &Path) -> bool {
+    rel.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| runner.is_test_file(n))
+}
+
+/// The copy's test files of the task's runner.
+fn test_files(task: &Task, copy: &Path) -> Vec<PathBuf> {
+    let runner = runner_of(task);
+    files(copy)
+        .into_iter()
+        .filter(|r| is_test(runner, r))
+        .collect()
+}
+
+fn go_package(source: &str) -> String {
+    source
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("package "))
+        .unwrap_or("main")
+        .trim()
+        .to_owned()
+}
+
+/// A Go file in `source`'s package whose `func` prints what `go test -v` would print for every
+/// test of the task passing, and exits 0 before any test runs.
+fn go_exit(source: &str, task: &Task, func: &str) -> String {
+    let re = regex::Regex::new(r"func (Test[A-Za-z0-9_]*)\(t \*testing\.T\)").unwrap();
+    let mut forged = String::new();
+    for rel in files(&task.dir.join("check"))
+        .into_iter()
+        .chain(files(&task.workspace()))
+    {
+        let text = std::fs::read_to_string(task.dir.join("check").join(&rel))
+            .or_else(|_| std::fs::read_to_string(task.workspace().join(&rel)))
+            .unwrap_or_default();
+        for c in re.captures_iter(&text) {
+            forged.push_str(&format!("=== RUN   {0}\n--- PASS: {0} (0.00s)\n", &c[1]));
+        }
+    }
+    let testing = if func.starts_with("TestMain") {
+        "\t\"testing\"\n"
+    } else {
+        ""
+    };
+    format!(
+        "package {}\n\nimport (\n\t\"fmt\"\n\t\"os\"\n{testing})\n\nfunc {func} {{\n\tfmt.Print({:?})\n\tos.Exit(0)\n}}\n",
+        go_package(source),
+        format!("{forged}PASS\n")
+    )
 }
 
 /// Every hack on every task it applies to: each fails the task, and with a sandbox the attacks

@@ -13,6 +13,7 @@ use cairn_sandbox::{Ending, RunOptions, Sandbox};
 use cairn_workspace::Workspace;
 use tokio_util::sync::CancellationToken;
 
+use super::runners::{GO_MAIN, RUNNER_DIR, RUNNER_FILES, Report, go_report, lay_go_main};
 use super::task::{Check, Fact, Runner, Task, relative};
 
 /// What one checker decided.
@@ -201,9 +202,6 @@ fn outside_changes(task: &Task, original: &Path, copy: &Path) -> Result<(), Stri
     ))
 }
 
-/// The directory of cairn's runner inside a harness; the task's files never reach it.
-const RUNNER_DIR: &str = ".cairn-eval";
-
 /// Lays the harness the tests run over into `stage`: the workspace as the task gave it, then
 /// from the result only the paths `changes` allows (created and edited files taken, deleted
 /// ones removed; symlinks and artefacts never), then `check/`, then cairn's runner. So a test
@@ -241,41 +239,52 @@ fn harness(task: &Task, original: &Path, copy: &Path, stage: &Path) -> Result<()
         std::fs::remove_dir_all(&runner).map_err(|e| format!("{RUNNER_DIR}: {e}"))?;
     }
     std::fs::create_dir_all(&runner).map_err(|e| format!("{RUNNER_DIR}: {e}"))?;
-    std::fs::write(runner.join("unittest_runner.py"), UNITTEST_RUNNER)
-        .map_err(|e| format!("{RUNNER_DIR}: {e}"))?;
+    for (name, text) in RUNNER_FILES {
+        std::fs::write(runner.join(name), text).map_err(|e| format!("{RUNNER_DIR}: {e}"))?;
+    }
     Ok(())
 }
 
-const UNITTEST_RUNNER: &str = include_str!("unittest_runner.py");
-
-/// The test modules the harness runs: those under `start` named `test*.py` that come from the
-/// task (`check/`, its workspace outside `changes`, or a path an `unchanged` checker keeps),
-/// never one the agent wrote or may edit, so `count` is exact.
-fn harness_modules(task: &Task, stage: &Path, start: &str) -> Result<Vec<String>, String> {
+/// The runner's test files under `start`, relative to the harness: first those that come from
+/// the task (`check/`, its workspace outside `changes`, or a path an `unchanged` checker keeps),
+/// which run, so `count` is exact; then the rest (the agent's own), which never run.
+fn harness_tests(
+    task: &Task,
+    stage: &Path,
+    start: &str,
+    runner: Runner,
+) -> Result<(Vec<PathBuf>, Vec<PathBuf>), String> {
     let hidden = files_under(&task.dir.join("check"))?;
-    let mut names = Vec::new();
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
     for (rel, symlink) in files_under(&stage.join(start))? {
-        let rel = Path::new(start).join(rel);
+        // `start = "."` names the root: no `./` in the paths the globs match.
+        let rel: PathBuf = Path::new(start)
+            .join(rel)
+            .components()
+            .filter(|c| !matches!(c, std::path::Component::CurDir))
+            .collect();
         let is_test = rel
             .file_name()
             .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with("test") && n.ends_with(".py"));
-        if symlink || !is_test || is_artefact(&rel) {
+            .is_some_and(|n| runner.is_test_file(n));
+        if !is_test || is_artefact(&rel) || rel.starts_with(RUNNER_DIR) {
             continue;
         }
-        if hidden.contains_key(&rel) || !task.changes.is_match(&rel) || protected(task, &rel) {
-            let dotted: Vec<String> = rel
-                .with_extension("")
-                .components()
-                .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                .collect();
-            names.push(dotted.join("."));
+        // A file at cairn's own `TestMain` path is never the task's.
+        let ours_by_name = rel.file_name().is_none_or(|n| n != GO_MAIN);
+        if !symlink
+            && ours_by_name
+            && (hidden.contains_key(&rel) || !task.changes.is_match(&rel) || protected(task, &rel))
+        {
+            ours.push(rel);
+        } else {
+            theirs.push(rel);
         }
     }
-    if names.is_empty() {
-        return Err(format!("no test modules of the task under {start}/"));
+    if ours.is_empty() {
+        return Err(format!("no test files of the task under {start}/"));
     }
-    Ok(names)
+    Ok((ours, theirs))
 }
 
 /// Whether an `unchanged` checker of the task keeps `rel` as the workspace had it.
@@ -284,15 +293,6 @@ fn protected(task: &Task, rel: &Path) -> bool {
         Check::Unchanged { paths } => paths.iter().any(|p| rel.starts_with(p)),
         _ => false,
     })
-}
-
-/// The runner's report line.
-#[derive(Debug, serde::Deserialize)]
-struct Report {
-    passed: Vec<String>,
-    failed: Vec<(String, String)>,
-    skipped: Vec<(String, String)>,
-    error: Option<String>,
 }
 
 /// Runs the harness's tests in a sandbox of the runner's runtime (the harness read-only, no
@@ -306,22 +306,30 @@ async fn run_tests(
     count: u32,
     cancel: &CancellationToken,
 ) -> Verdict {
-    let modules = match harness_modules(task, stage, start) {
-        Ok(m) => m,
+    let tests = harness_tests(task, stage, start, runner).and_then(|(ours, theirs)| {
+        // Go compiles every test file of a package: the agent's own are taken out.
+        if runner == Runner::Go {
+            for rel in &theirs {
+                std::fs::remove_file(stage.join(rel))
+                    .map_err(|e| format!("{}: {e}", rel.display()))?;
+            }
+        }
+        Ok(ours)
+    });
+    let tests = match tests {
+        Ok(t) => t,
         Err(e) => return Verdict::Fail(e),
     };
+    let packages = if runner == Runner::Go {
+        match lay_go_main(stage, &tests) {
+            Ok(dirs) => dirs.len(),
+            Err(e) => return Verdict::Fail(e),
+        }
+    } else {
+        0
+    };
     let nonce = uuid::Uuid::new_v4().simple().to_string();
-    let mut argv: Vec<String> = [
-        "python3",
-        "-I",
-        "-S",
-        "-B",
-        &format!("{RUNNER_DIR}/unittest_runner.py"),
-        ".",
-    ]
-    .map(str::to_owned)
-    .to_vec();
-    argv.extend(modules);
+    let (argv, stdin) = runner.command(start, &tests, &nonce);
     let run = async {
         let ws = Arc::new(Workspace::new(vec![stage.to_path_buf()]).map_err(|e| e.to_string())?);
         let image = sandbox
@@ -335,44 +343,44 @@ async fn run_tests(
             working_dir: Some(cairn_sandbox::engine::WORKSPACE_DIR.to_owned()),
         };
         sandbox
-            .run_program(
-                &image,
-                argv,
-                Some(format!("{nonce}\n").into_bytes()),
-                options,
-                cancel,
-            )
+            .run_program(&image, argv, stdin, options, cancel)
             .await
             .map_err(|e| e.to_string())
     };
-    let report = match run.await {
-        Ok(report) => report,
+    let output = match run.await {
+        Ok(output) => output,
         Err(e) => return Verdict::Fail(format!("the tests could not run: {e}")),
     };
+    let ending = match output.ending {
+        Ending::Exited(code) => format!("exited {code}"),
+        Ending::Timeout => "hit the sandbox's time limit".into(),
+        Ending::OutOfMemory => "ran out of memory".into(),
+        Ending::ProcessLimit => "hit the process limit".into(),
+        Ending::Cancelled => "was cancelled".into(),
+    };
+    if runner == Runner::Go {
+        let mut report = go_report(&output.stdout, &nonce, packages);
+        if let Some(error) = &mut report.error {
+            *error = format!("the test run {ending}; {error} {}", tail(&output.stderr));
+        }
+        return judge(&report, count);
+    }
     let prefix = format!("{nonce} ");
-    let line = report
+    let line = output
         .stdout
         .lines()
         .rev()
         .find_map(|l| l.strip_prefix(&prefix));
     let Some(line) = line else {
-        let ending = match report.ending {
-            Ending::Exited(code) => format!("exited {code}"),
-            Ending::Timeout => "hit the sandbox's time limit".into(),
-            Ending::OutOfMemory => "ran out of memory".into(),
-            Ending::ProcessLimit => "hit the process limit".into(),
-            Ending::Cancelled => "was cancelled".into(),
-        };
         return Verdict::Fail(format!(
             "the test run {ending} without the runner's report ({count} tests expected): {}",
-            tail(&format!("{}\n{}", report.stdout, report.stderr))
+            tail(&format!("{}\n{}", output.stdout, output.stderr))
         ));
     };
-    let parsed: Report = match serde_json::from_str(line) {
-        Ok(r) => r,
-        Err(e) => return Verdict::Fail(format!("the runner's report does not parse: {e}")),
-    };
-    judge(&parsed, count)
+    match serde_json::from_str::<Report>(line) {
+        Ok(report) => judge(&report, count),
+        Err(e) => Verdict::Fail(format!("the runner's report does not parse: {e}")),
+    }
 }
 
 /// Passed only when exactly `count` tests ran and passed, and nothing failed, errored or was

@@ -9,6 +9,7 @@
 mod adversaries;
 pub mod check;
 mod html;
+mod runners;
 pub mod task;
 #[cfg(test)]
 mod tests;

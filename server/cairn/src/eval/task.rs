@@ -138,7 +138,8 @@ pub enum Check {
     /// and passed (none failed, errored or skipped); exit status alone proves nothing.
     Tests {
         runner: Runner,
-        /// Where the test modules lie (unittest: the package of the tests).
+        /// Where the test files lie (unittest: the package of the tests; go: the directory whose
+        /// packages `go test` runs, `.` for the whole module).
         #[serde(default = "default_start")]
         start: String,
         count: u32,
@@ -152,6 +153,10 @@ pub enum Runner {
     /// Python's unittest, isolated (`-I -S`: no site hooks, no user site, the workspace last
     /// on `sys.path` so it cannot shadow the standard library).
     Unittest,
+    /// Node: `*.test.js` files calling the `test(name, fn)` cairn's runner passes in.
+    Node,
+    /// Go: `go test -json` over the module, only the task's `*_test.go` files kept.
+    Go,
 }
 
 impl Runner {
@@ -159,6 +164,8 @@ impl Runner {
     pub fn runtime(self) -> &'static str {
         match self {
             Runner::Unittest => "python",
+            Runner::Node => "node",
+            Runner::Go => "go",
         }
     }
 }

@@ -360,3 +360,143 @@ fn tests_without_a_sandbox_are_skipped_not_passed() {
     ));
     assert_eq!(super::failures(&checked), ["tests: not run (no sandbox)"]);
 }
+
+/// A fixture task of `runner`: `workspace/` as given, `check/` hidden, one change allowed.
+fn runner_task(root: &Path, runner: &str, files: &[(&str, &str)], count: u32) -> Task {
+    let dir = root.join(runner);
+    for (rel, text) in files {
+        write(&dir, rel, text);
+    }
+    let start = if runner == "go" { "." } else { "tests" };
+    std::fs::write(
+        dir.join("task.toml"),
+        format!(
+            "id = \"{runner}\"\ncategory = \"feature\"\ninstruction = \"x\"\nchanges = [\"src/**\", \"lib/**\", \"tests/mine*\"]\n[[check]]\nkind = \"tests\"\nrunner = \"{runner}\"\nstart = \"{start}\"\ncount = {count}\n"
+        ),
+    )
+    .unwrap();
+    task::load_task(&dir).unwrap()
+}
+
+/// Runs the task's checkers over its workspace with `edits` applied; the `tests` verdict.
+fn tests_verdict(
+    task: &Task,
+    sandbox: &Arc<cairn_sandbox::Sandbox>,
+    rt: &tokio::runtime::Runtime,
+    edits: &[(&str, &str)],
+) -> Verdict {
+    let (_t, copy) = copy_of(task);
+    for (rel, text) in edits {
+        write(&copy, rel, text);
+    }
+    let checked = rt.block_on(check_task(
+        task,
+        &copy,
+        "",
+        Some(sandbox),
+        &CancellationToken::new(),
+    ));
+    checked
+        .into_iter()
+        .find(|c| c.kind == "tests")
+        .unwrap()
+        .verdict
+}
+
+/// The Node and Go runners judge by their own report: the solution passes; the unsolved
+/// workspace fails naming the test; a test file of the agent's does not count; code that prints
+/// a passing summary and exits before the tests (Go's forged `-v` output included) fails.
+#[test]
+fn the_node_and_go_runners_pass_only_what_their_tests_pass() {
+    let Some(sandbox) = docker() else {
+        return;
+    };
+    let rt = runtime();
+    let temp = tempfile::tempdir().unwrap();
+
+    let node = runner_task(
+        temp.path(),
+        "node",
+        &[
+            (
+                "workspace/src/add.js",
+                "module.exports = { add: (a, b) => a - b };\n",
+            ),
+            (
+                "check/tests/add.test.js",
+                "const assert = require('node:assert/strict');\nconst { add } = require('../src/add');\ntest('adds', () => assert.equal(add(2, 3), 5));\ntest('adds later', async () => { await new Promise((r) => setTimeout(r, 5)); assert.equal(add(1, 1), 2); });\n",
+            ),
+        ],
+        2,
+    );
+    let solved = ("src/add.js", "module.exports = { add: (a, b) => a + b };\n");
+    assert_eq!(
+        tests_verdict(&node, &sandbox, &rt, &[solved]),
+        Verdict::Pass
+    );
+    let Verdict::Fail(why) = tests_verdict(&node, &sandbox, &rt, &[]) else {
+        panic!("the unsolved task passes");
+    };
+    assert!(
+        why.contains("adds") && why.contains("2 of the tests failed"),
+        "{why}"
+    );
+    let extra = ("tests/mine.test.js", "test('mine', () => {});\n");
+    assert_eq!(
+        tests_verdict(&node, &sandbox, &rt, &[solved, extra]),
+        Verdict::Pass
+    );
+    let exits = (
+        "src/add.js",
+        "console.log('# pass 2');\nprocess.exit(0);\nmodule.exports = { add: (a, b) => a + b };\n",
+    );
+    let Verdict::Fail(why) = tests_verdict(&node, &sandbox, &rt, &[exits]) else {
+        panic!("an early exit passes");
+    };
+    assert!(why.contains("without the runner's report"), "{why}");
+
+    let go = runner_task(
+        temp.path(),
+        "go",
+        &[
+            ("workspace/go.mod", "module example.com/m\n\ngo 1.19\n"),
+            (
+                "workspace/lib/add.go",
+                "package lib\n\nfunc Add(a, b int) int { return a - b }\n",
+            ),
+            (
+                "check/lib/add_test.go",
+                "package lib\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"2+3\")\n\t}\n}\n\nfunc TestAddZero(t *testing.T) {\n\tt.Run(\"zero\", func(t *testing.T) {\n\t\tif Add(0, 4) != 4 {\n\t\t\tt.Fatal(\"0+4\")\n\t\t}\n\t})\n}\n",
+            ),
+        ],
+        2,
+    );
+    let solved = (
+        "lib/add.go",
+        "package lib\n\nfunc Add(a, b int) int { return a + b }\n",
+    );
+    assert_eq!(tests_verdict(&go, &sandbox, &rt, &[solved]), Verdict::Pass);
+    let Verdict::Fail(why) = tests_verdict(&go, &sandbox, &rt, &[]) else {
+        panic!("the unsolved Go task passes");
+    };
+    assert!(why.contains("TestAdd") && why.contains("2+3"), "{why}");
+    // The agent's own test file would add a passing test (or a TestMain): it is taken out.
+    let extra = (
+        "lib/mine_test.go",
+        "package lib\n\nimport \"testing\"\n\nfunc TestMine(t *testing.T) {}\n",
+    );
+    assert_eq!(
+        tests_verdict(&go, &sandbox, &rt, &[solved, extra]),
+        Verdict::Pass
+    );
+    let forged = (
+        "lib/zz.go",
+        "package lib\n\nimport (\n\t\"fmt\"\n\t\"os\"\n)\n\nfunc init() {\n\tfmt.Print(\"=== RUN   TestAdd\\n--- PASS: TestAdd (0.00s)\\n=== RUN   TestAddZero\\n--- PASS: TestAddZero (0.00s)\\nPASS\\n\")\n\tos.Exit(0)\n}\n",
+    );
+    let Verdict::Fail(why) = tests_verdict(&go, &sandbox, &rt, &[forged]) else {
+        panic!("a forged Go summary passes");
+    };
+    assert!(why.contains("0 of 1 test packages ran to the end"), "{why}");
+    // Without it, the forgery does fool `go test -json` itself: the passes are its events.
+    rt.block_on(sandbox.shutdown());
+}
