@@ -967,3 +967,107 @@ fn tool_results_of_last_request(sb: &Sandbox) -> Vec<String> {
     let requests = sb.model.requests();
     crate::support::tool_results(&requests.last().unwrap().body)
 }
+
+/// A client that offers `fs/*` is never sent `fs/write_text_file` (nor `fs/read_text_file`) for
+/// a path outside the workspace, whether named with `..` or through a symlink inside, nor for a
+/// protected path the user did not approve. Writes are allowed by the policy, and an edit of a
+/// workspace file does reach the client, so only the checks stand in the way; the model reads
+/// why each call failed.
+#[test]
+fn acp_client_is_never_asked_to_write_outside_or_a_protected_path() {
+    let edit = |path: &str| {
+        Reply::tool_call(
+            "edit_file",
+            json!({"path": path, "old_string": "old", "new_string": "new"}),
+        )
+    };
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            edit("notes.txt"),
+            edit("../outside.txt"),
+            Reply::tool_call(
+                "write_file",
+                json!({"path": "../outside.txt", "content": "new\n"}),
+            ),
+            edit("link.txt"),
+            edit(".env"),
+            Reply::text("Done."),
+        ],
+    );
+    sb.user_config("[policy.effects]\nwrite = \"allow\"\n");
+    sb.write("notes.txt", "old notes\n");
+    sb.write(".env", "TOKEN=old\n");
+    let outside = sb.dir.path().join("outside.txt");
+    std::fs::write(&outside, "old outside\n").unwrap();
+    std::os::unix::fs::symlink(&outside, sb.ws().join("link.txt")).unwrap();
+
+    let mut raw = Raw::spawn(&sb);
+    let ws = sb.ws().display().to_string();
+    raw.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": 1, "clientCapabilities":
+            {"fs": {"readTextFile": true, "writeTextFile": true}}}}));
+    raw.reply(1);
+    raw.send(json!({"jsonrpc": "2.0", "id": 2, "method": "session/new",
+        "params": {"cwd": ws, "mcpServers": []}}));
+    let session = raw.reply(2)["result"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    raw.send(
+        json!({"jsonrpc": "2.0", "id": 3, "method": "session/set_mode",
+        "params": {"sessionId": session, "modeId": "agent"}}),
+    );
+    raw.reply(3);
+    raw.send(
+        json!({"jsonrpc": "2.0", "id": 4, "method": "session/prompt",
+        "params": {"sessionId": session, "prompt": [{"type": "text", "text": "edit them"}]}}),
+    );
+
+    // Play the client: files from disk, writes recorded (not applied), permissions rejected.
+    let (mut reads, mut writes, mut asked) = (Vec::new(), Vec::new(), Vec::new());
+    let answer = loop {
+        let v = raw.next(|_| true);
+        let id = v["id"].clone();
+        match v["method"].as_str() {
+            Some("fs/read_text_file") => {
+                let path = v["params"]["path"].as_str().unwrap().to_string();
+                let content = std::fs::read_to_string(&path).unwrap();
+                reads.push(path);
+                raw.send(json!({"jsonrpc": "2.0", "id": id, "result": {"content": content}}));
+            }
+            Some("fs/write_text_file") => {
+                writes.push(v["params"]["path"].as_str().unwrap().to_string());
+                raw.send(json!({"jsonrpc": "2.0", "id": id, "result": {}}));
+            }
+            Some("session/request_permission") => {
+                asked.push(v["params"]["toolCall"]["title"].to_string());
+                raw.send(json!({"jsonrpc": "2.0", "id": id, "result":
+                    {"outcome": {"outcome": "selected", "optionId": "reject"}}}));
+            }
+            Some(_) => {}
+            None if id == 4 => break v,
+            None => {}
+        }
+    };
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let notes = sb.ws().join("notes.txt").display().to_string();
+    // Only the workspace file reached the client; nothing outside or protected was even read.
+    assert_eq!(writes, std::slice::from_ref(&notes), "{writes:?}");
+    assert!(reads.iter().all(|r| *r == notes), "{reads:?}");
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert!(asked[0].contains(".env"), "{asked:?}");
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "old outside\n");
+    assert_eq!(sb.read(".env"), "TOKEN=old\n");
+    // The model read why each refused call failed.
+    let results = tool_results_of_last_request(&sb);
+    assert_eq!(results.len(), 5, "{results:?}");
+    for refused in &results[1..4] {
+        assert!(refused.contains("outside the workspace"), "{results:?}");
+    }
+    assert!(
+        results[4].contains("refused to write `.env`: it is protected"),
+        "{results:?}"
+    );
+    raw.close();
+}

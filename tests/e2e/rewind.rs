@@ -346,3 +346,104 @@ fn a_sandbox_runs_writes_are_rewound() {
     assert!(!sb.ws().join("made.txt").exists());
     ed.shutdown();
 }
+
+/// After a turn, its files are swapped for symlinks to outside the workspace whose targets hold
+/// exactly what cairn wrote (so a check that followed them would pass): `a.txt` to a file, `sub`
+/// to a directory, and `c.txt` (a file the turn created, which a rewind deletes) to a file. The
+/// rewind writes and deletes nothing outside, and reports each as not restored.
+#[test]
+fn a_rewind_over_files_turned_into_symlinks_leaves_outside_alone() {
+    use std::os::unix::fs::symlink;
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::tool_call(
+                "write_file",
+                json!({"path": "a.txt", "content": "a by cairn\n"}),
+            ),
+            Reply::tool_call(
+                "write_file",
+                json!({"path": "sub/b.txt", "content": "b by cairn\n"}),
+            ),
+            Reply::tool_call(
+                "create_file",
+                json!({"path": "c.txt", "content": "c by cairn\n"}),
+            ),
+            Reply::text("done"),
+        ],
+    );
+    sb.write("a.txt", "a before\n");
+    sb.write("sub/b.txt", "b before\n");
+    let ws = sb.ws().display().to_string();
+    let out = sb.run(
+        &[
+            "chat",
+            "-w",
+            &ws,
+            "--agent",
+            "--yes",
+            "--session",
+            "s1",
+            "write them",
+        ],
+        &[],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(sb.read("sub/b.txt"), "b by cairn\n");
+    assert_eq!(sb.read("c.txt"), "c by cairn\n");
+
+    // Outside the workspace, the same contents cairn wrote; inside, symlinks to them.
+    let outside = sb.dir.path().join("outside");
+    std::fs::create_dir_all(outside.join("sub")).unwrap();
+    let files = [
+        ("a.txt", "a by cairn\n"),
+        ("sub/b.txt", "b by cairn\n"),
+        ("c.txt", "c by cairn\n"),
+    ];
+    for (rel, content) in files {
+        std::fs::write(outside.join(rel), content).unwrap();
+    }
+    std::fs::remove_file(sb.ws().join("a.txt")).unwrap();
+    symlink(outside.join("a.txt"), sb.ws().join("a.txt")).unwrap();
+    std::fs::remove_dir_all(sb.ws().join("sub")).unwrap();
+    symlink(outside.join("sub"), sb.ws().join("sub")).unwrap();
+    std::fs::remove_file(sb.ws().join("c.txt")).unwrap();
+    symlink(outside.join("c.txt"), sb.ws().join("c.txt")).unwrap();
+
+    let out = sb.run(
+        &["chat", "-w", &ws, "--session", "s1", "--rewind", "1"],
+        &[],
+    );
+    let report = text(&out.stdout);
+    // Nothing outside was written or deleted.
+    for (rel, content) in files {
+        assert_eq!(
+            std::fs::read_to_string(outside.join(rel)).unwrap(),
+            content,
+            "the rewind wrote through the symlink to outside/{rel}: {report}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_dir(&outside).unwrap().count(),
+        3,
+        "the rewind created or removed a file outside: {report}"
+    );
+    // Each file is reported as refused, naming the symlink, and the failure is the command's;
+    // the symlinks are still there (nothing replaced them either).
+    assert!(!out.status.success(), "{report}");
+    for rel in ["a.txt", "sub/b.txt", "c.txt"] {
+        let line = report
+            .lines()
+            .find(|l| l.contains(&format!("/ws/{rel}")))
+            .unwrap_or_else(|| panic!("{rel} not reported: {report}"));
+        assert!(line.starts_with("failed "), "{line}");
+        assert!(
+            line.contains("a symlink on it leads to") && line.ends_with("outside the workspace"),
+            "{line}"
+        );
+    }
+    for rel in ["a.txt", "sub", "c.txt"] {
+        let meta = std::fs::symlink_metadata(sb.ws().join(rel)).unwrap();
+        assert!(meta.file_type().is_symlink(), "{rel} was replaced");
+    }
+}

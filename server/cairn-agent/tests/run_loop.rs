@@ -1501,6 +1501,10 @@ async fn a_sub_agent_cannot_be_given_a_tool_its_parent_lacks() {
         result.contains("`write`, `format_disk` not among your tools"),
         "{result}"
     );
+    assert!(
+        s.tools.called.lock().unwrap().is_empty(),
+        "a tool ran for a refused task"
+    );
 }
 
 struct ScriptHooks {

@@ -786,3 +786,93 @@ async fn without_a_mailbox_the_tools_say_what_to_configure() {
         assert!(r.text.contains("[comms.email]"), "{name}: {}", r.text);
     }
 }
+
+/// The question of a send that came back (`not sent yet`, the strict question about the whole
+/// message) and the key its approval is held under.
+fn question_of(r: &Seen) -> (String, PathBuf) {
+    assert!(r.is_error, "sent without asking: {}", r.text);
+    assert!(
+        r.text
+            .starts_with("not sent yet: sending a message needs your approval"),
+        "{}",
+        r.text
+    );
+    let asked = protected_of(&r.result);
+    assert_eq!(asked.len(), 1, "{}", r.text);
+    (asked[0].path.clone(), PathBuf::from(&asked[0].key))
+}
+
+/// The user declines a send: nothing reaches the mail server, and the same call again is asked
+/// again. The user approves one message: while that approval is held, a different body, a
+/// different subject, an added recipient (in `to`, `cc` or `bcc`) and a recipient moved to
+/// `bcc` are each asked about again and not sent; only the approved message is delivered, once,
+/// to its one recipient.
+#[tokio::test]
+async fn an_approval_covers_one_exact_message_and_a_declined_one_is_never_sent() {
+    let Some(p) = peers() else { return };
+    let m = mailbox(&p, &p.smtp, &p.password);
+    let t = token();
+    let body = format!("approved body {t}\n");
+    let args = json!({"to": ["bob@example.com"], "subject": t, "body": body});
+
+    // Declined: the approval is never held, so the call (and a retry) is only a question.
+    let first = m.call("email_send", args.clone()).await;
+    let (shown, key) = question_of(&first);
+    assert!(
+        shown.contains("bob@example.com") && shown.contains(&body),
+        "the user is shown the recipient and the text: {shown}"
+    );
+    let retry = m.call("email_send", args.clone()).await;
+    assert_eq!(
+        question_of(&retry).1,
+        key,
+        "the same message, the same question"
+    );
+    assert!(
+        delivered(&p, &t).is_empty(),
+        "a declined send was delivered"
+    );
+
+    // Approved for that exact message: nothing else passes while the approval is held.
+    m.approvals.hold(&key, Operation::Write);
+    let others = [
+        json!({"to": ["bob@example.com"], "subject": t, "body": format!("other body {t}\n")}),
+        json!({"to": ["bob@example.com"], "subject": format!("{t} changed"), "body": body}),
+        json!({"to": ["bob@example.com", "carol@example.org"], "subject": t, "body": body}),
+        json!({"to": ["bob@example.com"], "cc": ["carol@example.org"], "subject": t, "body": body}),
+        json!({"to": ["bob@example.com"], "bcc": ["carol@example.org"], "subject": t, "body": body}),
+        json!({"to": [], "bcc": ["bob@example.com"], "subject": t, "body": body}),
+    ];
+    for other in others {
+        let r = m.call("email_send", other.clone()).await;
+        let (_, other_key) = question_of(&r);
+        assert_ne!(
+            other_key, key,
+            "{other} is covered by another message's approval"
+        );
+    }
+    assert!(
+        delivered(&p, &t).is_empty(),
+        "a message other than the approved one was delivered"
+    );
+    let sent = m.call("email_send", args).await;
+    m.approvals.release(&key, Operation::Write);
+    assert!(!sent.is_error, "{}", sent.text);
+
+    // Delivered once: the approved subject and body, to bob alone.
+    let found = delivered(&p, &t);
+    assert_eq!(found.len(), 1, "{found:?}");
+    let mail = found[0].replace("\r\n", "\n");
+    let (head, encoded) = mail.split_once("\n\n").unwrap();
+    let envelope: Vec<&str> = head
+        .lines()
+        .filter(|l| l.starts_with("X-Envelope-To:"))
+        .collect();
+    assert_eq!(envelope, ["X-Envelope-To: <bob@example.com>"], "{mail}");
+    assert!(head.lines().any(|l| l == format!("Subject: {t}")), "{mail}");
+    use base64::Engine as _;
+    let text = base64::engine::general_purpose::STANDARD
+        .decode(encoded.split_whitespace().collect::<String>())
+        .unwrap();
+    assert_eq!(String::from_utf8(text).unwrap().replace("\r\n", "\n"), body);
+}

@@ -230,14 +230,32 @@ fn stage_name(stage: HookStage) -> &'static str {
 }
 
 /// A pre-tool hook's JSON answer: `{"decision": "allow"|"deny"|"ask", "reason": "..."}`.
+///
+/// Plain text is no answer (the call is allowed, as exit 0 says); but output that starts as a
+/// JSON object and is not a valid decision fails the hook: a guard whose answer was cut short
+/// or misspelt must not let the call through.
 fn decision(stdout: &str) -> Option<(HookOutcome, String)> {
-    let value: serde_json::Value = serde_json::from_str(stdout).ok()?;
+    if !stdout.starts_with('{') {
+        return None;
+    }
+    let value: serde_json::Value = match serde_json::from_str(stdout) {
+        Ok(value) => value,
+        Err(e) => {
+            return Some((HookOutcome::Failed, format!("answered invalid JSON ({e})")));
+        }
+    };
     let reason = value
         .get("reason")
         .and_then(|r| r.as_str())
         .unwrap_or_default()
         .to_string();
-    let outcome = match value.get("decision")?.as_str()? {
+    let Some(decided) = value.get("decision").and_then(|d| d.as_str()) else {
+        return Some((
+            HookOutcome::Failed,
+            "answered JSON without a `decision` (allow, deny or ask)".to_string(),
+        ));
+    };
+    let outcome = match decided {
         "allow" => HookOutcome::Allowed,
         "deny" => HookOutcome::Denied,
         "ask" => HookOutcome::Asked,
@@ -283,6 +301,15 @@ mod tests {
             Some((HookOutcome::Denied, "no".into()))
         );
         assert_eq!(decision("plain text"), None);
+        // Output that starts as JSON and is no decision fails closed.
+        assert!(matches!(
+            decision(r#"{"decision": "allow""#),
+            Some((HookOutcome::Failed, m)) if m.starts_with("answered invalid JSON")
+        ));
+        assert!(matches!(
+            decision(r#"{"reason": "fine"}"#),
+            Some((HookOutcome::Failed, _))
+        ));
         assert!(matches!(
             decision(r#"{"decision": "maybe"}"#),
             Some((HookOutcome::Failed, _))
