@@ -60,7 +60,7 @@ pub(super) fn failed(checked: &[Checked]) -> bool {
 }
 
 #[test]
-fn every_task_loads_and_each_category_has_ten() {
+fn every_task_loads_each_category_has_twenty_and_three_languages_run() {
     let tasks = task::load_suite(&suite_dir()).unwrap();
     let mut per: BTreeMap<Category, usize> = BTreeMap::new();
     for t in &tasks {
@@ -68,7 +68,20 @@ fn every_task_loads_and_each_category_has_ten() {
     }
     for c in Category::ALL {
         let n = per.get(&c).copied().unwrap_or(0);
-        assert!(n >= 10, "{} has {n} tasks", c.id());
+        assert!(n >= 20, "{} has {n} tasks", c.id());
+    }
+    // Python, JavaScript and Go among the tasks' tests, the refactors and features each.
+    for c in [Category::Refactor, Category::Feature] {
+        let runners: std::collections::BTreeSet<String> = tasks
+            .iter()
+            .filter(|t| t.category == c)
+            .flat_map(|t| &t.checks)
+            .filter_map(|k| match k {
+                Check::Tests { runner, .. } => Some(format!("{runner:?}")),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(runners.len(), 3, "{}: {runners:?}", c.id());
     }
     // load_suite refuses duplicate ids; this says it again where a reader looks.
     let mut ids: Vec<&str> = tasks.iter().map(|t| t.id.as_str()).collect();

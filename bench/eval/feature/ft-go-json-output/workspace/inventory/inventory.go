@@ -1,0 +1,47 @@
+// Package inventory reads stock items from CSV.
+package inventory
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"strconv"
+)
+
+// Item is one stock line; prices are in cents.
+type Item struct {
+	SKU        string
+	Name       string
+	Qty        int
+	PriceCents int
+}
+
+// Load reads `sku,name,qty,price_cents` records.
+func Load(r io.Reader) ([]Item, error) {
+	rows, err := csv.NewReader(r).ReadAll()
+	if err != nil {
+		return nil, err
+	}
+	items := make([]Item, 0, len(rows))
+	for i, row := range rows {
+		if len(row) != 4 {
+			return nil, fmt.Errorf("line %d: want 4 fields, got %d", i+1, len(row))
+		}
+		qty, err1 := strconv.Atoi(row[2])
+		price, err2 := strconv.Atoi(row[3])
+		if err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("line %d: qty and price must be whole numbers", i+1)
+		}
+		items = append(items, Item{SKU: row[0], Name: row[1], Qty: qty, PriceCents: price})
+	}
+	return items, nil
+}
+
+// Total is the stock's value in cents.
+func Total(items []Item) int {
+	sum := 0
+	for _, it := range items {
+		sum += it.Qty * it.PriceCents
+	}
+	return sum
+}

@@ -1,0 +1,10 @@
+"""The weekly report mail: always a text part, an HTML part for rich clients."""
+
+from report import render as rendering
+
+
+def compose(rows, rich=False):
+    rows = list(rows)
+    body = {"text": rendering.render_text(rows, title="Weekly")}
+    body["html"] = rendering.render_html(rows, title="Weekly") if rich else None
+    return body

@@ -1,0 +1,3 @@
+module example.com/listing
+
+go 1.19
