@@ -444,7 +444,7 @@ async fn azure_entities_are_put_read_filtered_and_paged() {
 
 #[tokio::test]
 async fn firestore_documents_are_put_read_queried_and_paged() {
-    if !common::emulators() || std::env::var("CAIRN_FIRESTORE_URL").is_err() {
+    if !common::firestore() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

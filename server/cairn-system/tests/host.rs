@@ -459,7 +459,13 @@ async fn a_process_of_another_user_is_refused_and_keeps_running() {
                 .ok()?;
             (pid > 2 && uid != me && !status.contains("PPid:\t2\n")).then_some(pid)
         });
-        let Some(pid) = other else { return };
+        let Some(pid) = other else {
+            // Nothing to try it on (a container of one user): logged, so CI does not pass on it.
+            cairn_test_support::skip(
+                "no process of another user to signal; run it as root, which starts one",
+            );
+            return;
+        };
         let seen = call(&t, "process_signal", json!({"pid": pid, "signal": "KILL"})).await;
         refused(&seen, "only your own processes");
         assert!(Path::new(&format!("/proc/{pid}")).exists());

@@ -27,6 +27,34 @@ pub fn gate(var: &str, how: &str) -> bool {
     )
 }
 
+/// The value of `var`, the address of a peer a setup script exports only when it started that
+/// peer (the Pub/Sub emulator where the machine has the Google Cloud SDK), or `None` after
+/// logging `skipped TEST: set VAR HOW` as [`gate`] does: a test that needs the peer never
+/// returns silently.
+pub fn peer(var: &str, how: &str) -> Option<String> {
+    let value = std::env::var(var).ok().filter(|v| !v.is_empty());
+    if value.is_none() {
+        record(&format!("skipped {}: set {var} {how}", test_name()));
+    }
+    value
+}
+
+/// Logs that the calling test skipped because of `why`, a condition no variable turns on (no
+/// process of another user to signal, say), as [`gate`] logs its skips: CI fails on it.
+pub fn skip(why: &str) {
+    record(&format!("skipped {}: {why}", test_name()));
+}
+
+fn test_name() -> String {
+    std::thread::current().name().unwrap_or("a test").to_owned()
+}
+
+/// Prints `line` and appends it to `$CAIRN_SKIP_LOG` when that is set.
+fn record(line: &str) {
+    let log = std::env::var_os(SKIP_LOG).filter(|p| !p.is_empty());
+    append(line, log.as_deref().map(std::path::Path::new));
+}
+
 /// [`gate`] with its inputs given: the test's name, the variable and its value, and the log.
 fn decide(
     test: &str,
@@ -38,7 +66,11 @@ fn decide(
     if value == Some("1") {
         return true;
     }
-    let line = format!("skipped {test}: set {var}=1 {how}");
+    append(&format!("skipped {test}: set {var}=1 {how}"), log);
+    false
+}
+
+fn append(line: &str, log: Option<&std::path::Path>) {
     eprintln!("{line}");
     if let Some(path) = log {
         // One write of one line with O_APPEND: lines of concurrent tests do not interleave.
@@ -51,7 +83,6 @@ fn decide(
             eprintln!("cannot append to {SKIP_LOG} {}: {e}", path.display());
         }
     }
-    false
 }
 
 #[cfg(test)]

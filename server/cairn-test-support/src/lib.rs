@@ -16,6 +16,6 @@ mod script;
 mod server;
 pub mod tools;
 
-pub use gate::gate;
+pub use gate::{gate, peer, skip};
 pub use script::{Fault, Reply, ScriptedToolCall, ScriptedUsage};
 pub use server::{Format, Options, RecordedRequest, ScriptedModel};

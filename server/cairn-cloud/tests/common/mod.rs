@@ -25,6 +25,28 @@ pub fn emulators() -> bool {
     )
 }
 
+/// Whether the emulators are there and among them Pub/Sub (`CAIRN_PUBSUB_URL`), which
+/// scripts/cloud-emulators starts only where the machine has the Google Cloud SDK; a skip is
+/// logged either way, so CI fails rather than passing without it.
+pub fn pubsub() -> bool {
+    emulators()
+        && cairn_test_support::peer(
+            "CAIRN_PUBSUB_URL",
+            "(scripts/cloud-emulators starts the emulator where gcloud and java are)",
+        )
+        .is_some()
+}
+
+/// [`pubsub`] for Firestore (`CAIRN_FIRESTORE_URL`).
+pub fn firestore() -> bool {
+    emulators()
+        && cairn_test_support::peer(
+            "CAIRN_FIRESTORE_URL",
+            "(scripts/cloud-emulators starts the emulator where gcloud and java are)",
+        )
+        .is_some()
+}
+
 fn var(name: &str) -> String {
     std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set: run scripts/cloud-emulators"))
 }
