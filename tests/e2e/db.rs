@@ -141,3 +141,201 @@ fn postgres_with_a_vault_password_never_shows_it_to_the_model() {
     assert!(!text(&out.stdout).contains(&password));
     assert!(!text(&out.stderr).contains(&password));
 }
+
+/// `value` as the redactor knows it in text: as written, base64 (alone and as a Basic pair),
+/// hex, percent-encoded and upper case. None of them may reach the model, the terminal, the log
+/// or a file cairn writes.
+fn forms(value: &str) -> Vec<(&'static str, String)> {
+    use base64::Engine as _;
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    let percent: String = value
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect();
+    vec![
+        ("plain", value.to_owned()),
+        ("base64", b64(value)),
+        ("basic", b64(&format!("cairn:{value}"))),
+        ("hex", hex::encode(value)),
+        ("percent", percent),
+        ("upper", value.to_uppercase()),
+    ]
+}
+
+fn assert_absent(value: &str, seen: &str, channel: &str) {
+    for (form, shown) in forms(value) {
+        assert!(
+            !seen.contains(&shown),
+            "the password ({form}: {shown}) is in {channel}: {seen}"
+        );
+    }
+}
+
+/// A wrong vault password on each engine: each tool says the login failed, and the password is
+/// in no model request, no tool result, no line on the terminal and no log line, in any form.
+#[test]
+fn failed_logins_on_every_engine_never_show_the_password() {
+    if !cairn_test_support::gate::gate(
+        "CAIRN_DB_TESTS",
+        "and the CAIRN_*_TEST_URL variables (eval \"$(scripts/test-databases)\")",
+    ) {
+        return;
+    }
+    let pg = std::env::var("CAIRN_PG_TEST_URL").unwrap();
+    let my = std::env::var("CAIRN_MYSQL_TEST_URL").unwrap();
+    let rd = std::env::var("CAIRN_REDIS_TEST_URL").unwrap();
+    // Characters every encoding changes: '/', '+', '=', '~' and a space.
+    let wrong = [
+        ("pg", "Wr0ng/pg+Pass=word~ 71"),
+        ("my", "Wr0ng/my+Pass=word~ 72"),
+        ("cache", "Wr0ng/rd+Pass=word~ 73"),
+    ];
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::tool_calls(vec![
+                ("db_query", json!({"connection": "pg", "sql": "SELECT 1"})),
+                ("db_query", json!({"connection": "my", "sql": "SELECT 1"})),
+                ("redis_get", json!({"connection": "cache", "key": "k"})),
+            ]),
+            Reply::text("none of them let me in"),
+        ],
+    );
+    for (name, password) in wrong {
+        vault_set(&sb, name, "127.0.0.1", password);
+    }
+    sb.user_config(&format!(
+        "[db.pg]\nurl = \"{pg}\"\npassword = \"secret:pg\"\n\
+         [db.my]\nurl = \"{my}\"\npassword = \"secret:my\"\n\
+         [db.cache]\nurl = \"{rd}\"\npassword = \"secret:cache\"\n"
+    ));
+    let ws = sb.ws();
+    let out = sb.run(
+        &[
+            "chat",
+            "-w",
+            ws.to_str().unwrap(),
+            "--yes",
+            "read the databases",
+        ],
+        &[],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let requests = sb.model.requests();
+    assert_eq!(requests.len(), 2);
+    let results = crate::support::tool_results(&requests[1].body);
+    assert_eq!(results.len(), 3, "{results:?}");
+    // What the user and the model are told: each login failed, by the server's own words.
+    assert!(
+        results[0].contains("password authentication failed"),
+        "{}",
+        results[0]
+    );
+    assert!(results[1].contains("Access denied"), "{}", results[1]);
+    assert!(
+        results[2]
+            .to_ascii_lowercase()
+            .contains("password authentication failed"),
+        "{}",
+        results[2]
+    );
+    let sent: String = requests.iter().map(|r| r.body.to_string()).collect();
+    for (_, password) in wrong {
+        assert_absent(password, &sent, "a model request");
+        for r in &results {
+            assert_absent(password, r, "a tool result");
+        }
+        assert_absent(password, &text(&out.stdout), "the terminal");
+        assert_absent(password, &text(&out.stderr), "the log");
+    }
+}
+
+/// The real password stored in a table, as written and encoded (a row a careless app left):
+/// the query's result reaches the model with markers in its place, an export writes markers
+/// into the file, and neither the log nor the terminal shows it.
+#[test]
+fn a_password_stored_in_a_table_is_kept_out_of_results_and_exports() {
+    if !cairn_test_support::gate::gate(
+        "CAIRN_DB_TESTS",
+        "and CAIRN_PG_TEST_URL / CAIRN_PG_TEST_PASSWORD (eval \"$(scripts/test-databases)\")",
+    ) {
+        return;
+    }
+    let url = std::env::var("CAIRN_PG_TEST_URL").unwrap();
+    let password = std::env::var("CAIRN_PG_TEST_PASSWORD").unwrap();
+    let table = format!("leaky_{}", std::process::id());
+    let mut sql = format!("CREATE TABLE {table} (form text, value text);");
+    for (form, shown) in forms(&password) {
+        sql.push_str(&format!(
+            "INSERT INTO {table} VALUES ('{form}', '{}');",
+            shown.replace('\'', "''")
+        ));
+    }
+    let psql = |sql: &str| {
+        let out = std::process::Command::new("psql")
+            .arg(&url)
+            .args(["-v", "ON_ERROR_STOP=1", "-q", "-c", sql])
+            .env("PGPASSWORD", &password)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    };
+    psql(&sql);
+    let select = format!("SELECT form, value FROM {table} ORDER BY form");
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::tool_call("db_query", json!({"connection": "pg", "sql": select})),
+            Reply::tool_call(
+                "db_export",
+                json!({"connection": "pg", "sql": select, "path": "rows.csv", "format": "csv"}),
+            ),
+            Reply::tool_call(
+                "db_export",
+                json!({"connection": "pg", "sql": select, "path": "rows.json", "format": "json"}),
+            ),
+            Reply::text("exported"),
+        ],
+    );
+    vault_set(&sb, "pg", "127.0.0.1", &password);
+    sb.user_config(&format!(
+        "[db.pg]\nurl = \"{url}\"\npassword = \"secret:pg\"\n"
+    ));
+    let ws = sb.ws();
+    let out = sb.run(
+        &[
+            "chat",
+            "-w",
+            ws.to_str().unwrap(),
+            "--yes",
+            "export the table",
+        ],
+        &[],
+    );
+    psql(&format!("DROP TABLE {table}"));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let requests = sb.model.requests();
+    assert_eq!(requests.len(), 4);
+    let shown = crate::support::tool_results(&requests[1].body).join("\n");
+    // The rows arrived, with a marker for each form.
+    for (form, _) in forms(&password) {
+        assert!(shown.contains(form), "{shown}");
+    }
+    assert!(shown.contains("[REDACTED:pg]"), "{shown}");
+    let sent: String = requests.iter().map(|r| r.body.to_string()).collect();
+    assert_absent(&password, &sent, "a model request");
+    assert_absent(&password, &text(&out.stdout), "the terminal");
+    assert_absent(&password, &text(&out.stderr), "the log");
+    for file in ["rows.csv", "rows.json"] {
+        let written = sb.read(file);
+        assert!(written.contains("basic"), "{file}: {written}");
+        assert!(written.contains("[REDACTED:pg]"), "{file}: {written}");
+        assert_absent(&password, &written, file);
+    }
+    // The export says it replaced them, so the user knows the file is not the raw rows.
+    let said = crate::support::tool_results(&requests[3].body).join("\n");
+    assert!(said.contains("vault"), "{said}");
+}

@@ -38,6 +38,8 @@ pub struct Db {
     passwords: PasswordSource,
     workspace: Option<Arc<Workspace>>,
     limits: Limits,
+    /// Takes vault values out of what an export writes into the workspace.
+    redactor: Option<Arc<dyn cairn_agent::redact::Redact>>,
 }
 
 impl std::fmt::Debug for Db {
@@ -75,6 +77,7 @@ impl Db {
             passwords,
             workspace,
             limits: Limits::default(),
+            redactor: None,
         };
         (db, problems)
     }
@@ -82,6 +85,13 @@ impl Db {
     /// Caps on what a result shows (rows, bytes, cell length).
     pub fn with_limits(mut self, limits: Limits) -> Db {
         self.limits = limits;
+        self
+    }
+
+    /// The redactor an export passes each value through before it is written (a password a
+    /// table holds, in any encoding the redactor knows, becomes a marker in the file).
+    pub fn with_redactor(mut self, redactor: Arc<dyn cairn_agent::redact::Redact>) -> Db {
+        self.redactor = Some(redactor);
         self
     }
 

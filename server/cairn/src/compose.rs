@@ -996,6 +996,7 @@ fn db_tools(
             .map_err(|refusal| format!("the database password: {}", refusal.reason))
     });
     let (db, problems) = cairn_db::Db::new(&specs, passwords, workspace);
+    let db = db.with_redactor(crate::redaction::agent_redactor(env));
     for (name, problem) in problems {
         tracing::warn!("database `{name}` left out: {problem}");
     }

@@ -69,13 +69,17 @@ impl Tool for DbExport {
             max_rows: MAX_EXPORT_ROWS,
             ..db.limits
         };
-        let table = match db
+        let mut table = match db
             .read_limited(&args.connection, &args.sql, limits, &cx.cancel)
             .await
         {
             Ok(t) => t,
             Err(e) => return failed(&e),
         };
+        let redacted = db
+            .redactor
+            .as_deref()
+            .is_some_and(|r| redact_cells(&mut table, r));
         let body = match render(&table, args.format) {
             Ok(b) => b,
             Err(e) => return error(format!("could not encode the rows: {e}")),
@@ -110,6 +114,11 @@ impl Tool for DbExport {
             if table.rows.len() == 1 { "" } else { "s" },
             path.display_path()
         );
+        if redacted {
+            note.push_str(
+                "; values holding a secret from your vault were written as [REDACTED:…] in its place",
+            );
+        }
         if table.more {
             note.push_str(&format!(
                 " (only the first {MAX_EXPORT_ROWS}: the result had more; narrow the query or export in parts)"
@@ -122,6 +131,21 @@ impl Tool for DbExport {
         };
         with_edits(text(note), &[report])
     }
+}
+
+/// Each text cell through the redactor, cell by cell so a marker never breaks the file's
+/// format (a Parquet file is not text); whether any cell changed.
+fn redact_cells(t: &mut Table, redactor: &dyn cairn_agent::redact::Redact) -> bool {
+    let mut any = false;
+    for cell in t.rows.iter_mut().flatten() {
+        if let Cell::Text(value) = cell
+            && let Some(clean) = redactor.redact_file(value.as_bytes())
+        {
+            *value = String::from_utf8_lossy(&clean).into_owned();
+            any = true;
+        }
+    }
+    any
 }
 
 fn render(t: &Table, format: Format) -> Result<Vec<u8>, String> {
