@@ -16,14 +16,12 @@ pub const SKIP_LOG: &str = "CAIRN_SKIP_LOG";
 /// to `$CAIRN_SKIP_LOG`.
 pub fn gate(var: &str, how: &str) -> bool {
     let value = std::env::var(var).ok();
-    let log = std::env::var_os(SKIP_LOG).filter(|p| !p.is_empty());
-    let thread = std::thread::current();
     decide(
-        thread.name().unwrap_or("a test"),
+        &test_name(),
         var,
         value.as_deref(),
         how,
-        log.as_deref().map(std::path::Path::new),
+        skip_log().as_deref(),
     )
 }
 
@@ -32,27 +30,29 @@ pub fn gate(var: &str, how: &str) -> bool {
 /// logging `skipped TEST: set VAR HOW` as [`gate`] does: a test that needs the peer never
 /// returns silently.
 pub fn peer(var: &str, how: &str) -> Option<String> {
-    let value = std::env::var(var).ok().filter(|v| !v.is_empty());
-    if value.is_none() {
-        record(&format!("skipped {}: set {var} {how}", test_name()));
-    }
-    value
+    let value = std::env::var(var).ok();
+    found(&test_name(), var, value, how, skip_log().as_deref())
 }
 
 /// Logs that the calling test skipped because of `why`, a condition no variable turns on (no
 /// process of another user to signal, say), as [`gate`] logs its skips: CI fails on it.
 pub fn skip(why: &str) {
-    record(&format!("skipped {}: {why}", test_name()));
+    append(
+        &format!("skipped {}: {why}", test_name()),
+        skip_log().as_deref(),
+    );
 }
 
+/// The calling test's name (the harness names each test's thread after it).
 fn test_name() -> String {
     std::thread::current().name().unwrap_or("a test").to_owned()
 }
 
-/// Prints `line` and appends it to `$CAIRN_SKIP_LOG` when that is set.
-fn record(line: &str) {
-    let log = std::env::var_os(SKIP_LOG).filter(|p| !p.is_empty());
-    append(line, log.as_deref().map(std::path::Path::new));
+/// `$CAIRN_SKIP_LOG`, when set.
+fn skip_log() -> Option<std::path::PathBuf> {
+    std::env::var_os(SKIP_LOG)
+        .filter(|p| !p.is_empty())
+        .map(Into::into)
 }
 
 /// [`gate`] with its inputs given: the test's name, the variable and its value, and the log.
@@ -70,6 +70,22 @@ fn decide(
     false
 }
 
+/// [`peer`] with its inputs given; an empty value counts as unset.
+fn found(
+    test: &str,
+    var: &str,
+    value: Option<String>,
+    how: &str,
+    log: Option<&std::path::Path>,
+) -> Option<String> {
+    let value = value.filter(|v| !v.is_empty());
+    if value.is_none() {
+        append(&format!("skipped {test}: set {var} {how}"), log);
+    }
+    value
+}
+
+/// Prints `line` and appends it to `log` when there is one.
 fn append(line: &str, log: Option<&std::path::Path>) {
     eprintln!("{line}");
     if let Some(path) = log {
@@ -122,6 +138,43 @@ mod tests {
             std::fs::read_to_string(&log).unwrap(),
             "skipped m::off: set CAIRN_X_TESTS=1 to run it\n\
              skipped m::zero: set CAIRN_X_TESTS=1 (.ci/run does)\n"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_missing_peer_is_logged_and_a_present_one_is_returned() {
+        let dir = std::env::temp_dir().join(format!("cairn-peer-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let log = dir.join("skips");
+        let _ = std::fs::remove_file(&log);
+        let at = found(
+            "m::on",
+            "CAIRN_X_URL",
+            Some("http://127.0.0.1:1".into()),
+            "(a script)",
+            Some(&log),
+        );
+        assert_eq!(at.as_deref(), Some("http://127.0.0.1:1"));
+        assert!(!log.exists(), "a test with its peer logs nothing");
+        assert_eq!(
+            found("m::off", "CAIRN_X_URL", None, "(a script)", Some(&log)),
+            None
+        );
+        assert_eq!(
+            found(
+                "m::empty",
+                "CAIRN_X_URL",
+                Some(String::new()),
+                "(a script)",
+                Some(&log)
+            ),
+            None
+        );
+        assert_eq!(
+            std::fs::read_to_string(&log).unwrap(),
+            "skipped m::off: set CAIRN_X_URL (a script)\n\
+             skipped m::empty: set CAIRN_X_URL (a script)\n"
         );
         std::fs::remove_dir_all(&dir).unwrap();
     }
