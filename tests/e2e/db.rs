@@ -2,8 +2,6 @@
 //! from the vault bound to the database's host, a repository that may not declare databases,
 //! and no password in anything the model receives.
 
-use std::process::Stdio;
-
 use cairn_test_support::{Format, Reply};
 use serde_json::{Value, json};
 
@@ -92,18 +90,40 @@ fn a_repository_cannot_declare_databases() {
     );
 }
 
+/// The test databases `scripts/test-databases` starts.
+struct Databases {
+    pg: String,
+    pg_password: String,
+    my: String,
+    redis: String,
+}
+
+/// The databases when `CAIRN_DB_TESTS=1`, or `None` with the skip logged.
+fn databases() -> Option<Databases> {
+    if !cairn_test_support::gate::gate(
+        "CAIRN_DB_TESTS",
+        "and the CAIRN_*_TEST_URL / _PASSWORD variables (eval \"$(scripts/test-databases)\")",
+    ) {
+        return None;
+    }
+    let var = |name: &str| {
+        std::env::var(name)
+            .unwrap_or_else(|_| panic!("{name} is not set: run scripts/test-databases"))
+    };
+    Some(Databases {
+        pg: var("CAIRN_PG_TEST_URL"),
+        pg_password: var("CAIRN_PG_TEST_PASSWORD"),
+        my: var("CAIRN_MYSQL_TEST_URL"),
+        redis: var("CAIRN_REDIS_TEST_URL"),
+    })
+}
+
 /// PostgreSQL with the password in the vault, bound to the database's host: the tools connect,
 /// and no model request of a whole run holds the password.
 #[test]
 fn postgres_with_a_vault_password_never_shows_it_to_the_model() {
-    if !cairn_test_support::gate::gate(
-        "CAIRN_DB_TESTS",
-        "and CAIRN_PG_TEST_URL / CAIRN_PG_TEST_PASSWORD (eval \"$(scripts/test-databases)\")",
-    ) {
-        return;
-    }
-    let url = std::env::var("CAIRN_PG_TEST_URL").unwrap();
-    let password = std::env::var("CAIRN_PG_TEST_PASSWORD").unwrap();
+    let Some(peers) = databases() else { return };
+    let (url, password) = (peers.pg, peers.pg_password);
     let sb = Sandbox::new(
         Format::OpenAi,
         vec![
@@ -119,27 +139,16 @@ fn postgres_with_a_vault_password_never_shows_it_to_the_model() {
     sb.user_config(&format!(
         "[db.pg]\nurl = \"{url}\"\npassword = \"secret:pg\"\n"
     ));
-    let ws = sb.ws();
-    let out = sb
-        .command()
-        .args([
-            "chat",
-            "-w",
-            ws.to_str().unwrap(),
-            "--yes",
-            "who am I in the database?",
-        ])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let out = sb.chat_yes("who am I in the database?");
     assert!(out.status.success(), "{}", text(&out.stderr));
     let requests = sb.model.requests();
     assert_eq!(requests.len(), 3);
     let sent: String = requests.iter().map(|r| r.body.to_string()).collect();
     assert!(sent.contains("| cairn |"), "the query ran: {sent}");
     assert!(!sent.contains(&password), "the password reached the model");
-    assert!(!text(&out.stdout).contains(&password));
-    assert!(!text(&out.stderr).contains(&password));
+    assert_absent(&password, &sent, "a model request");
+    assert_absent(&password, &text(&out.stdout), "the terminal");
+    assert_absent(&password, &text(&out.stderr), "the log");
 }
 
 /// `value` as the redactor knows it in text: as written, base64 (alone and as a Basic pair),
@@ -178,15 +187,9 @@ fn assert_absent(value: &str, seen: &str, channel: &str) {
 /// in no model request, no tool result, no line on the terminal and no log line, in any form.
 #[test]
 fn failed_logins_on_every_engine_never_show_the_password() {
-    if !cairn_test_support::gate::gate(
-        "CAIRN_DB_TESTS",
-        "and the CAIRN_*_TEST_URL variables (eval \"$(scripts/test-databases)\")",
-    ) {
+    let Some(Databases { pg, my, redis, .. }) = databases() else {
         return;
-    }
-    let pg = std::env::var("CAIRN_PG_TEST_URL").unwrap();
-    let my = std::env::var("CAIRN_MYSQL_TEST_URL").unwrap();
-    let rd = std::env::var("CAIRN_REDIS_TEST_URL").unwrap();
+    };
     // Characters every encoding changes: '/', '+', '=', '~' and a space.
     let wrong = [
         ("pg", "Wr0ng/pg+Pass=word~ 71"),
@@ -210,19 +213,9 @@ fn failed_logins_on_every_engine_never_show_the_password() {
     sb.user_config(&format!(
         "[db.pg]\nurl = \"{pg}\"\npassword = \"secret:pg\"\n\
          [db.my]\nurl = \"{my}\"\npassword = \"secret:my\"\n\
-         [db.cache]\nurl = \"{rd}\"\npassword = \"secret:cache\"\n"
+         [db.cache]\nurl = \"{redis}\"\npassword = \"secret:cache\"\n"
     ));
-    let ws = sb.ws();
-    let out = sb.run(
-        &[
-            "chat",
-            "-w",
-            ws.to_str().unwrap(),
-            "--yes",
-            "read the databases",
-        ],
-        &[],
-    );
+    let out = sb.chat_yes("read the databases");
     assert!(out.status.success(), "{}", text(&out.stderr));
     let requests = sb.model.requests();
     assert_eq!(requests.len(), 2);
@@ -258,14 +251,8 @@ fn failed_logins_on_every_engine_never_show_the_password() {
 /// into the file, and neither the log nor the terminal shows it.
 #[test]
 fn a_password_stored_in_a_table_is_kept_out_of_results_and_exports() {
-    if !cairn_test_support::gate::gate(
-        "CAIRN_DB_TESTS",
-        "and CAIRN_PG_TEST_URL / CAIRN_PG_TEST_PASSWORD (eval \"$(scripts/test-databases)\")",
-    ) {
-        return;
-    }
-    let url = std::env::var("CAIRN_PG_TEST_URL").unwrap();
-    let password = std::env::var("CAIRN_PG_TEST_PASSWORD").unwrap();
+    let Some(peers) = databases() else { return };
+    let (url, password) = (peers.pg, peers.pg_password);
     let table = format!("leaky_{}", std::process::id());
     let mut sql = format!("CREATE TABLE {table} (form text, value text);");
     for (form, shown) in forms(&password) {
@@ -304,17 +291,7 @@ fn a_password_stored_in_a_table_is_kept_out_of_results_and_exports() {
     sb.user_config(&format!(
         "[db.pg]\nurl = \"{url}\"\npassword = \"secret:pg\"\n"
     ));
-    let ws = sb.ws();
-    let out = sb.run(
-        &[
-            "chat",
-            "-w",
-            ws.to_str().unwrap(),
-            "--yes",
-            "export the table",
-        ],
-        &[],
-    );
+    let out = sb.chat_yes("export the table");
     psql(&format!("DROP TABLE {table}"));
     assert!(out.status.success(), "{}", text(&out.stderr));
     let requests = sb.model.requests();

@@ -73,6 +73,13 @@ impl Sandbox {
         cmd.output().unwrap()
     }
 
+    /// `cairn chat -w WS --yes MESSAGE`, stdin closed: one turn with every approval the
+    /// policy asks given (never a protected path).
+    pub fn chat_yes(&self, message: &str) -> std::process::Output {
+        let ws = self.ws();
+        self.run(&["chat", "-w", ws.to_str().unwrap(), "--yes", message], &[])
+    }
+
     /// `cairn tools call TOOL --yes --args ARGS` in the workspace, stdin closed: one tool call
     /// from the command line, with what the policy asks approved (never a protected path).
     pub fn call_yes(&self, tool: &str, args: &serde_json::Value) -> std::process::Output {
