@@ -23,6 +23,10 @@ pub enum DbError {
     Timeout { secs: u64 },
     #[error("cancelled; the statement was cancelled in the database")]
     Cancelled,
+    /// A read refused by cairn before it ran: `what` has an effect outside the tables (files,
+    /// other sessions, settings, sequences) that the engine's read-only transaction allows.
+    #[error("refused in a read-only call: {what}, because {why}; nothing was run")]
+    ReadOnlyRefused { what: String, why: String },
 }
 
 fn list(names: &[String]) -> String {

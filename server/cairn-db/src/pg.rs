@@ -14,6 +14,10 @@ use crate::DbError;
 use crate::conn::{Connection, Target};
 use crate::table::{Cell, Column, Description, Limits, Table};
 
+/// The checks a read passes before it reaches the server (effects read-only does not stop).
+#[path = "pg_guard.rs"]
+mod guard;
+
 /// Opens a connection to `c` (`password` resolved from the vault by the caller).
 async fn connect(c: &Connection, password: Option<String>) -> Result<Client, DbError> {
     let Target::Postgres {
@@ -111,6 +115,11 @@ async fn begin(client: &Client, begin: &str, timeout: Duration) -> Result<(), Db
 async fn begin_read_only(client: &Client, timeout: Duration) -> Result<(), DbError> {
     let secs = timeout.as_secs();
     begin(client, "BEGIN READ ONLY", timeout).await?;
+    // The guard reads `'...'` without backslash escapes; so must the server (a read cannot SET).
+    client
+        .batch_execute("SET LOCAL standard_conforming_strings = on")
+        .await
+        .map_err(engine(secs))?;
     // After the first query the transaction can no longer be made read-write.
     client
         .simple_query("SELECT 1")
@@ -127,6 +136,8 @@ pub(crate) async fn read(
     limits: &Limits,
     cancel: &CancellationToken,
 ) -> Result<Table, DbError> {
+    // Before connecting: a refused read never reaches the server.
+    guard::check_read(sql)?;
     let client = connect(c, password).await?;
     let secs = c.timeout.as_secs();
     let work = async {

@@ -555,3 +555,308 @@ async fn a_connection_dropped_mid_query_is_a_clear_error() {
         started.elapsed()
     );
 }
+
+/// A superuser with the test password (`cairn_super`), made once through the cluster's socket
+/// (`scripts/test-databases` trusts `postgres` there); its URL.
+async fn superuser(s: &Server) -> String {
+    let dir = std::env::var("CAIRN_TEST_DB_DIR").unwrap_or_else(|_| "/tmp/cairn-test-db".into());
+    let url: tokio_postgres::Config = s.url.parse().unwrap();
+    let port = url.get_ports()[0];
+    let mut config = tokio_postgres::Config::new();
+    config
+        .host_path(format!("{dir}/postgres"))
+        .port(port)
+        .user("postgres")
+        .dbname("cairn_test");
+    let (root, connection) = config
+        .connect(NoTls)
+        .await
+        .expect("the cluster's socket (scripts/test-databases) as postgres");
+    tokio::spawn(connection);
+    // Tests run in parallel: the lock makes a second one wait for the first's role.
+    root.batch_execute(&format!(
+        "BEGIN; SELECT pg_advisory_xact_lock(7370);
+         DO $$ BEGIN
+           IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'cairn_super') THEN
+             CREATE ROLE cairn_super SUPERUSER LOGIN PASSWORD '{}';
+           END IF;
+         EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
+         END $$;
+         COMMIT",
+        s.password
+    ))
+    .await
+    .unwrap();
+    s.url
+        .replacen("postgres://cairn@", "postgres://cairn_super@", 1)
+}
+
+/// The unprivileged and the superuser connection, each as `pg`.
+async fn both(s: &Server) -> [(&'static str, String); 2] {
+    [
+        ("unprivileged", s.url.clone()),
+        ("superuser", superuser(s).await),
+    ]
+}
+
+/// Every read-only tool refuses what a read-only transaction still lets through: files on the
+/// server, programs, other sessions, remote servers, settings, sequences and advisory locks; as
+/// a superuser as well as unprivileged. Afterwards no file was made, none was read, the other
+/// session answers, the sequence, the lock and the rows are as they were.
+#[tokio::test]
+async fn read_only_tools_refuse_server_side_effects_even_as_superuser() {
+    let Some(s) = server("guard").await else {
+        return;
+    };
+    let sc = &s.schema;
+    // A directory the server (another OS user) could write to, and a file it could read: a
+    // missed refusal would leave a file here or show the marker.
+    let outside = tempfile::tempdir().unwrap();
+    let d = outside.path().display().to_string();
+    let marker = format!(
+        "cairnmarker{}x{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    );
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(outside.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        // The content of `secret.txt`, and the name of a file that only a listing shows.
+        for (name, content) in [
+            ("secret.txt".to_owned(), format!("{marker}\n")),
+            (format!("{marker}.listed"), String::new()),
+        ] {
+            let f = outside.path().join(name);
+            std::fs::write(&f, content).unwrap();
+            std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
+        }
+    }
+    let f = format!("{d}/secret.txt");
+    let made = |name: &str| outside.path().join(name);
+    let last_value = format!("SELECT last_value FROM {sc}.orders_id_seq");
+    let seq_before = s.count(&last_value).await;
+
+    // Another session of the unprivileged role, which that role may signal.
+    let mut victim_config: tokio_postgres::Config = s.url.parse().unwrap();
+    victim_config.password(&s.password);
+    let (victim, connection) = victim_config.connect(NoTls).await.unwrap();
+    tokio::spawn(connection);
+    let pid: i32 = victim
+        .query_one("SELECT pg_backend_pid()", &[])
+        .await
+        .unwrap()
+        .get(0);
+
+    // (statement, a SELECT whose refusal is cairn's also under db_explain's EXPLAIN)
+    let attacks: Vec<(String, bool)> = vec![
+        (format!("COPY (SELECT 1) TO '{d}/copy-out'"), false),
+        (
+            format!("COPY {sc}.customers TO PROGRAM 'touch {d}/copy-program'"),
+            false,
+        ),
+        (
+            format!("copy {sc}.customers from program 'touch {d}/copy-from-program'"),
+            false,
+        ),
+        (
+            format!("SELECT lo_export(lo_from_bytea(0, 'x'), '{d}/lo-out')"),
+            true,
+        ),
+        (format!("SELECT lo_import('{f}')"), true),
+        (format!("SELECT pg_read_file('{f}')"), true),
+        (format!("select PG_CATALOG.PG_READ_FILE('{f}')"), true),
+        (
+            format!("SELECT pg_catalog . /* c */ \"pg_read_binary_file\"('{f}')"),
+            true,
+        ),
+        (
+            format!("SELECT 'it''s', E'\\'', $q$ x $q$, pg_read_file('{f}', 0, 100)"),
+            true,
+        ),
+        (format!("SELECT * FROM pg_ls_dir('{d}')"), true),
+        (format!("SELECT pg_stat_file('{f}')"), true),
+        (
+            format!("SELECT query_to_xml('select pg_read_file(''{f}'')', true, true, '')"),
+            true,
+        ),
+        (
+            format!("DO $$ BEGIN RAISE EXCEPTION '%', pg_read_file('{f}'); END $$"),
+            false,
+        ),
+        (
+            format!("SELECT pg_file_write('{d}/adminpack', 'x', false)"),
+            true,
+        ),
+        (format!("SELECT pg_terminate_backend({pid})"), true),
+        (format!("SELECT pg_cancel_backend({pid})"), true),
+        (
+            "SELECT * FROM dblink('host=127.0.0.1', 'select 1') AS t(a int)".to_owned(),
+            true,
+        ),
+        ("SELECT postgres_fdw_disconnect_all()".to_owned(), true),
+        (
+            "SELECT set_config('statement_timeout', '0', false)".to_owned(),
+            true,
+        ),
+        ("SET statement_timeout = 0".to_owned(), false),
+        (format!("SELECT nextval('{sc}.orders_id_seq')"), true),
+        (format!("SELECT setval('{sc}.orders_id_seq', 1)"), true),
+        ("SELECT pg_advisory_lock(4242)".to_owned(), true),
+        ("SELECT pg_try_advisory_xact_lock(4242)".to_owned(), true),
+    ];
+
+    for (role, url) in both(&s).await {
+        let workspace = tempfile::tempdir().unwrap();
+        let t = tools(
+            &[spec("pg", &url, Some("secret:pg"), 30)],
+            Some(workspace.path()),
+            &s.password,
+        );
+        // The connection works: only the attacks are refused.
+        let fine = call(
+            &t,
+            "db_query",
+            json!({"connection": "pg", "sql": format!("SELECT count(*) FROM {sc}.orders")}),
+        )
+        .await;
+        assert!(
+            !fine.is_error && fine.text.contains("1000"),
+            "{role}: {}",
+            fine.text
+        );
+        for (tool, args) in [
+            ("db_tables", json!({"connection": "pg"})),
+            (
+                "db_describe",
+                json!({"connection": "pg", "table": format!("{sc}.orders")}),
+            ),
+        ] {
+            let r = call(&t, tool, args).await;
+            assert!(!r.is_error, "{role} {tool}: {}", r.text);
+        }
+
+        for (i, (sql, select)) in attacks.iter().enumerate() {
+            let path = format!("out-{i}.csv");
+            let calls = [
+                ("db_query", json!({"connection": "pg", "sql": sql}), true),
+                (
+                    "db_explain",
+                    json!({"connection": "pg", "sql": sql, "analyze": true}),
+                    *select,
+                ),
+                (
+                    "db_export",
+                    json!({"connection": "pg", "sql": sql, "path": path, "format": "csv"}),
+                    true,
+                ),
+                // A "table" that is a call: described first, so refused as no table.
+                (
+                    "db_describe",
+                    json!({"connection": "pg", "table": sql, "sample": 5}),
+                    false,
+                ),
+            ];
+            for (tool, args, ours) in calls {
+                let r = call(&t, tool, args).await;
+                assert!(r.is_error, "{role} {tool} {sql}: {}", r.text);
+                if ours {
+                    assert!(
+                        r.text.starts_with("refused in a read-only call: "),
+                        "{role} {tool} {sql}: {}",
+                        r.text
+                    );
+                }
+                assert!(!r.text.contains(&marker), "{role} {tool} {sql}: {}", r.text);
+            }
+            assert!(!workspace.path().join(&path).exists(), "{role} {sql}");
+        }
+        for name in [
+            "copy-out",
+            "copy-program",
+            "copy-from-program",
+            "lo-out",
+            "adminpack",
+        ] {
+            assert!(!made(name).exists(), "{role}: {name} was made");
+        }
+        assert_eq!(
+            std::fs::read_dir(outside.path()).unwrap().count(),
+            2,
+            "{role}: only the two files of the test"
+        );
+        // The other session is still there.
+        victim
+            .simple_query("SELECT 1")
+            .await
+            .expect("the other session still answers");
+        assert_eq!(s.count(&last_value).await, seq_before, "{role}: sequence");
+        assert!(
+            s.admin
+                .query_one("SELECT pg_try_advisory_lock(4242)", &[])
+                .await
+                .unwrap()
+                .get::<_, bool>(0),
+            "{role}: nobody holds the lock"
+        );
+        s.admin
+            .batch_execute("SELECT pg_advisory_unlock(4242)")
+            .await
+            .unwrap();
+        assert_eq!(
+            s.count(&format!("SELECT count(*) FROM {sc}.orders")).await,
+            1000
+        );
+        assert_eq!(
+            s.count(&format!("SELECT count(*) FROM {sc}.customers"))
+                .await,
+            2
+        );
+        assert_eq!(
+            s.count(&format!(
+                "SELECT count(*) FROM {sc}.customers WHERE name LIKE '{marker}%'"
+            ))
+            .await,
+            0
+        );
+    }
+}
+
+/// `pg_sleep` is not refused, but the statement timeout stops it, as a superuser too (a read
+/// cannot lift the timeout: `SET` and `set_config` are refused above).
+#[tokio::test]
+async fn the_statement_timeout_fires_for_every_role() {
+    let Some(s) = server("guardtimeout").await else {
+        return;
+    };
+    let sc = &s.schema;
+    for (role, url) in both(&s).await {
+        let workspace = tempfile::tempdir().unwrap();
+        let t = tools(
+            &[spec("pg", &url, Some("secret:pg"), 1)],
+            Some(workspace.path()),
+            &s.password,
+        );
+        let sleep = format!("SELECT pg_sleep(30) FROM {sc}.customers");
+        for (tool, args) in [
+            ("db_query", json!({"connection": "pg", "sql": sleep})),
+            (
+                "db_explain",
+                json!({"connection": "pg", "sql": sleep, "analyze": true}),
+            ),
+            (
+                "db_export",
+                json!({"connection": "pg", "sql": sleep, "path": "slept.csv", "format": "csv"}),
+            ),
+        ] {
+            let r = call(&t, tool, args).await;
+            assert_eq!(
+                r.text, "the statement ran longer than 1 s and was cancelled in the database",
+                "{role} {tool}"
+            );
+        }
+        assert!(!workspace.path().join("slept.csv").exists(), "{role}");
+    }
+}
