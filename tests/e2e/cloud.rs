@@ -4,26 +4,13 @@
 //! secret bound to loopback; the guard signs with it (SigV4, Shared Key) or sends it (the
 //! token), and no request the model server receives carries any of them, in any encoding.
 
-use base64::Engine as _;
 use cairn_test_support::{Format, Reply};
 use serde_json::json;
 
-use crate::support::{HttpStub, Sandbox, StubReply, text, vault_set};
+use crate::support::{HttpStub, Sandbox, StubReply, assert_absent, text, vault_set};
 
 const AWS_VALUE: &str = "e2eAwsSecretKey/9c41d7+Qw";
 const GCP_VALUE: &str = "ya29.e2e-gcp-token-77b3e0";
-
-/// Every form of `value` a response or a leak could plausibly carry.
-fn forms(value: &str) -> Vec<String> {
-    use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
-    vec![
-        value.to_owned(),
-        STANDARD.encode(value),
-        URL_SAFE_NO_PAD.encode(value),
-        hex::encode(value),
-        url::form_urlencoded::byte_serialize(value.as_bytes()).collect(),
-    ]
-}
 
 /// Google's bucket listing, with the `Authorization` header it received echoed as a bucket
 /// name, as a misbehaving or hostile endpoint would.
@@ -122,12 +109,7 @@ endpoints = {{ storage = "http://127.0.0.1:{port}" }}
     for r in &requests {
         let body = r.body.to_string();
         for secret in [AWS_VALUE, GCP_VALUE, azure_key.as_str()] {
-            for form in forms(secret) {
-                assert!(
-                    !body.contains(&form),
-                    "a secret reached the model as {form}: {body}"
-                );
-            }
+            assert_absent(secret, &body, "a model request");
         }
     }
     // The model read what the tools found: the accounts by name (never their secrets' values),
@@ -147,5 +129,135 @@ endpoints = {{ storage = "http://127.0.0.1:{port}" }}
         for secret in [AWS_VALUE, GCP_VALUE, azure_key.as_str()] {
             assert!(!shown.contains(secret), "{shown}");
         }
+    }
+}
+
+/// Wrong credentials on each kind of account. Azurite checks the Shared Key signature and says
+/// so; the AWS endpoint and Google's answer as real services do to a bad signature or token,
+/// Google's quoting the token it got. Each tool shows the service's refusal, and no form of
+/// any secret is in a model request, a tool result, the terminal or the log; the AWS secret
+/// (which signs, and is never sent) is in no request the endpoint received either.
+#[test]
+fn failed_cloud_logins_never_show_the_secret() {
+    if !cairn_test_support::gate(
+        "CAIRN_CLOUD_TESTS",
+        "with the cloud emulators (eval \"$(scripts/cloud-emulators)\")",
+    ) {
+        return;
+    }
+    let var = |name: &str| std::env::var(name).unwrap();
+    const AWS_WRONG: &str = "Wr0ngAws/Secret+Key=~ 81";
+    const GCP_WRONG: &str = "ya29.Wr0ng/token+81=";
+    // A well-formed Shared Key (64 bytes in base64), not the account's.
+    let azure_wrong = {
+        use base64::Engine as _;
+        base64::engine::general_purpose::STANDARD.encode([0xa7u8; 64])
+    };
+    let aws = HttpStub::start(|_| {
+        StubReply::Status(
+            403,
+            vec!["content-type: text/xml".into()],
+            "<ErrorResponse><Error><Type>Sender</Type><Code>SignatureDoesNotMatch</Code>\
+             <Message>The request signature we calculated does not match the signature you \
+             provided. Check your AWS Secret Access Key and signing method.</Message></Error>\
+             <RequestId>e2e</RequestId></ErrorResponse>"
+                .into(),
+        )
+    });
+    let gcp = HttpStub::start(|head| {
+        let echoed = head
+            .lines()
+            .find_map(|l| l.strip_prefix("authorization: "))
+            .unwrap_or("none");
+        let body = json!({"error": {"code": 401, "message": format!("Invalid Credentials: {echoed}"), "status": "UNAUTHENTICATED"}}).to_string();
+        StubReply::Status(401, vec!["content-type: application/json".into()], body)
+    });
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::tool_calls(vec![
+                ("aws_identity", json!({"account": "prod"})),
+                ("storage_buckets", json!({"account": "files"})),
+                ("storage_buckets", json!({"account": "gcs"})),
+            ]),
+            Reply::text("None of them let me in."),
+        ],
+    );
+    sb.user_config(&format!(
+        r#"
+[web]
+allow_loopback = true
+per_user_per_minute = 1000
+
+[cloud.prod]
+kind = "aws"
+endpoint = "http://127.0.0.1:{aws}"
+access_key_id = "AKIDE2EWRONG"
+secret = "aws-prod"
+
+[cloud.files]
+kind = "azure"
+account = "{account}"
+secret = "azure-files"
+endpoints = {{ blob = "{blob}", queue = "{queue}", table = "{table}" }}
+
+[cloud.gcs]
+kind = "gcp"
+project = "cairn-e2e"
+secret = "gcp-token"
+endpoints = {{ storage = "http://127.0.0.1:{gcp}" }}
+"#,
+        aws = aws.port,
+        account = var("CAIRN_AZURITE_ACCOUNT"),
+        blob = var("CAIRN_AZURITE_BLOB"),
+        queue = var("CAIRN_AZURITE_QUEUE"),
+        table = var("CAIRN_AZURITE_TABLE"),
+        gcp = gcp.port,
+    ));
+    vault_set(&sb, "aws-prod", "127.0.0.1", AWS_WRONG);
+    vault_set(&sb, "azure-files", "127.0.0.1", &azure_wrong);
+    vault_set(&sb, "gcp-token", "127.0.0.1", GCP_WRONG);
+    let out = sb.chat_yes("check my clouds");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), "None of them let me in.");
+
+    let requests = sb.model.requests();
+    assert_eq!(requests.len(), 2);
+    let results = crate::support::tool_results(&requests[1].body);
+    assert_eq!(results.len(), 3, "{results:?}");
+    // What the user and the model are told: each service's own refusal.
+    assert!(
+        results[0].contains("SignatureDoesNotMatch"),
+        "{}",
+        results[0]
+    );
+    assert!(results[1].contains("403"), "{}", results[1]);
+    assert!(
+        results[1].contains("AuthorizationFailure") || results[1].contains("authenticate"),
+        "{}",
+        results[1]
+    );
+    assert!(results[2].contains("Invalid Credentials"), "{}", results[2]);
+    assert!(results[2].contains("[REDACTED"), "{}", results[2]);
+    // The token was sent, to the host it is bound to; the AWS secret never left cairn.
+    assert!(
+        gcp.heads()
+            .iter()
+            .any(|h| h.contains(&format!("authorization: Bearer {GCP_WRONG}"))),
+        "{:?}",
+        gcp.heads()
+    );
+    assert!(!aws.heads().is_empty(), "the AWS endpoint was asked");
+    for head in aws.heads() {
+        assert_absent(AWS_WRONG, &head, "a request to the AWS endpoint");
+    }
+    let sent: String = requests.iter().map(|r| r.body.to_string()).collect();
+    for secret in [AWS_WRONG, GCP_WRONG, azure_wrong.as_str()] {
+        assert_absent(secret, &sent, "a model request");
+        for r in &results {
+            assert_absent(secret, r, "a tool result");
+        }
+        assert_absent(secret, &text(&out.stdout), "the terminal");
+        assert_absent(secret, &text(&out.stderr), "the log");
     }
 }

@@ -6,7 +6,9 @@
 use cairn_test_support::{Format, Reply};
 use serde_json::json;
 
-use crate::support::{Editor, Sandbox, answer_in_turn, of_kind, tool_results, vault_set};
+use crate::support::{
+    Editor, Sandbox, answer_in_turn, assert_absent, of_kind, tool_results, vault_set,
+};
 
 /// What `scripts/mail-server` printed that this test needs.
 struct Mail {
@@ -14,6 +16,7 @@ struct Mail {
     user: String,
     password: String,
     ca: String,
+    imap: String,
     maildir: std::path::PathBuf,
 }
 
@@ -32,6 +35,7 @@ fn mail() -> Option<Mail> {
         user: var("CAIRN_MAIL_TEST_USER"),
         password: var("CAIRN_MAIL_TEST_PASSWORD"),
         ca: var("CAIRN_MAIL_TEST_CA"),
+        imap: var("CAIRN_IMAP_TEST_URL"),
         maildir: var("CAIRN_MAIL_TEST_MAILDIR").into(),
     })
 }
@@ -133,5 +137,71 @@ fn a_declined_send_never_arrives_and_one_approval_lets_one_message_through() {
         .map(|r| r["isError"].as_bool().unwrap())
         .collect();
     assert_eq!(outcomes, [true, false, true]);
+    ed.shutdown();
+}
+
+/// A wrong vault password for the mailbox: the approved send and the search each say the
+/// server refused the login, nothing is delivered, and no form of the password is in a model
+/// request, a tool result, what the editor was sent, or the log.
+#[test]
+fn a_failed_mail_login_never_shows_the_password() {
+    let Some(m) = mail() else { return };
+    let wrong = "Wr0ng/mail+Pass=word~ 91";
+    let t = format!("t{}", uuid::Uuid::new_v4().simple());
+    let sb = Sandbox::new(
+        Format::OpenAi,
+        vec![
+            Reply::tool_call(
+                "email_send",
+                json!({"to": ["bob@example.com"], "subject": t, "body": "hello\n"}),
+            ),
+            Reply::tool_call("email_search", json!({"text": t})),
+            Reply::text("The mail server refused me."),
+        ],
+    );
+    sb.user_config(&format!(
+        "[web]\nallow_loopback = true\n\n[policy.tools]\nemail_send = \"allow\"\n\n\
+         [comms.email]\nsmtp = \"{}\"\nimap = \"{}\"\nusername = \"{}\"\npassword_secret = \"mail\"\n\
+         from = \"Cairn <cairn@example.com>\"\nallow_to = [\"*@example.com\"]\nca_file = \"{}\"\n",
+        m.smtp, m.imap, m.user, m.ca
+    ));
+    vault_set(&sb, "mail", "localhost", wrong);
+    let mut ed = Editor::spawn(&sb, &[]);
+    ed.initialize(&sb, json!({}), false);
+    ed.responder = answer_in_turn(&["Allow once", "Allow once"]);
+    let (run, _) = ed.chat(json!({"message": "mail bob", "mode": "agent"}));
+    let events = ed.finish(&run);
+    assert_eq!(events.last().unwrap()["kind"], "done", "{events:#?}");
+    // The user approved the exact message, and the search (it reaches the network).
+    let asks = ed.question_texts();
+    assert_eq!(asks.len(), 2, "{asks:?}");
+    assert!(asks[0].contains("email_send"), "{asks:?}");
+    assert!(asks[1].contains("email_search"), "{asks:?}");
+
+    let requests = sb.model.requests();
+    let results = tool_results(&requests.last().unwrap().body);
+    assert_eq!(results.len(), 2, "{results:?}");
+    for r in &results {
+        assert!(
+            r.contains(&format!("refused the login of `{}`", m.user)),
+            "{r}"
+        );
+        assert!(r.contains("vault secret `mail`"), "{r}");
+    }
+    assert!(results[0].contains("not sent"), "{}", results[0]);
+    assert!(delivered(&m, &t).is_empty(), "nothing was delivered");
+
+    let sent: String = requests.iter().map(|r| r.body.to_string()).collect();
+    assert_absent(wrong, &sent, "a model request");
+    for r in &results {
+        assert_absent(wrong, r, "a tool result");
+    }
+    assert_absent(
+        wrong,
+        &serde_json::to_string(&ed.all).unwrap(),
+        "the editor",
+    );
+    let log = ed.stderr.lock().unwrap().clone();
+    assert_absent(wrong, &log, "the log");
     ed.shutdown();
 }

@@ -5,7 +5,7 @@
 use cairn_test_support::{Format, Reply};
 use serde_json::{Value, json};
 
-use crate::support::{Sandbox, text, vault_set};
+use crate::support::{Sandbox, assert_absent, forms, text, vault_set};
 
 fn call(sb: &Sandbox, tool: &str, args: Value) -> Value {
     let ws = sb.ws();
@@ -149,38 +149,6 @@ fn postgres_with_a_vault_password_never_shows_it_to_the_model() {
     assert_absent(&password, &sent, "a model request");
     assert_absent(&password, &text(&out.stdout), "the terminal");
     assert_absent(&password, &text(&out.stderr), "the log");
-}
-
-/// `value` as the redactor knows it in text: as written, base64 (alone and as a Basic pair),
-/// hex, percent-encoded and upper case. None of them may reach the model, the terminal, the log
-/// or a file cairn writes.
-fn forms(value: &str) -> Vec<(&'static str, String)> {
-    use base64::Engine as _;
-    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
-    let percent: String = value
-        .bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect();
-    vec![
-        ("plain", value.to_owned()),
-        ("base64", b64(value)),
-        ("basic", b64(&format!("cairn:{value}"))),
-        ("hex", hex::encode(value)),
-        ("percent", percent),
-        ("upper", value.to_uppercase()),
-    ]
-}
-
-fn assert_absent(value: &str, seen: &str, channel: &str) {
-    for (form, shown) in forms(value) {
-        assert!(
-            !seen.contains(&shown),
-            "the password ({form}: {shown}) is in {channel}: {seen}"
-        );
-    }
 }
 
 /// A wrong vault password on each engine: each tool says the login failed, and the password is

@@ -978,3 +978,39 @@ pub fn loopback_hub(
     });
     LoopbackHub { url, paths, ranges }
 }
+
+/// `value` as the redactor knows it in text: as written, base64 (standard, URL-safe and as a Basic pair),
+/// hex, percent-encoded and upper case. None of them may reach the model, the terminal, the log
+/// or a file cairn writes.
+pub fn forms(value: &str) -> Vec<(&'static str, String)> {
+    use base64::Engine as _;
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    let percent: String = value
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect();
+    vec![
+        ("plain", value.to_owned()),
+        ("base64", b64(value)),
+        (
+            "base64url",
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(value),
+        ),
+        ("basic", b64(&format!("cairn:{value}"))),
+        ("hex", hex::encode(value)),
+        ("percent", percent),
+        ("upper", value.to_uppercase()),
+    ]
+}
+
+pub fn assert_absent(value: &str, seen: &str, channel: &str) {
+    for (form, shown) in forms(value) {
+        assert!(
+            !seen.contains(&shown),
+            "the secret ({form}: {shown}) is in {channel}: {seen}"
+        );
+    }
+}
