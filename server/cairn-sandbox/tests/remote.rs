@@ -520,36 +520,6 @@ async fn bad_certificates_and_silent_hosts_are_refused_clearly() {
         "{message}"
     );
 
-    // A server whose certificate expired (of the right CA).
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    drop(listener);
-    let tls = tls_dir();
-    let mut server = std::process::Command::new("openssl")
-        .args(["s_server", "-quiet", "-www", "-accept"])
-        .arg(port.to_string())
-        .arg("-cert")
-        .arg(tls.join("expired-cert.pem"))
-        .arg("-key")
-        .arg(tls.join("expired-key.pem"))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let expired = format!("tcp://127.0.0.1:{port}");
-    let message = run(remote_at(&expired, "cert.pem", "key.pem")).await;
-    let _ = server.kill();
-    let _ = server.wait();
-    assert!(
-        message.starts_with(&format!("no container engine answers at {expired}"))
-            && message.to_lowercase().contains("expired"),
-        "{message}"
-    );
-
     // A host that accepts the connection and never answers.
     let silent = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let silent_at = format!("tcp://{}", silent.local_addr().unwrap());
@@ -568,19 +538,216 @@ async fn bad_certificates_and_silent_hosts_are_refused_clearly() {
         "{message}"
     );
     assert!(started.elapsed() < Duration::from_secs(30));
+}
 
-    // Plain TCP to another host is refused before anything is sent.
-    let message = run(EngineConfig {
+/// Why a run on `engine` alone was refused (it must be).
+async fn refusal(engine: EngineConfig) -> SandboxError {
+    let sb = Sandbox::new(config(vec![engine]));
+    let err = sb
+        .run_code(
+            runtime("bash").unwrap(),
+            "echo RAN",
+            RunOptions::default(),
+            &CancellationToken::new(),
+        )
+        .await
+        .expect_err("no run");
+    // Its connections close with it, so a listener's reads of them end.
+    sb.shutdown().await;
+    err
+}
+
+/// What a test's listener saw on one connection: how its TLS handshake ended (`Ok` when
+/// there was none to make) and every byte of the application's data it then read.
+#[derive(Debug)]
+struct Connection {
+    handshake: Result<(), String>,
+    bytes: Vec<u8>,
+}
+
+/// A listener that records every connection made to it, over TLS with `tls`, else plain.
+struct Recorder {
+    address: std::net::SocketAddr,
+    stop: tokio::sync::oneshot::Sender<()>,
+    seen: tokio::task::JoinHandle<Vec<Connection>>,
+}
+
+impl Recorder {
+    async fn start(ip: std::net::IpAddr, tls: Option<tokio_rustls::TlsAcceptor>) -> Recorder {
+        let listener = TcpListener::bind((ip, 0)).await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
+        let seen = tokio::spawn(async move {
+            let mut seen = Vec::new();
+            loop {
+                tokio::select! {
+                    _ = &mut stopped => break,
+                    accepted = listener.accept() => {
+                        seen.push(record(accepted.unwrap().0, tls.as_ref()).await);
+                    }
+                }
+            }
+            // A connection the client made before it gave up is in the backlog even when this
+            // task has not accepted it yet: take them all, without waiting for more.
+            let listener = listener.into_std().unwrap();
+            loop {
+                match listener.accept() {
+                    Ok((stream, _)) => {
+                        stream.set_nonblocking(true).unwrap();
+                        let stream = TcpStream::from_std(stream).unwrap();
+                        seen.push(record(stream, tls.as_ref()).await);
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                    Err(e) => panic!("accept: {e}"),
+                }
+            }
+            seen
+        });
+        Recorder {
+            address,
+            stop,
+            seen,
+        }
+    }
+
+    /// Every connection made to it, once the client is done (its connections closed).
+    async fn finish(self) -> Vec<Connection> {
+        let _ = self.stop.send(());
+        self.seen.await.unwrap()
+    }
+}
+
+/// The handshake on `stream` and what follows it, to the end of the connection.
+async fn record(stream: TcpStream, tls: Option<&tokio_rustls::TlsAcceptor>) -> Connection {
+    use tokio::io::AsyncReadExt;
+    let mut bytes = Vec::new();
+    let handshake = match tls {
+        None => {
+            let mut stream = stream;
+            let _ = stream.read_to_end(&mut bytes).await;
+            Ok(())
+        }
+        Some(acceptor) => match acceptor.accept(stream).await {
+            Ok(mut stream) => {
+                let _ = stream.read_to_end(&mut bytes).await;
+                Ok(())
+            }
+            Err(e) => Err(e.to_string()),
+        },
+    };
+    Connection { handshake, bytes }
+}
+
+/// A TLS server presenting the script's certificate `name` (`NAME-cert.pem`, `NAME-key.pem`).
+fn presenting(name: &str) -> tokio_rustls::TlsAcceptor {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let tls = tls_dir();
+    let chain = CertificateDer::pem_file_iter(tls.join(format!("{name}-cert.pem")))
+        .unwrap()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    let key = PrivateKeyDer::from_pem_file(tls.join(format!("{name}-key.pem"))).unwrap();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .unwrap();
+    tokio_rustls::TlsAcceptor::from(Arc::new(config))
+}
+
+#[tokio::test]
+async fn bad_server_certificates_are_refused_in_the_handshake() {
+    if !enabled() {
+        return;
+    }
+    // (the script's certificate, what the refusal says, the alert the client sends the server)
+    let cases = [
+        ("wrong-ca-server", "unknownissuer", "UnknownCA"),
+        (
+            "wrong-name",
+            "certificate not valid for name \"127.0.0.1\"",
+            "BadCertificate",
+        ),
+        ("expired", "certificate expired", "CertificateExpired"),
+    ];
+    for (certificate, says, alert) in cases {
+        let server = Recorder::start([127, 0, 0, 1].into(), Some(presenting(certificate))).await;
+        let at = format!("tcp://{}", server.address);
+        let err = refusal(remote_at(&at, "cert.pem", "key.pem")).await;
+        let seen = server.finish().await;
+        assert!(
+            matches!(err, SandboxError::EngineUnavailable { .. }),
+            "{certificate}: {err:?}"
+        );
+        let message = err.to_string();
+        assert!(
+            message.starts_with(&format!("no container engine answers at {at}"))
+                && message
+                    .to_lowercase()
+                    .contains(&format!("invalid peer certificate: {says}")),
+            "{certificate}: {message}"
+        );
+        // The client reached the server and ended the handshake itself, with the alert of the
+        // certificate's fault: no request was sent on any connection.
+        assert!(!seen.is_empty(), "{certificate}: no connection was made");
+        for connection in &seen {
+            assert_eq!(
+                connection.handshake,
+                Err(format!("received fatal alert: {alert}")),
+                "{certificate}: {connection:?}"
+            );
+            assert!(
+                connection.bytes.is_empty(),
+                "{certificate}: {:?}",
+                String::from_utf8_lossy(&connection.bytes)
+            );
+        }
+    }
+}
+
+/// An IPv4 address of this machine other than loopback (the kernel's table of local
+/// addresses: `/32 host LOCAL` entries), where plain TCP is refused.
+fn non_loopback_address() -> Option<std::net::Ipv4Addr> {
+    let trie = std::fs::read_to_string("/proc/net/fib_trie").ok()?;
+    let lines: Vec<&str> = trie.lines().collect();
+    lines.windows(2).find_map(|pair| {
+        let ip: std::net::Ipv4Addr = pair[0].trim().strip_prefix("|-- ")?.parse().ok()?;
+        (pair[1].trim() == "/32 host LOCAL" && !ip.is_loopback()).then_some(ip)
+    })
+}
+
+#[tokio::test]
+async fn plain_tcp_to_another_host_is_refused_before_anything_is_sent() {
+    if !enabled() {
+        return;
+    }
+    let Some(ip) = non_loopback_address() else {
+        cairn_test_support::skip("this machine has no IPv4 address other than loopback");
+        return;
+    };
+    let listener = Recorder::start(ip.into(), None).await;
+    let at = format!("tcp://{}", listener.address);
+    let err = refusal(EngineConfig {
         tls_ca: None,
         tls_cert: None,
         tls_key: None,
-        ..remote_at("tcp://192.0.2.1:2375", "cert.pem", "key.pem")
+        ..remote_at(&at, "cert.pem", "key.pem")
     })
     .await;
+    let seen = listener.finish().await;
     assert!(
-        message.contains("cairn uses one only with TLS"),
-        "{message}"
+        matches!(&err, SandboxError::EngineUnavailable { host, .. } if *host == at),
+        "{err:?}"
     );
+    assert!(
+        err.to_string().contains("cairn uses one only with TLS"),
+        "{err}"
+    );
+    // Not even a connection, so not a byte of a request.
+    assert!(seen.is_empty(), "{seen:?}");
 }
 
 #[tokio::test]
