@@ -4,7 +4,8 @@
 //! END`, cannot leave it), one statement per call (checked by preparing it: a prepared statement
 //! refuses several, the text protocol would not), `max_statement_time` in the server (`max_execution_time` in MySQL) and `KILL QUERY`
 //! from a second connection when the run is cancelled, the client-side deadline passes or a
-//! result is cut short.
+//! result is cut short. Before any of that a read passes [`guard`], which refuses what the
+//! read-only transaction still lets through (server files, locks, settings, `KILL` ...).
 
 use std::time::Duration;
 
@@ -16,11 +17,27 @@ use crate::DbError;
 use crate::conn::{Connection, Target};
 use crate::table::{Cell, Column, Description, Limits, Table};
 
+#[path = "mysql_guard.rs"]
+mod guard;
+
 /// Server errors that mean the statement ran out of time: MariaDB's `max_statement_time`
 /// exceeded (1969), MySQL's `max_execution_time` (3024).
 const TIMED_OUT: [u16; 2] = [1969, 3024];
 /// "Unknown system variable": the server is MySQL, which names its timeout differently.
 const UNKNOWN_VARIABLE: u16 = 1193;
+/// `sql_mode` flags a read runs without: with them the server would read strings as the
+/// guard does not (no backslash escapes, `"..."` as an identifier; the composites include
+/// `ANSI_QUOTES`, and `ORACLE` switches to another grammar). Their other flags stay.
+const LEXER_MODES: &[&str] = &[
+    "NO_BACKSLASH_ESCAPES",
+    "ANSI_QUOTES",
+    "ANSI",
+    "ORACLE",
+    "MSSQL",
+    "DB2",
+    "MAXDB",
+    "POSTGRESQL",
+];
 
 /// Opens a connection to `c` (`password` resolved from the vault by the caller).
 async fn connect(c: &Connection, password: Option<String>) -> Result<Conn, DbError> {
@@ -139,7 +156,20 @@ async fn begin(conn: &mut Conn, timeout: Duration, read_only: bool) -> Result<()
         Err(e) => return Err(engine(secs)(e)),
     }
     let start = if read_only {
-        conn.query_drop("SET SESSION TRANSACTION READ ONLY")
+        // The guard reads strings as this mode makes the server read them (a read cannot SET).
+        let mode: Option<String> = conn
+            .query_first("SELECT @@SESSION.sql_mode")
+            .await
+            .map_err(engine(secs))?;
+        conn.query_drop(format!(
+            "SET SESSION sql_mode = '{}'",
+            read_mode(mode.as_deref().unwrap_or_default())
+        ))
+        .await
+        .map_err(engine(secs))?;
+        // REPEATABLE READ reads a snapshot without locks (SERIALIZABLE would lock every row
+        // read against other sessions' writes).
+        conn.query_drop("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             .await
             .map_err(engine(secs))?;
         format!("XA START 'cairn-{}'", uuid::Uuid::new_v4().simple())
@@ -147,6 +177,20 @@ async fn begin(conn: &mut Conn, timeout: Duration, read_only: bool) -> Result<()
         "START TRANSACTION".to_owned()
     };
     conn.query_drop(start).await.map_err(engine(secs))
+}
+
+/// The session's `sql_mode` `current` without [`LEXER_MODES`] (and without anything that is
+/// not a mode's name, so that it can be quoted as is).
+fn read_mode(current: &str) -> String {
+    current
+        .split(',')
+        .filter(|m| {
+            !m.is_empty()
+                && !LEXER_MODES.contains(m)
+                && m.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        })
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// One value as fetched: text, or the size of bytes that are not text.
@@ -171,6 +215,8 @@ pub(crate) async fn read(
     limits: &Limits,
     cancel: &CancellationToken,
 ) -> Result<Table, DbError> {
+    // Before connecting: a refused read never reaches the server.
+    guard::check_read(sql)?;
     let mut conn = connect(c, password).await?;
     let killer = Killer::of(&conn);
     let secs = c.timeout.as_secs();
@@ -451,4 +497,22 @@ pub(crate) async fn import(
         }
     };
     guarded(&killer, c.timeout, cancel, work).await
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn reads_drop_the_modes_that_change_how_strings_are_read() {
+        assert_eq!(
+            super::read_mode(
+                "REAL_AS_FLOAT,PIPES_AS_CONCAT,ANSI_QUOTES,IGNORE_SPACE,ANSI,NO_BACKSLASH_ESCAPES"
+            ),
+            "REAL_AS_FLOAT,PIPES_AS_CONCAT,IGNORE_SPACE"
+        );
+        assert_eq!(
+            super::read_mode("STRICT_TRANS_TABLES,ORACLE,x'y"),
+            "STRICT_TRANS_TABLES"
+        );
+        assert_eq!(super::read_mode(""), "");
+    }
 }

@@ -1,6 +1,11 @@
 //! Redis: a connection per call, commands that stay bounded whatever the data (SCAN with a
 //! cap, never KEYS; ranges and cursors capped per type), a response timeout and the call
 //! dropped when the run is cancelled (a Redis command is short; there is no statement to kill).
+//!
+//! No tool takes a command: each sends only the fixed commands below, and a key, value or
+//! pattern goes as one RESP bulk string (length-prefixed), so CR/LF or a whole command in it is
+//! data. A string is read by its head (`STRLEN`, `GETRANGE` to the byte cap), never whole;
+//! other types by their first elements, fewer when they are huge ([`ELEMENT_BUDGET`]).
 
 use std::time::Duration;
 
@@ -16,6 +21,51 @@ use crate::table::{Cell, Limits, Table};
 
 /// Keys asked of the server per SCAN step.
 const SCAN_COUNT: u64 = 500;
+
+/// Bytes of elements one `redis_get` reads, about: Redis has no range read inside a list,
+/// hash, set, sorted set or stream element, so a key of huge elements is shown by fewer.
+const ELEMENT_BUDGET: u64 = 16 * 1024 * 1024;
+
+/// How many of `key`'s elements fit [`ELEMENT_BUDGET`], at most `cap` and at least one, by the
+/// server's estimate (`MEMORY USAGE`, a few sampled elements). Without one (an ACL refusing
+/// `MEMORY`, an old server), `cap`.
+async fn elements_within_budget(
+    conn: &mut MultiplexedConnection,
+    key: &str,
+    kind: &str,
+    cap: usize,
+) -> usize {
+    let len_cmd = match kind {
+        "list" => "LLEN",
+        "zset" => "ZCARD",
+        "hash" => "HLEN",
+        "set" => "SCARD",
+        "stream" => "XLEN",
+        _ => return cap,
+    };
+    let Ok(len) = ::redis::cmd(len_cmd)
+        .arg(key)
+        .query_async::<u64>(conn)
+        .await
+    else {
+        return cap;
+    };
+    let usage = ::redis::cmd("MEMORY")
+        .arg("USAGE")
+        .arg(key)
+        .query_async::<Option<u64>>(conn)
+        .await;
+    match usage {
+        Ok(Some(bytes)) if len > 0 && bytes > ELEMENT_BUDGET => {
+            let each = (bytes / len).max(1);
+            usize::try_from(ELEMENT_BUDGET / each)
+                .unwrap_or(cap)
+                .max(1)
+                .min(cap)
+        }
+        _ => cap,
+    }
+}
 
 async fn connect(
     c: &Connection,
@@ -222,6 +272,7 @@ pub(crate) async fn get(
             .query_async(conn)
             .await?;
         let column = |names: &[&str]| names.iter().map(|n| (*n).to_owned()).collect();
+        let cap = elements_within_budget(conn, key, &kind, cap).await;
         let (size, columns, rows): (i64, Vec<String>, Vec<Vec<Cell>>) = match kind.as_str() {
             "none" => return Ok(None),
             "string" => {
@@ -292,7 +343,8 @@ pub(crate) async fn get(
                         .arg(key)
                         .arg(cursor)
                         .arg("COUNT")
-                        .arg(SCAN_COUNT)
+                        // A hint the server follows for large encodings: no more than wanted.
+                        .arg(SCAN_COUNT.min(cap as u64).max(1))
                         .query_async(conn)
                         .await?;
                     items.extend(batch);

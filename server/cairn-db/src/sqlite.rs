@@ -1,12 +1,17 @@
-//! SQLite files in the workspace: opened through the workspace scope (resolved, permission
-//! checked, symlinks not followed), read-only with `query_only` for reads, one statement per
-//! call, interrupted in the engine on timeout or cancel.
+//! SQLite files in the workspace: opened through the workspace scope (resolved, so a symlink
+//! leading outside is refused and one inside opens its target; permission checked; the final
+//! name is opened with `SQLITE_OPEN_NOFOLLOW`), read-only with `query_only` for reads, one statement per
+//! call, interrupted in the engine on timeout or cancel. The authorizer in [`guard`] refuses
+//! what acts beyond the one file (ATTACH, VACUUM INTO, extension loading, pragmas in a read).
+
+mod guard;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use cairn_workspace::{Operation, Workspace};
 use rusqlite::OpenFlags;
+use rusqlite::limits::Limit;
 use rusqlite::types::ValueRef;
 use tokio_util::sync::CancellationToken;
 
@@ -34,9 +39,21 @@ pub(crate) async fn run<T: Send + 'static>(
     let (path, name) = (path.to_owned(), name.to_owned());
     let (handle_tx, handle_rx) = tokio::sync::oneshot::channel();
     let mut task = tokio::task::spawn_blocking(move || {
-        let mut conn = open(&ws, &name, &path, write)?;
+        let (mut conn, denied) = open(&ws, &name, &path, write)?;
         let _ = handle_tx.send(conn.get_interrupt_handle());
-        f(&mut conn)
+        let result = f(&mut conn);
+        // A statement the authorizer denied failed with "not authorized": say what and why.
+        match (result, guard::take(&denied)) {
+            (Err(_), Some(d)) if write => Err(DbError::Refused {
+                name,
+                reason: format!("{} is refused, because {}; nothing was run", d.what, d.why),
+            }),
+            (Err(_), Some(d)) => Err(DbError::ReadOnlyRefused {
+                what: d.what,
+                why: d.why,
+            }),
+            (result, _) => result,
+        }
     });
     let interrupt = handle_rx.await.ok();
     let joined = |r: Result<Result<T, DbError>, tokio::task::JoinError>| {
@@ -62,7 +79,7 @@ fn open(
     name: &str,
     path: &str,
     write: bool,
-) -> Result<rusqlite::Connection, DbError> {
+) -> Result<(rusqlite::Connection, guard::Slot), DbError> {
     let refused = |reason: String| DbError::Refused {
         name: name.to_owned(),
         reason,
@@ -94,9 +111,14 @@ fn open(
         conn.pragma_update(None, "query_only", true)
             .map_err(engine)?;
     }
+    // No second file, whatever the authorizer lets through (VACUUM INTO attaches its target).
+    conn.set_limit(Limit::SQLITE_LIMIT_ATTACHED, 0)
+        .map_err(engine)?;
+    // After our own pragma: from here on, every statement goes through the authorizer.
+    let denied = guard::install(&conn, write);
     // A lock held by another writer is waited for a little, then reported.
     conn.busy_timeout(Duration::from_secs(5)).map_err(engine)?;
-    Ok(conn)
+    Ok((conn, denied))
 }
 
 pub(crate) fn engine(e: rusqlite::Error) -> DbError {

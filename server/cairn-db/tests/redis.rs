@@ -364,3 +364,227 @@ async fn wrong_tools_wrong_password_and_no_server_are_clear() {
     assert!(!q.text.contains(&s.password));
     assert!(started.elapsed() < Duration::from_secs(20));
 }
+
+/// `CONFIG GET dir`, the replication role and whether `key` exists: the state an injected
+/// command would change.
+async fn state(s: &mut Server, key: &str) -> (Vec<String>, bool, i64) {
+    let dir: Vec<String> = redis::cmd("CONFIG")
+        .arg("GET")
+        .arg("dir")
+        .query_async(&mut s.admin)
+        .await
+        .unwrap();
+    let info: String = redis::cmd("INFO")
+        .arg("replication")
+        .query_async(&mut s.admin)
+        .await
+        .unwrap();
+    let exists: i64 = redis::cmd("EXISTS")
+        .arg(key)
+        .query_async(&mut s.admin)
+        .await
+        .unwrap();
+    (dir, info.contains("role:master"), exists)
+}
+
+/// The Redis tools send only fixed commands, each argument as one RESP bulk string: a key,
+/// value or pattern holding CR/LF and a whole command (or a RESP frame) is data, never a
+/// command. After every tool has been given each of them, the server's `dir`, its role, a
+/// sentinel key (no FLUSHALL) and the keyspace are as they were, and the odd key round-trips.
+#[tokio::test]
+async fn crlf_and_commands_in_keys_values_and_patterns_are_one_argument() {
+    let Some(mut s) = server("inject").await else {
+        return;
+    };
+    let t = s.tools();
+    let p = s.prefix.clone();
+    let injected = format!("{p}:injected");
+    let before = state(&mut s, &injected).await;
+    assert_eq!(before.2, 0);
+    let scan = |s: &mut Server| {
+        let pattern = format!("{p}:*");
+        let mut admin = s.admin.clone();
+        async move {
+            let mut keys: Vec<Vec<u8>> = redis::cmd("KEYS")
+                .arg(pattern)
+                .query_async(&mut admin)
+                .await
+                .unwrap();
+            keys.sort();
+            keys
+        }
+    };
+    let keyspace = scan(&mut s).await;
+    let commands = [
+        "CONFIG SET dir /".to_owned(),
+        format!("SET {injected} 1"),
+        "FLUSHALL".to_owned(),
+        format!("EVAL \"return redis.call('set', '{injected}', 1)\" 0"),
+        "EVALSHA 0000000000000000000000000000000000000000 0".to_owned(),
+        "SCRIPT FLUSH".to_owned(),
+        "FUNCTION FLUSH".to_owned(),
+        "MONITOR".to_owned(),
+        "SUBSCRIBE c".to_owned(),
+        "PSUBSCRIBE *".to_owned(),
+        "DEBUG SLEEP 5".to_owned(),
+        "SHUTDOWN NOSAVE".to_owned(),
+        "MODULE LOAD /tmp/nope.so".to_owned(),
+        "SLAVEOF 127.0.0.1 1".to_owned(),
+        "REPLICAOF 127.0.0.1 1".to_owned(),
+        format!("MIGRATE 127.0.0.1 1 {p}:s 0 1000"),
+        // A whole RESP frame, as a client would send SET.
+        format!(
+            "*3\r\n$3\r\nSET\r\n${}\r\n{injected}\r\n$1\r\n1",
+            injected.len()
+        ),
+    ];
+    for command in &commands {
+        let key = format!("{p}:a\r\n{command}\r\n");
+        let value = format!("v\r\n{command}\r\n");
+        let g = call(&t, "redis_get", json!({"connection": "r", "key": key})).await;
+        assert!(!g.is_error && g.text.starts_with("no key"), "{}", g.text);
+        let w = call(
+            &t,
+            "redis_set",
+            json!({"connection": "r", "key": key, "value": value}),
+        )
+        .await;
+        assert!(!w.is_error, "{command}: {}", w.text);
+        let stored: String = redis::cmd("GET")
+            .arg(&key)
+            .query_async(&mut s.admin)
+            .await
+            .unwrap();
+        assert_eq!(stored, value, "one key, one value");
+        let k = call(
+            &t,
+            "redis_keys",
+            json!({"connection": "r", "pattern": format!("{p}:a\r\n{command}*")}),
+        )
+        .await;
+        assert!(!k.is_error, "{command}: {}", k.text);
+        assert!(k.text.contains("(1 row)"), "{command}: {}", k.text);
+        let d = call(
+            &t,
+            "redis_delete",
+            json!({"connection": "r", "keys": [key]}),
+        )
+        .await;
+        assert_eq!(d.text, "deleted 1 of 1 key on `r`", "{command}");
+        // A tool takes no command: an argument naming one is refused before anything is sent.
+        let c = call(
+            &t,
+            "redis_keys",
+            json!({"connection": "r", "command": command}),
+        )
+        .await;
+        assert!(c.is_error, "{}", c.text);
+    }
+    let after = state(&mut s, &injected).await;
+    assert_eq!(after, before, "CONFIG GET dir, role, the injected key");
+    assert_eq!(scan(&mut s).await, keyspace, "no key added or removed");
+    let pong: String = redis::cmd("PING").query_async(&mut s.admin).await.unwrap();
+    assert_eq!(pong, "PONG");
+}
+
+/// The server's count of bytes it has sent to clients.
+async fn sent(s: &mut Server) -> u64 {
+    let info: String = redis::cmd("INFO")
+        .arg("stats")
+        .query_async(&mut s.admin)
+        .await
+        .unwrap();
+    info.lines()
+        .find_map(|l| l.strip_prefix("total_net_output_bytes:"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// A 50 MB string is read by its head (STRLEN, then GETRANGE up to the result cap): the
+/// server sends a few kilobytes, not the value, and the answer states the full size.
+#[tokio::test]
+async fn a_huge_value_is_read_only_up_to_the_cap() {
+    let Some(mut s) = server("huge").await else {
+        return;
+    };
+    let t = s.tools();
+    let key = format!("{}:huge", s.prefix);
+    let size = 50 * 1024 * 1024;
+    let mut pipe = redis::pipe();
+    let chunk = "y".repeat(1024 * 1024);
+    for _ in 0..50 {
+        pipe.cmd("APPEND").arg(&key).arg(&chunk).ignore();
+    }
+    let () = pipe.query_async(&mut s.admin).await.unwrap();
+    let start = sent(&mut s).await;
+    let g = call(&t, "redis_get", json!({"connection": "r", "key": key})).await;
+    let used = sent(&mut s).await - start;
+    assert!(!g.is_error, "{}", g.text);
+    assert!(
+        g.text.contains(&format!("string, {size} bytes")),
+        "{}",
+        &g.text[..200.min(g.text.len())]
+    );
+    assert!(g.text.contains("yyy… ("), "{}", &g.text[..200]);
+    assert!(g.text.len() < 2000, "{}", g.text.len());
+    // 64 KiB of head and the small answers; other tests' traffic is far below 50 MB.
+    assert!(used < 4 * 1024 * 1024, "the server sent {used} bytes");
+    let () = redis::cmd("DEL")
+        .arg(&key)
+        .query_async(&mut s.admin)
+        .await
+        .unwrap();
+}
+
+/// Redis cannot read part of a list or hash element, so a key of huge elements is read by
+/// fewer of them (the server's MEMORY USAGE estimate against a 16 MB budget): four 10 MB list
+/// elements come back as one; of 64 hash fields of 1 MB, at most 16 (the estimate counts the
+/// allocator's overhead; HSCAN may send a few more than asked, never all).
+#[tokio::test]
+async fn huge_elements_are_read_fewer_at_a_time() {
+    let Some(mut s) = server("elements").await else {
+        return;
+    };
+    let t = s.tools();
+    let (list, hash) = (
+        format!("{}:biglist", s.prefix),
+        format!("{}:bighash", s.prefix),
+    );
+    let mb = 1024 * 1024;
+    let mut pipe = redis::pipe();
+    let element = "e".repeat(10 * mb);
+    for _ in 0..4 {
+        pipe.cmd("RPUSH").arg(&list).arg(&element).ignore();
+    }
+    let field = "f".repeat(mb);
+    for i in 0..64 {
+        pipe.cmd("HSET")
+            .arg(&hash)
+            .arg(format!("f{i:02}"))
+            .arg(&field)
+            .ignore();
+    }
+    let () = pipe.query_async(&mut s.admin).await.unwrap();
+    for (key, heading, rows, most) in [
+        (&list, "list, 4 elements", 1, 16 * mb),
+        (&hash, "hash, 64 fields", 16, 48 * mb),
+    ] {
+        let start = sent(&mut s).await;
+        let g = call(&t, "redis_get", json!({"connection": "r", "key": key})).await;
+        let used = sent(&mut s).await - start;
+        assert!(!g.is_error, "{}", &g.text[..200.min(g.text.len())]);
+        assert!(g.text.contains(heading), "{}", &g.text[..200]);
+        let out = g.structured.unwrap();
+        let shown = out["rows"].as_array().unwrap().len();
+        assert!((1..=rows).contains(&shown), "{key}: {shown} rows");
+        assert_eq!(out["truncated"], true);
+        assert!(used < most as u64, "{key}: the server sent {used} bytes");
+    }
+    let () = redis::cmd("DEL")
+        .arg(&[&list, &hash])
+        .query_async(&mut s.admin)
+        .await
+        .unwrap();
+}

@@ -164,17 +164,6 @@ async fn db_query_cannot_change_the_database() {
         "DROP TABLE orders",
     ] {
         let q = call(&t, "db_query", json!({"connection": "shop", "sql": sql})).await;
-        if sql.starts_with("PRAGMA") {
-            // The pragma may be accepted on its own, but the next call is a new read-only open.
-            let again = call(
-                &t,
-                "db_query",
-                json!({"connection": "shop", "sql": "DELETE FROM orders"}),
-            )
-            .await;
-            assert!(again.is_error, "{}", again.text);
-            continue;
-        }
         assert!(q.is_error, "{sql}: {}", q.text);
     }
     assert_eq!(count(&dir, "SELECT count(*) FROM orders"), 1000);
@@ -522,4 +511,274 @@ async fn db_import_adds_all_rows_or_none_and_names_the_bad_line() {
     )
     .await;
     assert!(i.is_error && i.text.contains("outside"), "{}", i.text);
+}
+
+/// The database file's bytes, to show a call left it as it was.
+fn bytes(dir: &tempfile::TempDir) -> Vec<u8> {
+    std::fs::read(dir.path().join("shop.db")).unwrap()
+}
+
+/// A database outside the workspace holding a row the tools must never show.
+const SECRET: &str = "the-outside-secret-4711";
+
+fn outside_secret() -> (tempfile::TempDir, String) {
+    let outside = tempfile::tempdir().unwrap();
+    let path = outside.path().join("secret.db");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(&format!(
+        "CREATE TABLE secret (v TEXT); INSERT INTO secret VALUES ('{SECRET}');"
+    ))
+    .unwrap();
+    (outside, path.display().to_string())
+}
+
+/// ATTACH is refused by the engine's authorizer in reads and writes: no row of an outside file
+/// is shown, no file is created, and the refusal says what and why.
+#[tokio::test]
+async fn attach_of_another_file_is_refused_in_reads_and_writes() {
+    let dir = shop();
+    let t = shop_tools(&dir, 30);
+    let (outside, secret) = outside_secret();
+    let before = bytes(&dir);
+    for (tool, sql) in [
+        ("db_query", format!("ATTACH DATABASE '{secret}' AS x")),
+        ("db_query", format!("ATTACH 'file:{secret}?mode=ro' AS x")),
+        ("db_query", format!("ATTACH '{secret}' || '' AS x")),
+        ("db_execute", format!("ATTACH substr('{secret}', 1) AS x")),
+        ("db_query", "ATTACH ':memory:' AS m".to_owned()),
+        ("db_query", "DETACH main".to_owned()),
+        ("db_execute", format!("ATTACH DATABASE '{secret}' AS x")),
+    ] {
+        let q = call(&t, tool, json!({"connection": "shop", "sql": sql})).await;
+        assert!(q.is_error, "{tool} {sql}: {}", q.text);
+        assert!(!q.text.contains(SECRET), "{}", q.text);
+        let expected = if tool == "db_query" {
+            "refused in a read-only call:"
+        } else {
+            "database `shop`:"
+        };
+        assert!(q.text.starts_with(expected), "{tool} {sql}: {}", q.text);
+        assert!(
+            q.text.contains("ATTACH") || q.text.contains("DETACH"),
+            "{}",
+            q.text
+        );
+        assert!(q.text.contains("nothing was run"), "{}", q.text);
+    }
+    // The attached name never exists: a read of it fails without the secret.
+    let q = call(
+        &t,
+        "db_query",
+        json!({"connection": "shop", "sql": "SELECT v FROM x.secret"}),
+    )
+    .await;
+    assert!(q.is_error && !q.text.contains(SECRET), "{}", q.text);
+    // A write would create the outside file: it is refused before, and nothing is created.
+    let created = outside.path().join("created.db");
+    let q = call(
+        &t,
+        "db_execute",
+        json!({"connection": "shop", "sql": format!("ATTACH '{}' AS y", created.display())}),
+    )
+    .await;
+    assert!(q.is_error && q.text.contains("refused"), "{}", q.text);
+    assert!(!created.exists());
+    assert_eq!(bytes(&dir), before);
+}
+
+/// VACUUM INTO would write a copy anywhere (SQLite allows it on a read-only open, and creates
+/// the file even when it then fails): refused, and the target does not exist afterwards.
+#[tokio::test]
+async fn vacuum_into_writes_no_file() {
+    let dir = shop();
+    let t = shop_tools(&dir, 30);
+    let out = tempfile::tempdir().unwrap();
+    let before = bytes(&dir);
+    for (tool, target) in [
+        ("db_query", out.path().join("copy.db")),
+        ("db_query", dir.path().join("inside-copy.db")),
+        ("db_execute", out.path().join("copy-w.db")),
+    ] {
+        let sql = format!("VACUUM INTO '{}'", target.display());
+        let q = call(&t, tool, json!({"connection": "shop", "sql": sql})).await;
+        assert!(q.is_error, "{tool} {sql}: {}", q.text);
+        if tool == "db_query" {
+            assert!(q.text.contains("refused"), "{}", q.text);
+            assert!(q.text.contains("VACUUM INTO"), "{}", q.text);
+        } else {
+            // A write runs in a transaction, where SQLite refuses VACUUM before the authorizer.
+            assert!(q.text.contains("VACUUM"), "{}", q.text);
+        }
+        assert!(!target.exists(), "{tool} wrote {}", target.display());
+    }
+    assert_eq!(bytes(&dir), before);
+}
+
+/// load_extension() is refused by name (extension loading is never enabled either), in a
+/// statement and in a view the file itself defines.
+#[tokio::test]
+async fn load_extension_is_refused_even_from_a_view_in_the_file() {
+    let dir = shop();
+    rusqlite::Connection::open(dir.path().join("shop.db"))
+        .unwrap()
+        .execute_batch("CREATE VIEW trap AS SELECT load_extension('/tmp/nope.so') AS x")
+        .unwrap();
+    let t = shop_tools(&dir, 30);
+    let before = bytes(&dir);
+    for (tool, sql) in [
+        ("db_query", "SELECT load_extension('/tmp/nope.so')"),
+        ("db_query", "SELECT LOAD_EXTENSION('/tmp/nope.so', 'init')"),
+        ("db_execute", "SELECT load_extension('/tmp/nope.so')"),
+        ("db_query", "SELECT fts3_tokenizer('simple')"),
+    ] {
+        let q = call(&t, tool, json!({"connection": "shop", "sql": sql})).await;
+        assert!(q.is_error, "{tool} {sql}: {}", q.text);
+        assert!(q.text.contains("refused"), "{tool} {sql}: {}", q.text);
+        assert!(q.text.contains("native code"), "{}", q.text);
+    }
+    // In a view the engine refuses it first (the function is direct-only); refused either way.
+    let q = call(
+        &t,
+        "db_query",
+        json!({"connection": "shop", "sql": "SELECT * FROM trap"}),
+    )
+    .await;
+    assert!(
+        q.is_error && q.text.contains("load_extension"),
+        "{}",
+        q.text
+    );
+    assert_eq!(bytes(&dir), before);
+}
+
+/// A read runs only pragmas that report; a pragma with a value is refused, so `query_only`
+/// stays on and the file (and its journal mode) is unchanged. An approved write may set a
+/// pragma of the file, never one that moves where the process writes files.
+#[tokio::test]
+async fn pragmas_in_a_read_only_report_and_query_only_stays_on() {
+    let dir = shop();
+    let t = shop_tools(&dir, 30);
+    let before = bytes(&dir);
+    for sql in [
+        "PRAGMA journal_mode = WAL",
+        "PRAGMA main.journal_mode = OFF",
+        "PRAGMA query_only = 0",
+        "PRAGMA query_only = false",
+        "PRAGMA writable_schema = ON",
+        "PRAGMA temp_store_directory = '/tmp'",
+        "PRAGMA user_version = 7",
+        "PRAGMA optimize",
+        "PRAGMA shrink_memory",
+    ] {
+        let q = call(&t, "db_query", json!({"connection": "shop", "sql": sql})).await;
+        assert!(q.is_error, "{sql}: {}", q.text);
+        assert!(
+            q.text.starts_with("refused in a read-only call: PRAGMA"),
+            "{sql}: {}",
+            q.text
+        );
+    }
+    // The table-valued forms take no value (the engine says so): an error, and nothing set.
+    for sql in [
+        "SELECT * FROM pragma_journal_mode('wal')",
+        "SELECT * FROM pragma_query_only(0)",
+    ] {
+        let q = call(&t, "db_query", json!({"connection": "shop", "sql": sql})).await;
+        assert!(q.is_error, "{sql}: {}", q.text);
+    }
+    for sql in [
+        "PRAGMA query_only",
+        "PRAGMA journal_mode",
+        "PRAGMA user_version",
+        "PRAGMA table_info(orders)",
+        "SELECT name FROM pragma_table_info('orders')",
+    ] {
+        let q = call(&t, "db_query", json!({"connection": "shop", "sql": sql})).await;
+        assert!(!q.is_error, "{sql}: {}", q.text);
+    }
+    let q = call(
+        &t,
+        "db_query",
+        json!({"connection": "shop", "sql": "PRAGMA query_only"}),
+    )
+    .await;
+    assert!(q.text.contains("| 1 |"), "query_only is on: {}", q.text);
+    // Still refused afterwards: the refused pragmas changed nothing.
+    let q = call(
+        &t,
+        "db_query",
+        json!({"connection": "shop", "sql": "DELETE FROM orders"}),
+    )
+    .await;
+    assert!(q.is_error, "{}", q.text);
+    assert_eq!(bytes(&dir), before);
+    assert!(!dir.path().join("shop.db-wal").exists());
+    let mode: String = rusqlite::Connection::open(dir.path().join("shop.db"))
+        .unwrap()
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "delete");
+
+    let w = call(
+        &t,
+        "db_execute",
+        json!({"connection": "shop", "sql": "PRAGMA temp_store_directory = '/tmp'"}),
+    )
+    .await;
+    assert!(
+        w.is_error && w.text.contains("for the whole process"),
+        "{}",
+        w.text
+    );
+    let w = call(
+        &t,
+        "db_execute",
+        json!({"connection": "shop", "sql": "PRAGMA user_version = 3"}),
+    )
+    .await;
+    assert!(!w.is_error, "{}", w.text);
+    assert_eq!(count(&dir, "PRAGMA user_version"), 3);
+}
+
+/// A `sqlite:` path through a symlink is resolved by the workspace scope: a link (to a file
+/// or through a directory) leading outside is refused, one to a file inside opens that file.
+#[tokio::test]
+async fn a_symlinked_database_path_outside_is_refused() {
+    let dir = shop();
+    let (outside, secret) = outside_secret();
+    std::os::unix::fs::symlink(&secret, dir.path().join("link.db")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("sub")).unwrap();
+    std::os::unix::fs::symlink(dir.path().join("shop.db"), dir.path().join("alias.db")).unwrap();
+    let t = tools(
+        &[
+            spec("link", "sqlite:link.db", None, 30),
+            spec("sub", "sqlite:sub/secret.db", None, 30),
+            spec("alias", "sqlite:alias.db", None, 30),
+        ],
+        Some(dir.path()),
+        "",
+    );
+    for name in ["link", "sub"] {
+        for (tool, sql) in [
+            ("db_query", "SELECT v FROM secret"),
+            ("db_execute", "DELETE FROM secret"),
+        ] {
+            let q = call(&t, tool, json!({"connection": name, "sql": sql})).await;
+            assert!(q.is_error, "{name} {tool}: {}", q.text);
+            assert!(q.text.contains("outside the workspace"), "{}", q.text);
+            assert!(!q.text.contains(SECRET), "{}", q.text);
+        }
+    }
+    let n: i64 = rusqlite::Connection::open(&secret)
+        .unwrap()
+        .query_row("SELECT count(*) FROM secret", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 1);
+    let q = call(
+        &t,
+        "db_query",
+        json!({"connection": "alias", "sql": "SELECT count(*) AS n FROM customers"}),
+    )
+    .await;
+    assert!(!q.is_error && q.text.contains("| 2 |"), "{}", q.text);
 }
