@@ -233,13 +233,17 @@ impl Engine {
             host: host.clone(),
             reason,
         };
+        let refused = |reason: &str| SandboxError::EngineRefused {
+            host: host.clone(),
+            reason: reason.to_owned(),
+        };
         let (scheme, rest) = host.split_once("://").unwrap_or(("unix", host.as_str()));
         let tls = (&config.tls_ca, &config.tls_cert, &config.tls_key);
         let docker = match scheme {
             "unix" => {
                 if tls != (&None, &None, &None) {
-                    return Err(unavailable(
-                        "TLS certificates are for a `tcp://` engine, not a Unix socket".to_owned(),
+                    return Err(refused(
+                        "TLS certificates are for a `tcp://` engine, not a Unix socket",
                     ));
                 }
                 Docker::connect_with_unix(rest, REQUEST_TIMEOUT_SECS, bollard::API_DEFAULT_VERSION)
@@ -257,17 +261,14 @@ impl Engine {
                 )
                 .map_err(|e| unavailable(e.to_string()))?,
                 (None, None, None) => {
-                    return Err(unavailable(
+                    return Err(refused(
                         "an engine over plain TCP gives root on its host to anyone who can reach \
                          the port, so cairn uses one only with TLS: set tls_ca, tls_cert and \
-                         tls_key (or use ssh://)"
-                            .to_owned(),
+                         tls_key (or use ssh://)",
                     ));
                 }
                 _ => {
-                    return Err(unavailable(
-                        "TLS needs all of tls_ca, tls_cert and tls_key".to_owned(),
-                    ));
+                    return Err(refused("TLS needs all of tls_ca, tls_cert and tls_key"));
                 }
             },
             "ssh" => Docker::connect_with_ssh(
@@ -278,7 +279,7 @@ impl Engine {
             )
             .map_err(|e| unavailable(e.to_string()))?,
             other => {
-                return Err(unavailable(format!(
+                return Err(refused(&format!(
                     "`{other}://` is not an engine address; use unix://, tcp:// or ssh://"
                 )));
             }
@@ -323,10 +324,7 @@ impl Engine {
         let negotiate = self.docker.clone().negotiate_version();
         match tokio::time::timeout(Duration::from_secs(5), negotiate).await {
             Ok(Ok(docker)) => Ok(Engine { docker, ..self }),
-            Ok(Err(e)) => Err(SandboxError::EngineUnavailable {
-                host: self.host.clone(),
-                reason: short_engine_error(&e),
-            }),
+            Ok(Err(e)) => Err(self.failed(&e)),
             Err(_) => Err(SandboxError::EngineUnavailable {
                 host: self.host.clone(),
                 reason: "no answer within 5 s".to_owned(),
@@ -334,14 +332,26 @@ impl Engine {
         }
     }
 
+    /// Why a first request failed: a certificate the TLS check refused (typed, from rustls, so
+    /// not a guess from the message), or an engine that does not answer.
+    fn failed(&self, e: &bollard::errors::Error) -> SandboxError {
+        match tls_refusal(e) {
+            Some(reason) => SandboxError::EngineUntrusted {
+                host: self.host.clone(),
+                reason,
+            },
+            None => SandboxError::EngineUnavailable {
+                host: self.host.clone(),
+                reason: short_engine_error(e),
+            },
+        }
+    }
+
     /// Fails with [`SandboxError::EngineUnavailable`] unless the engine answers.
     pub async fn ping(&self) -> Result<(), SandboxError> {
         match tokio::time::timeout(Duration::from_secs(5), self.docker.ping()).await {
             Ok(Ok(_)) => Ok(()),
-            Ok(Err(e)) => Err(SandboxError::EngineUnavailable {
-                host: self.host.clone(),
-                reason: short_engine_error(&e),
-            }),
+            Ok(Err(e)) => Err(self.failed(&e)),
             Err(_) => Err(SandboxError::EngineUnavailable {
                 host: self.host.clone(),
                 reason: "no answer within 5 s".to_owned(),
@@ -539,6 +549,26 @@ fn is_loopback(addr: &str) -> bool {
 
 /// The engine's error without its HTTP wrapping; a connection error with its causes (the
 /// client's own message only says that connecting failed, not that a certificate expired).
+/// The certificate fault rustls found in `e`'s causes, if the TLS check is what failed (it
+/// travels inside `io::Error`s, nested, whose own `source()` skips what they wrap).
+fn tls_refusal(e: &bollard::errors::Error) -> Option<String> {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cause {
+        if let Some(tls @ rustls::Error::InvalidCertificate(_)) = c.downcast_ref::<rustls::Error>()
+        {
+            return Some(tls.to_string());
+        }
+        cause = match c
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+        {
+            Some(wrapped) => Some(wrapped as &(dyn std::error::Error + 'static)),
+            None => c.source(),
+        };
+    }
+    None
+}
+
 pub(crate) fn short_engine_error(e: &bollard::errors::Error) -> String {
     match e {
         bollard::errors::Error::DockerResponseServerError { message, .. } => message.clone(),

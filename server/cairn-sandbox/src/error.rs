@@ -13,6 +13,18 @@ pub enum SandboxError {
          podman.socket` and use unix://$XDG_RUNTIME_DIR/podman/podman.sock"
     )]
     EngineUnavailable { host: String, reason: String },
+    /// cairn would not talk to the engine as configured (plain TCP off loopback, half the TLS
+    /// files, another scheme); nothing was sent.
+    #[error("cairn refused the container engine at {host}: {reason}")]
+    EngineRefused { host: String, reason: String },
+    /// The engine's TLS certificate failed the check, so the handshake was ended before any
+    /// request.
+    #[error(
+        "cairn refused the container engine at {host}: its TLS certificate is not trusted \
+         ({reason}); nothing was sent to it. The certificate must be signed by the CA in \
+         `tls_ca`, be issued for this host name or address, and be in date"
+    )]
+    EngineUntrusted { host: String, reason: String },
     /// The configured image is not on the engine.
     #[error(
         "the image `{image}` for {runtime} is not on the container engine ({reason}); pull it \

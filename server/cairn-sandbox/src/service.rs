@@ -26,6 +26,9 @@ pub struct RunOptions {
     pub working_dir: Option<String>,
 }
 
+/// How long [`Sandbox::shutdown`] waits for warm containers still starting.
+const SHUTDOWN_REFILL_WAIT: std::time::Duration = std::time::Duration::from_secs(15);
+
 /// The sandboxes of one cairn process.
 pub struct Sandbox {
     config: SandboxConfig,
@@ -37,6 +40,9 @@ pub struct Sandbox {
     sessions: Mutex<HashMap<String, Arc<Session>>>,
     /// Set by [`Sandbox::shutdown`]: warm containers still starting are removed, not pooled.
     closing: Arc<std::sync::atomic::AtomicBool>,
+    /// The refills in flight, which [`Sandbox::shutdown`] waits for, so a container still
+    /// warming is gone when it returns rather than soon after.
+    refills: tokio_util::task::TaskTracker,
     /// Held while a placement picks its engine (see [`Sandbox::place`]).
     choosing: std::sync::Mutex<()>,
 }
@@ -96,6 +102,7 @@ impl Sandbox {
             pool: Arc::new(Mutex::new(HashMap::new())),
             sessions: Mutex::new(HashMap::new()),
             closing: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+            refills: tokio_util::task::TaskTracker::new(),
             choosing: std::sync::Mutex::new(()),
         })
     }
@@ -596,7 +603,7 @@ impl Sandbox {
         let want = self.config.pool_size;
         let pool = self.pool.clone();
         let closing = self.closing.clone();
-        tokio::spawn(async move {
+        self.refills.spawn(async move {
             let key = pool_key(slot, &spec);
             let have = pool.lock().await.get(&key).map_or(0, Vec::len);
             for _ in have..want {
@@ -874,6 +881,10 @@ impl Sandbox {
     pub async fn shutdown(&self) {
         self.closing
             .store(true, std::sync::atomic::Ordering::SeqCst);
+        // A refill that sees `closing` removes what it started; wait for those, bounded so a
+        // hung engine cannot hold the exit (its containers are reaped at the next start).
+        self.refills.close();
+        let _ = tokio::time::timeout(SHUTDOWN_REFILL_WAIT, self.refills.wait()).await;
         let warm: Vec<(usize, String)> = self
             .pool
             .lock()
