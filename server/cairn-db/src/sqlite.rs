@@ -74,6 +74,9 @@ pub(crate) async fn run<T: Send + 'static>(
     }
 }
 
+/// The largest string or blob a read may make or read (SQLite's own default is 1 GB).
+const READ_MAX_VALUE_BYTES: i32 = 64 * 1024 * 1024;
+
 fn open(
     ws: &Workspace,
     name: &str,
@@ -109,6 +112,10 @@ fn open(
         .map_err(|e| refused(format!("cannot open {}: {e}", resolved.display_path())))?;
     if !write {
         conn.pragma_update(None, "query_only", true)
+            .map_err(engine)?;
+        // A read could otherwise make one value of up to 1 GB in cairn's memory
+        // (`randomblob`, `zeroblob`, `replace`); no result shows that much of a cell anyway.
+        conn.set_limit(Limit::SQLITE_LIMIT_LENGTH, READ_MAX_VALUE_BYTES)
             .map_err(engine)?;
     }
     // No second file, whatever the authorizer lets through (VACUUM INTO attaches its target).

@@ -782,3 +782,30 @@ async fn a_symlinked_database_path_outside_is_refused() {
     .await;
     assert!(!q.is_error && q.text.contains("| 2 |"), "{}", q.text);
 }
+
+/// A read cannot make a value of hundreds of megabytes in cairn's memory: SQLite refuses any
+/// string or blob over 64 MiB in a read (made by a function or grown by one), and the file is unchanged.
+#[tokio::test]
+async fn a_read_cannot_make_a_huge_value() {
+    let dir = shop();
+    let t = shop_tools(&dir, 30);
+    let before = bytes(&dir);
+    for sql in [
+        "SELECT length(randomblob(500000000))",
+        "SELECT length(zeroblob(500000000))",
+        "SELECT length(replace(hex(zeroblob(40000000)), '0', 'xx'))",
+    ] {
+        let q = call(&t, "db_query", json!({"connection": "shop", "sql": sql})).await;
+        assert!(q.is_error, "{sql}: {}", q.text);
+        assert!(q.text.contains("too big"), "{sql}: {}", q.text);
+    }
+    // Values of an ordinary size still come back.
+    let q = call(
+        &t,
+        "db_query",
+        json!({"connection": "shop", "sql": "SELECT length(randomblob(1000000)) AS n"}),
+    )
+    .await;
+    assert!(!q.is_error && q.text.contains("1000000"), "{}", q.text);
+    assert_eq!(bytes(&dir), before);
+}
