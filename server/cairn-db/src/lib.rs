@@ -18,6 +18,7 @@ mod mysql;
 mod pg;
 mod plan;
 mod redis;
+mod sql_words;
 mod sqlite;
 mod table;
 mod tools;

@@ -18,6 +18,7 @@
 //! missed call.
 
 use crate::DbError;
+use crate::sql_words::{Token, quoted_name, unreadable};
 
 /// Statements a read may start with (after any opening parentheses).
 const QUERIES: &[&str] = &[
@@ -197,27 +198,6 @@ fn statement(word: &str) -> DbError {
     }
 }
 
-#[derive(Debug, PartialEq, Eq)]
-enum Token {
-    /// An identifier or keyword, quoted in backticks or not, in lower case (ASCII folded).
-    Word(String),
-    /// `(`: skipped before the first keyword.
-    Open,
-    /// `;`: the end of a statement.
-    End,
-    /// Anything else that is not a string, a number's digits or a comment.
-    Other,
-}
-
-/// Refusal of text the tokeniser cannot follow (the server would have refused it too, or it
-/// hides code in a way this check does not decode).
-fn unreadable(why: &str) -> DbError {
-    DbError::ReadOnlyRefused {
-        what: "the statement".to_owned(),
-        why: format!("{why}, so cairn cannot check what it calls"),
-    }
-}
-
 /// MariaDB's whitespace (its `ctype` for ASCII; anything else is an identifier character).
 fn space(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c')
@@ -280,25 +260,8 @@ fn tokens(sql: &str) -> Result<Vec<Token>, DbError> {
         } else if c == '\'' || c == '"' {
             i = string(&s, i + 1, c)?;
         } else if c == '`' {
-            let mut word = String::new();
-            i += 1;
-            loop {
-                match (s.get(i), s.get(i + 1)) {
-                    (None, _) => return Err(unreadable("a quoted identifier is not closed")),
-                    (Some('`'), Some('`')) => {
-                        word.push('`');
-                        i += 2;
-                    }
-                    (Some('`'), _) => {
-                        i += 1;
-                        break;
-                    }
-                    (Some(&ch), _) => {
-                        word.push(ch);
-                        i += 1;
-                    }
-                }
-            }
+            let word;
+            (word, i) = quoted_name(&s, i + 1, '`')?;
             out.push(Token::Word(word.to_ascii_lowercase()));
         } else if ident(c) {
             // One run, digits included: the server reads `1abc` as a name, and

@@ -13,6 +13,7 @@
 //! better than a missed call.
 
 use crate::DbError;
+use crate::sql_words::{Token, quoted_name, unreadable};
 
 /// Statements a read may start with (after any opening parentheses).
 const QUERIES: &[&str] = &["select", "with", "values", "table", "show", "explain"];
@@ -153,25 +154,6 @@ fn statement(word: &str) -> DbError {
     }
 }
 
-#[derive(Debug, PartialEq, Eq)]
-enum Token {
-    /// An identifier or keyword, quoted or not, in lower case.
-    Word(String),
-    /// `(`: skipped before the first keyword.
-    Open,
-    /// Anything else that is not a string, a number or a comment.
-    Other,
-}
-
-/// Refusal of text the tokeniser cannot follow (the server would have refused it too, or it
-/// hides names in a way this check does not decode).
-fn unreadable(why: &str) -> DbError {
-    DbError::ReadOnlyRefused {
-        what: "the statement".to_owned(),
-        why: format!("{why}, so cairn cannot check what it calls"),
-    }
-}
-
 /// PostgreSQL's lexical structure, as far as needed to find every identifier.
 fn tokens(sql: &str) -> Result<Vec<Token>, DbError> {
     let s: Vec<char> = sql.chars().collect();
@@ -220,25 +202,8 @@ fn tokens(sql: &str) -> Result<Vec<Token>, DbError> {
             // A string of data; with the default escape `\` its quotes are plain `''`.
             i = string(&s, i + 3, false)?;
         } else if c == '"' {
-            let mut word = String::new();
-            i += 1;
-            loop {
-                match (s.get(i), s.get(i + 1)) {
-                    (None, _) => return Err(unreadable("a quoted identifier is not closed")),
-                    (Some('"'), Some('"')) => {
-                        word.push('"');
-                        i += 2;
-                    }
-                    (Some('"'), _) => {
-                        i += 1;
-                        break;
-                    }
-                    (Some(&ch), _) => {
-                        word.push(ch);
-                        i += 1;
-                    }
-                }
-            }
+            let word;
+            (word, i) = quoted_name(&s, i + 1, '"')?;
             // Compared in lower case too: `"PG_READ_FILE"` names no function, but refusing it
             // costs nothing.
             out.push(Token::Word(word.to_lowercase()));
