@@ -25,6 +25,41 @@ fn echoing_storage() -> HttpStub {
     })
 }
 
+/// The user's three accounts: AWS at `aws` with access key `key_id`, Azure on Azurite, and
+/// Google whose storage endpoint is the loopback server on `gcs_port`; each secret a vault name.
+fn accounts(aws: &str, key_id: &str, gcs_port: u16) -> String {
+    let var = |name: &str| std::env::var(name).unwrap();
+    format!(
+        r#"
+[web]
+allow_loopback = true
+per_user_per_minute = 1000
+
+[cloud.prod]
+kind = "aws"
+endpoint = "{aws}"
+access_key_id = "{key_id}"
+secret = "aws-prod"
+
+[cloud.files]
+kind = "azure"
+account = "{account}"
+secret = "azure-files"
+endpoints = {{ blob = "{blob}", queue = "{queue}", table = "{table}" }}
+
+[cloud.gcs]
+kind = "gcp"
+project = "cairn-e2e"
+secret = "gcp-token"
+endpoints = {{ storage = "http://127.0.0.1:{gcs_port}" }}
+"#,
+        account = var("CAIRN_AZURITE_ACCOUNT"),
+        blob = var("CAIRN_AZURITE_BLOB"),
+        queue = var("CAIRN_AZURITE_QUEUE"),
+        table = var("CAIRN_AZURITE_TABLE"),
+    )
+}
+
 #[test]
 fn cloud_secrets_never_reach_the_model() {
     if !cairn_test_support::gate(
@@ -47,36 +82,10 @@ fn cloud_secrets_never_reach_the_model() {
             Reply::text("Three accounts checked."),
         ],
     );
-    sb.user_config(&format!(
-        r#"
-[web]
-allow_loopback = true
-per_user_per_minute = 1000
-
-[cloud.prod]
-kind = "aws"
-endpoint = "{moto}"
-access_key_id = "AKIDE2ETEST"
-secret = "aws-prod"
-
-[cloud.files]
-kind = "azure"
-account = "{account}"
-secret = "azure-files"
-endpoints = {{ blob = "{blob}", queue = "{queue}", table = "{table}" }}
-
-[cloud.gcs]
-kind = "gcp"
-project = "cairn-e2e"
-secret = "gcp-token"
-endpoints = {{ storage = "http://127.0.0.1:{port}" }}
-"#,
-        moto = var("CAIRN_MOTO_URL"),
-        account = var("CAIRN_AZURITE_ACCOUNT"),
-        blob = var("CAIRN_AZURITE_BLOB"),
-        queue = var("CAIRN_AZURITE_QUEUE"),
-        table = var("CAIRN_AZURITE_TABLE"),
-        port = storage.port,
+    sb.user_config(&accounts(
+        &var("CAIRN_MOTO_URL"),
+        "AKIDE2ETEST",
+        storage.port,
     ));
     vault_set(&sb, "aws-prod", "127.0.0.1", AWS_VALUE);
     vault_set(&sb, "azure-files", "127.0.0.1", &azure_key);
@@ -145,7 +154,6 @@ fn failed_cloud_logins_never_show_the_secret() {
     ) {
         return;
     }
-    let var = |name: &str| std::env::var(name).unwrap();
     const AWS_WRONG: &str = "Wr0ngAws/Secret+Key=~ 81";
     const GCP_WRONG: &str = "ya29.Wr0ng/token+81=";
     // A well-formed Shared Key (64 bytes in base64), not the account's.
@@ -183,36 +191,10 @@ fn failed_cloud_logins_never_show_the_secret() {
             Reply::text("None of them let me in."),
         ],
     );
-    sb.user_config(&format!(
-        r#"
-[web]
-allow_loopback = true
-per_user_per_minute = 1000
-
-[cloud.prod]
-kind = "aws"
-endpoint = "http://127.0.0.1:{aws}"
-access_key_id = "AKIDE2EWRONG"
-secret = "aws-prod"
-
-[cloud.files]
-kind = "azure"
-account = "{account}"
-secret = "azure-files"
-endpoints = {{ blob = "{blob}", queue = "{queue}", table = "{table}" }}
-
-[cloud.gcs]
-kind = "gcp"
-project = "cairn-e2e"
-secret = "gcp-token"
-endpoints = {{ storage = "http://127.0.0.1:{gcp}" }}
-"#,
-        aws = aws.port,
-        account = var("CAIRN_AZURITE_ACCOUNT"),
-        blob = var("CAIRN_AZURITE_BLOB"),
-        queue = var("CAIRN_AZURITE_QUEUE"),
-        table = var("CAIRN_AZURITE_TABLE"),
-        gcp = gcp.port,
+    sb.user_config(&accounts(
+        &format!("http://127.0.0.1:{}", aws.port),
+        "AKIDE2EWRONG",
+        gcp.port,
     ));
     vault_set(&sb, "aws-prod", "127.0.0.1", AWS_WRONG);
     vault_set(&sb, "azure-files", "127.0.0.1", &azure_wrong);
