@@ -15,6 +15,25 @@ pub enum DataError {
     /// The file is not in a format the tools read, or its content does not match it.
     #[error("{path}: {reason}")]
     Format { path: String, reason: String },
+    /// The file nests JSON deeper than the readers go: refused before any parser saw it, since
+    /// parsing it could exhaust the stack.
+    #[error(
+        "{path}: line {line} nests JSON more than {limit} levels deep; the data tools refuse deeper nesting (flatten the data first)"
+    )]
+    TooDeep {
+        path: String,
+        line: u64,
+        limit: usize,
+    },
+    /// A line of a CSV, TSV or JSON Lines file is longer than the readers hold in memory.
+    #[error(
+        "{path}: line {line} is longer than {limit_mib} MiB, the longest line the data tools read; split it into records or convert the file to Parquet"
+    )]
+    LineTooLong {
+        path: String,
+        line: u64,
+        limit_mib: usize,
+    },
     /// The query or an argument was wrong (names the column, the syntax error, the line).
     #[error("{0}")]
     Query(String),
@@ -43,6 +62,20 @@ impl From<datafusion::error::DataFusionError> for DataError {
                 Some(DataError::Format { path, reason }) => DataError::Format {
                     path: path.clone(),
                     reason: reason.clone(),
+                },
+                Some(DataError::TooDeep { path, line, limit }) => DataError::TooDeep {
+                    path: path.clone(),
+                    line: *line,
+                    limit: *limit,
+                },
+                Some(DataError::LineTooLong {
+                    path,
+                    line,
+                    limit_mib,
+                }) => DataError::LineTooLong {
+                    path: path.clone(),
+                    line: *line,
+                    limit_mib: *limit_mib,
                 },
                 _ => DataError::Query(clean(&inner.to_string())),
             },

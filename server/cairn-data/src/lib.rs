@@ -13,6 +13,7 @@
 pub mod chart;
 mod engine;
 mod error;
+mod guard;
 mod output;
 mod source;
 mod tools;

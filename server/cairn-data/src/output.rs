@@ -1,13 +1,17 @@
 //! Writing: a query's batches encoded as CSV, TSV, JSON, JSON Lines or Parquet, and any file the
 //! tools produce written through the workspace scope (refusing to replace a file unless asked),
-//! reported as an edit.
+//! reported as an edit. CSV and TSV text cells a spreadsheet would run as formulas are written
+//! escaped (see [`cairn_toolkit::cells`]) unless the caller turns it off.
 
 use std::sync::Arc;
 
 use cairn_agent::tools::EditReport;
+use cairn_toolkit::cells::formula_safe;
 use cairn_workspace::{ScopeError, Workspace, WorkspacePath, off_thread};
-use datafusion::arrow::array::RecordBatch;
-use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::array::{
+    Array, ArrayRef, AsArray, LargeStringArray, RecordBatch, StringArray, StringViewArray,
+};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 
 use crate::DataError;
 use crate::source::Format;
@@ -37,7 +41,8 @@ impl std::io::Write for Capped {
 
 /// An encoder fed batch by batch.
 pub(crate) enum Encoder {
-    Csv(datafusion::arrow::csv::Writer<Capped>),
+    /// With whether formula-like text cells (and header names) are escaped.
+    Csv(datafusion::arrow::csv::Writer<Capped>, bool),
     JsonLines(datafusion::arrow::json::LineDelimitedWriter<Capped>),
     Json(datafusion::arrow::json::ArrayWriter<Capped>),
     Parquet(datafusion::parquet::arrow::ArrowWriter<Capped>),
@@ -48,6 +53,7 @@ impl Encoder {
         format: Format,
         schema: &SchemaRef,
         cap: usize,
+        escape_formulas: bool,
     ) -> Result<Encoder, DataError> {
         let sink = Capped {
             bytes: Vec::new(),
@@ -59,6 +65,7 @@ impl Encoder {
                     .with_header(true)
                     .with_delimiter(d)
                     .build(sink),
+                escape_formulas,
             ),
             Format::JsonLines => {
                 Encoder::JsonLines(datafusion::arrow::json::LineDelimitedWriter::new(sink))
@@ -79,7 +86,10 @@ impl Encoder {
 
     pub(crate) fn write(&mut self, batch: &RecordBatch) -> Result<(), DataError> {
         let r = match self {
-            Encoder::Csv(w) => w.write(batch).map_err(|e| e.to_string()),
+            Encoder::Csv(w, true) => formula_safe_batch(batch)
+                .and_then(|b| w.write(&b))
+                .map_err(|e| e.to_string()),
+            Encoder::Csv(w, false) => w.write(batch).map_err(|e| e.to_string()),
             Encoder::JsonLines(w) => w.write(batch).map_err(|e| e.to_string()),
             Encoder::Json(w) => w.write(batch).map_err(|e| e.to_string()),
             Encoder::Parquet(w) => w.write(batch).map_err(|e| e.to_string()),
@@ -90,7 +100,7 @@ impl Encoder {
     pub(crate) fn finish(self) -> Result<Vec<u8>, DataError> {
         let w = |e: String| DataError::Write(e);
         Ok(match self {
-            Encoder::Csv(w) => w.into_inner().bytes,
+            Encoder::Csv(w, _) => w.into_inner().bytes,
             Encoder::JsonLines(mut x) => {
                 x.finish().map_err(|e| w(e.to_string()))?;
                 x.into_inner().bytes
@@ -102,6 +112,64 @@ impl Encoder {
             Encoder::Parquet(x) => x.into_inner().map_err(|e| w(e.to_string()))?.bytes,
         })
     }
+}
+
+/// `batch` with every text cell, and every column name (the header row is cells too), a
+/// spreadsheet would run as a formula escaped. Dictionary-encoded text is decoded first, as the
+/// CSV writer would print it.
+fn formula_safe_batch(
+    batch: &RecordBatch,
+) -> Result<RecordBatch, datafusion::arrow::error::ArrowError> {
+    let schema = batch.schema();
+    let mut fields = Vec::with_capacity(schema.fields().len());
+    let mut columns = Vec::with_capacity(batch.num_columns());
+    for (field, column) in schema.fields().iter().zip(batch.columns()) {
+        let column = match column.data_type() {
+            DataType::Dictionary(_, v)
+                if matches!(
+                    v.as_ref(),
+                    DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+                ) =>
+            {
+                datafusion::arrow::compute::cast(column, v)?
+            }
+            _ => column.clone(),
+        };
+        let escaped: ArrayRef = match column.data_type() {
+            DataType::Utf8 => Arc::new(
+                column
+                    .as_string::<i32>()
+                    .iter()
+                    .map(|c| c.map(formula_safe))
+                    .collect::<StringArray>(),
+            ),
+            DataType::LargeUtf8 => Arc::new(
+                column
+                    .as_string::<i64>()
+                    .iter()
+                    .map(|c| c.map(formula_safe))
+                    .collect::<LargeStringArray>(),
+            ),
+            DataType::Utf8View => Arc::new(
+                column
+                    .as_string_view()
+                    .iter()
+                    .map(|c| c.map(formula_safe))
+                    .collect::<StringViewArray>(),
+            ),
+            _ => column,
+        };
+        fields.push(
+            Field::new(
+                formula_safe(field.name()),
+                escaped.data_type().clone(),
+                field.is_nullable(),
+            )
+            .with_metadata(field.metadata().clone()),
+        );
+        columns.push(escaped);
+    }
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
 }
 
 /// Writes `bytes` to `requested` through the scope; an existing file is replaced only when

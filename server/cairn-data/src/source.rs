@@ -24,6 +24,7 @@ use datafusion::physical_plan::streaming::PartitionStream;
 use datafusion::physical_plan::streaming::StreamingTableExec;
 
 use crate::DataError;
+use crate::guard::{self, Checks, Guard, JsonMode, Tripped};
 
 /// Rows read to infer a CSV's or JSON Lines file's column types.
 const INFER_RECORDS: usize = 20_000;
@@ -162,22 +163,29 @@ pub(crate) fn open(
             } else {
                 1
             };
+            let (input, tripped) = Guard::new(file, LINES);
             let (schema, _) = datafusion::arrow::csv::reader::Format::default()
                 .with_header(true)
                 .with_delimiter(delimiter)
-                .infer_schema(BufReader::new(file), Some(INFER_RECORDS))
-                .map_err(|e| format_err(csv_message(&e.to_string())))?;
+                .infer_schema(BufReader::new(input), Some(INFER_RECORDS))
+                .map_err(|e| {
+                    refused(&tripped, &display, 1)
+                        .unwrap_or_else(|| format_err(csv_message(&e.to_string())))
+                })?;
             if schema.fields().is_empty() {
                 return Err(format_err("the file is empty".to_owned()));
             }
             streamed(dedupe(schema), Kind::Delimited(delimiter), splits, size)?
         }
         Format::JsonLines => {
+            let (input, tripped) = Guard::new(file, JSON_LINES);
             let (schema, _) = datafusion::arrow::json::reader::infer_json_schema(
-                BufReader::new(file),
+                BufReader::new(input),
                 Some(INFER_RECORDS),
             )
-            .map_err(|e| format_err(e.to_string()))?;
+            .map_err(|e| {
+                refused(&tripped, &display, 1).unwrap_or_else(|| format_err(e.to_string()))
+            })?;
             streamed(schema, Kind::JsonLines, 1, 0)?
         }
         Format::Parquet => {
@@ -190,6 +198,7 @@ pub(crate) fn open(
         }
         Format::Json => {
             let bytes = read_whole(file, &display)?;
+            guard::check_json(&bytes, &display)?;
             let batch = json_array(&bytes).map_err(format_err)?;
             Arc::new(MemTable::try_new(batch.schema(), vec![vec![batch]]).map_err(DataError::from)?)
         }
@@ -210,6 +219,25 @@ pub(crate) fn open(
         format,
         notes,
     })
+}
+
+/// The guard on a delimited file: its lines are capped.
+const LINES: Checks = Checks {
+    json: None,
+    line_cap: true,
+};
+/// The guard on a JSON Lines file: lines capped, and each line's nesting.
+const JSON_LINES: Checks = Checks {
+    json: Some(JsonMode::PerLine),
+    line_cap: true,
+};
+
+/// The guard's refusal, when it is why a parser failed (`first_line`: the 1-based line the
+/// guard started on).
+fn refused(tripped: &Tripped, display: &str, first_line: u64) -> Option<DataError> {
+    tripped
+        .get()
+        .map(|v| guard::refusal(display, v, first_line))
 }
 
 fn io(display: &str, e: &std::io::Error) -> DataError {
@@ -442,13 +470,22 @@ impl PartitionStream for FilePartition {
                     reason,
                 }))
             };
-            let file = ws
-                .open_read(&path)
-                .map_err(|e| DataFusionError::External(Box::new(DataError::Scope(e))))?;
+            let open = || {
+                ws.open_read(&path)
+                    .map_err(|e| DataFusionError::External(Box::new(DataError::Scope(e))))
+            };
+            let file = open()?;
+            // Where the guard's stream starts in the file (a split range starts mid-file), and
+            // what it is watching, to name the line it refuses.
+            let mut base = 0u64;
+            let mut guarded: Option<Tripped> = None;
             let batches: Box<dyn Iterator<Item = Result<RecordBatch, String>>> = match kind {
                 Kind::Delimited(delimiter) => {
                     let (start, end) = range.unwrap_or((0, u64::MAX));
-                    let input = Lines::new(file, start, end).map_err(|e| fail(e.to_string()))?;
+                    let lines = Lines::new(file, start, end).map_err(|e| fail(e.to_string()))?;
+                    base = lines.pos;
+                    let (input, tripped) = Guard::new(lines, LINES);
+                    guarded = Some(tripped);
                     // Line numbers in arrow's messages count from the range's first line.
                     let from = if start > 0 {
                         format!(" (counting lines from byte {start} of the file)")
@@ -466,18 +503,22 @@ impl PartitionStream for FilePartition {
                             .map(move |b| b.map_err(|e| format!("{}{from}", csv_message(&e.to_string())))),
                     )
                 }
-                Kind::JsonLines => Box::new(
-                    // Fields outside the schema are skipped, not built.
-                    datafusion::arrow::json::ReaderBuilder::new(Arc::new(
-                        file_schema
-                            .project(&columns)
-                            .map_err(|e| fail(e.to_string()))?,
-                    ))
-                    .with_batch_size(BATCH_ROWS)
-                    .build(BufReader::with_capacity(1 << 20, file))
-                    .map_err(|e| fail(e.to_string()))?
-                    .map(|b| b.map_err(|e| e.to_string())),
-                ),
+                Kind::JsonLines => {
+                    let (input, tripped) = Guard::new(file, JSON_LINES);
+                    guarded = Some(tripped);
+                    Box::new(
+                        // Fields outside the schema are skipped, not built.
+                        datafusion::arrow::json::ReaderBuilder::new(Arc::new(
+                            file_schema
+                                .project(&columns)
+                                .map_err(|e| fail(e.to_string()))?,
+                        ))
+                        .with_batch_size(BATCH_ROWS)
+                        .build(BufReader::with_capacity(1 << 20, input))
+                        .map_err(|e| fail(e.to_string()))?
+                        .map(|b| b.map_err(|e| e.to_string())),
+                    )
+                }
                 Kind::Parquet => {
                     let builder = datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
                         .map_err(|e| fail(e.to_string()))?;
@@ -496,7 +537,28 @@ impl PartitionStream for FilePartition {
                 }
             };
             for batch in batches {
-                let mut batch = batch.map_err(&fail)?;
+                let mut batch = match batch {
+                    Ok(b) => b,
+                    Err(reason) => {
+                        let Some(v) = guarded.as_ref().and_then(Tripped::get) else {
+                            return Err(fail(reason));
+                        };
+                        // A guard that started mid-file (a split range) counts the lines
+                        // before it only now, on the way to the error.
+                        let refusal = match v {
+                            guard::Violation::LineTooLong { start, .. } if base > 0 => {
+                                DataError::LineTooLong {
+                                    path: display.clone(),
+                                    line: guard::line_at(open()?, base + start)
+                                        .map_err(|e| fail(e.to_string()))?,
+                                    limit_mib: guard::MAX_LINE_BYTES / (1024 * 1024),
+                                }
+                            }
+                            v => guard::refusal(&display, v, 1),
+                        };
+                        return Err(DataFusionError::External(Box::new(refusal)));
+                    }
+                };
                 if count_only {
                     let options = datafusion::arrow::array::RecordBatchOptions::new()
                         .with_row_count(Some(batch.num_rows()));
@@ -547,16 +609,39 @@ impl Lines {
             pos = start - 1;
         }
         let mut inner = BufReader::with_capacity(1 << 20, file);
+        let mut done = false;
         if start > 0 {
-            let mut skipped = Vec::new();
-            pos += std::io::BufRead::read_until(&mut inner, b'\n', &mut skipped)? as u64;
+            // Skipped a buffer at a time, never held: the line may be enormous. Past the cap the
+            // range before (which owns the line) refuses it, so this range reads nothing.
+            use std::io::BufRead;
+            let mut skipped = 0usize;
+            loop {
+                let avail = inner.fill_buf()?;
+                if avail.is_empty() {
+                    break;
+                }
+                let (n, found) = match avail.iter().position(|b| *b == b'\n') {
+                    Some(i) => (i + 1, true),
+                    None => (avail.len(), false),
+                };
+                inner.consume(n);
+                pos += n as u64;
+                skipped += n;
+                if found {
+                    break;
+                }
+                if skipped > guard::MAX_LINE_BYTES + 1 {
+                    done = true;
+                    break;
+                }
+            }
         }
         Ok(Lines {
             inner,
             pos,
             end,
             at_line_start: true,
-            done: false,
+            done,
         })
     }
 }

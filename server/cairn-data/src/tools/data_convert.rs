@@ -43,6 +43,11 @@ pub struct Args {
     sql: Option<String>,
     /// Replace the output if it exists (default false).
     overwrite: Option<bool>,
+    /// In CSV and TSV, write a text cell (or column name) starting with `=`, `+`, `-`, `@`, a
+    /// tab or a carriage return, other than a plain number, with a leading `'`, because a
+    /// spreadsheet opening the file would run it as a formula (default true; false writes the
+    /// cells exactly). JSON, JSON Lines and Parquet are written as they are either way.
+    escape_formulas: Option<bool>,
 }
 
 impl Tool for DataConvert {
@@ -89,7 +94,12 @@ async fn convert(data: &Data, args: &Args, cx: &CallContext) -> Result<CallToolR
     let sql = args.sql.as_deref().unwrap_or("SELECT * FROM t");
     let df = session.plan(sql).await?;
     let schema = std::sync::Arc::new(df.schema().as_arrow().clone());
-    let mut encoder = Encoder::new(format, &schema, data.limits.max_output_bytes)?;
+    let mut encoder = Encoder::new(
+        format,
+        &schema,
+        data.limits.max_output_bytes,
+        args.escape_formulas.unwrap_or(true),
+    )?;
     let mut rows = 0usize;
     session
         .each_batch(df, |b| {
