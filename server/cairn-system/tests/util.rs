@@ -932,6 +932,210 @@ async fn zips_extract_and_zip_slip_or_protected_targets_are_refused() {
     outside_untouched(parent.path());
 }
 
+/// A zip of `(name, content, unix mode)` entries. The zip writer keeps only permission bits,
+/// so a file type (FIFO, device) is patched into each central-directory record's external
+/// attributes afterwards, in writing order; `None` keeps a plain file.
+fn zip_of(entries: &[(&str, &[u8], Option<u32>)]) -> Vec<u8> {
+    use std::io::Write;
+    let opts = zip::write::SimpleFileOptions::default().unix_permissions(0o644);
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for (name, data, _) in entries {
+        w.start_file(*name, opts).unwrap();
+        w.write_all(data).unwrap();
+    }
+    let mut bytes = w.finish().unwrap().into_inner();
+    let starts: Vec<usize> = bytes
+        .windows(4)
+        .enumerate()
+        .filter(|(_, w)| *w == b"PK\x01\x02")
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(starts.len(), entries.len());
+    for (at, (_, _, mode)) in starts.into_iter().zip(entries) {
+        if let Some(mode) = mode {
+            bytes[at + 38..at + 42].copy_from_slice(&(mode << 16).to_le_bytes());
+        }
+    }
+    bytes
+}
+
+/// Every symlink under `dir` whose target resolves outside `dir` (none may exist after an
+/// extraction).
+fn links_out(dir: &Path) -> Vec<String> {
+    let canon = std::fs::canonicalize(dir).unwrap();
+    tree(dir)
+        .into_iter()
+        .filter(|rel| {
+            let p = dir.join(rel);
+            p.is_symlink() && std::fs::canonicalize(&p).map_or(true, |t| !t.starts_with(&canon))
+        })
+        .collect()
+}
+
+/// The same hostile entries in every format the tool reads (tar, tar.gz, tar.zst, zip and its
+/// `.jar` alias): `..` and absolute paths, a symlink out then a file written through it (absolute
+/// and relative), hard links out (tar only: zip has no hard-link entry), a FIFO and devices.
+/// Each is refused whole, each entry named, and nothing lands outside the target.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_archive_format_refuses_slips_links_out_and_special_entries_writing_nothing() {
+    let (parent, root, t) = guarded();
+    let outside = parent.path().join("outside-dir");
+    let abs_name = format!("{}/abs.txt", parent.path().display());
+    let abs_link = outside.display().to_string();
+    let sentinel = parent.path().join("sentinel.txt").display().to_string();
+    let tar = tar_of(&[
+        ("ok.txt", tar::EntryType::Regular, b"fine", ""),
+        ("../../escaped.txt", tar::EntryType::Regular, b"pwned", ""),
+        (&abs_name, tar::EntryType::Regular, b"abs", ""),
+        ("esc", tar::EntryType::Symlink, b"", &abs_link),
+        ("esc/through.txt", tar::EntryType::Regular, b"pwned", ""),
+        ("rel", tar::EntryType::Symlink, b"", "../../outside-dir"),
+        ("rel/through.txt", tar::EntryType::Regular, b"pwned", ""),
+        ("hard", tar::EntryType::Link, b"", "../../sentinel.txt"),
+        ("hard-abs", tar::EntryType::Link, b"", &sentinel),
+        ("fifo", tar::EntryType::Fifo, b"", ""),
+        ("chr", tar::EntryType::Char, b"", ""),
+        ("blk", tar::EntryType::Block, b"", ""),
+    ]);
+    let zip = zip_of(&[
+        ("ok.txt", b"fine", None),
+        ("../../escaped.txt", b"pwned", None),
+        (&abs_name, b"abs", None),
+        ("esc", abs_link.as_bytes(), Some(0o120_777)),
+        ("esc/through.txt", b"pwned", None),
+        ("rel", b"../../outside-dir", Some(0o120_777)),
+        ("rel/through.txt", b"pwned", None),
+        ("fifo", b"", Some(0o010_644)),
+        ("chr", b"", Some(0o020_644)),
+        ("blk", b"", Some(0o060_644)),
+    ]);
+    let archives: [(&str, Vec<u8>); 5] = [
+        ("evil.tar", tar.clone()),
+        ("evil.tar.gz", gz(&tar)),
+        ("evil.tar.zst", zstd::encode_all(&tar[..], 3).unwrap()),
+        ("evil.zip", zip.clone()),
+        ("evil.jar", zip),
+    ];
+    for (name, bytes) in &archives {
+        std::fs::write(root.join(name), bytes).unwrap();
+    }
+    for (name, _) in &archives {
+        let out = refused(
+            &t,
+            "archive_extract",
+            json!({"archive": name, "target": "out"}),
+        )
+        .await;
+        assert!(
+            out.contains("refused, nothing was written"),
+            "{name}: {out}"
+        );
+        let mut expected = vec![
+            "`../../escaped.txt`: a `..` component".to_owned(),
+            format!("`{abs_name}`: an absolute path"),
+            format!("`esc`: a link to `{abs_link}`, out of the target"),
+            "`rel`: a link to `../../outside-dir`, out of the target".to_owned(),
+            "`fifo`: a fifo".to_owned(),
+            "`chr`: a character device".to_owned(),
+            "`blk`: a block device".to_owned(),
+        ];
+        if name.contains(".tar") {
+            expected.push("`hard`: a link to `../../sentinel.txt`".to_owned());
+            expected.push(format!("`hard-abs`: a link to `{sentinel}`"));
+        }
+        for e in &expected {
+            assert!(out.contains(e), "{name}: {e:?} not in: {out}");
+        }
+        // Nothing written anywhere: not the harmless entry, not the would-be targets outside.
+        assert!(!root.join("out").exists(), "{name}");
+        assert!(!parent.path().join("escaped.txt").exists(), "{name}");
+        assert!(!parent.path().join("abs.txt").exists(), "{name}");
+        assert!(!outside.join("through.txt").exists(), "{name}");
+        assert!(
+            links_out(&root).is_empty(),
+            "{name}: {:?}",
+            links_out(&root)
+        );
+        outside_untouched(parent.path());
+    }
+    let mut names: Vec<&str> = archives.iter().map(|(n, _)| *n).collect();
+    names.sort_unstable();
+    assert_eq!(tree(&root), names);
+}
+
+/// A symlink that stays inside, then a file "through" it: the link is skipped (reported), and
+/// the file lands in a real directory of that name, never following anything. And a symlink out
+/// already in the target: an entry that would be written through it is refused in every format.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_after_links_never_follow_them_and_links_already_in_the_target_are_refused() {
+    let (parent, root, t) = guarded();
+    let tar = tar_of(&[
+        ("sub/", tar::EntryType::Directory, b"", ""),
+        ("inner", tar::EntryType::Symlink, b"", "sub"),
+        ("inner/f.txt", tar::EntryType::Regular, b"data", ""),
+    ]);
+    let zip = zip_of(&[
+        ("sub/keep.txt", b"k", None),
+        ("inner", b"sub", Some(0o120_777)),
+        ("inner/f.txt", b"data", None),
+    ]);
+    for (name, bytes) in [
+        ("in.tar", tar.clone()),
+        ("in.tar.gz", gz(&tar)),
+        ("in.tar.zst", zstd::encode_all(&tar[..], 3).unwrap()),
+        ("in.zip", zip),
+    ] {
+        std::fs::write(root.join(name), bytes).unwrap();
+        let target = format!("x-{name}");
+        let out = ok(
+            &t,
+            "archive_extract",
+            json!({"archive": name, "target": target}),
+        )
+        .await;
+        assert!(
+            out.contains("skipped 1 link") && out.contains("inner (symlink → sub)"),
+            "{name}: {out}"
+        );
+        let dir = root.join(&target);
+        let inner = std::fs::symlink_metadata(dir.join("inner")).unwrap();
+        assert!(inner.is_dir() && !inner.file_type().is_symlink(), "{name}");
+        assert_eq!(
+            std::fs::read_to_string(dir.join("inner/f.txt")).unwrap(),
+            "data"
+        );
+        assert!(!dir.join("sub/f.txt").exists(), "{name}");
+        assert!(links_out(&dir).is_empty(), "{name}");
+    }
+
+    // The target already holds a link out (planted by someone else): a plain entry under it is
+    // refused, nothing follows the link.
+    let planted = root.join("planted");
+    std::fs::create_dir(&planted).unwrap();
+    std::os::unix::fs::symlink(parent.path().join("outside-dir"), planted.join("esc")).unwrap();
+    let tar = tar_of(&[("esc/x.txt", tar::EntryType::Regular, b"pwned", "")]);
+    for (name, bytes) in [
+        ("p.tar", tar.clone()),
+        ("p.tar.gz", gz(&tar)),
+        ("p.tar.zst", zstd::encode_all(&tar[..], 3).unwrap()),
+        ("p.zip", zip_of(&[("esc/x.txt", b"pwned", None)])),
+    ] {
+        std::fs::write(root.join(name), bytes).unwrap();
+        let out = refused(
+            &t,
+            "archive_extract",
+            json!({"archive": name, "target": "planted"}),
+        )
+        .await;
+        assert!(
+            out.contains("refused, nothing was written") && out.contains("`esc/x.txt`"),
+            "{name}: {out}"
+        );
+        assert!(!parent.path().join("outside-dir/x.txt").exists(), "{name}");
+        outside_untouched(parent.path());
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn archive_create_packs_leaves_out_protected_files_and_round_trips() {
     let (parent, root, t) = guarded();
