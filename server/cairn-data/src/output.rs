@@ -8,9 +8,7 @@ use std::sync::Arc;
 use cairn_agent::tools::EditReport;
 use cairn_toolkit::cells::formula_safe;
 use cairn_workspace::{ScopeError, Workspace, WorkspacePath, off_thread};
-use datafusion::arrow::array::{
-    Array, ArrayRef, AsArray, LargeStringArray, RecordBatch, StringArray, StringViewArray,
-};
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 
 use crate::DataError;
@@ -115,59 +113,42 @@ impl Encoder {
 }
 
 /// `batch` with every text cell, and every column name (the header row is cells too), a
-/// spreadsheet would run as a formula escaped. Dictionary-encoded text is decoded first, as the
-/// CSV writer would print it.
+/// spreadsheet would run as a formula escaped. Text of any encoding (large, view, dictionary) is
+/// cast to plain UTF-8 first: the CSV writer prints them alike, and one arm escapes them all.
 fn formula_safe_batch(
     batch: &RecordBatch,
 ) -> Result<RecordBatch, datafusion::arrow::error::ArrowError> {
+    let is_text =
+        |t: &DataType| matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View);
     let schema = batch.schema();
     let mut fields = Vec::with_capacity(schema.fields().len());
     let mut columns = Vec::with_capacity(batch.num_columns());
     for (field, column) in schema.fields().iter().zip(batch.columns()) {
-        let column = match column.data_type() {
-            DataType::Dictionary(_, v)
-                if matches!(
-                    v.as_ref(),
-                    DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
-                ) =>
-            {
-                datafusion::arrow::compute::cast(column, v)?
-            }
-            _ => column.clone(),
+        let text = match column.data_type() {
+            DataType::Dictionary(_, v) => is_text(v),
+            t => is_text(t),
         };
-        let escaped: ArrayRef = match column.data_type() {
-            DataType::Utf8 => Arc::new(
-                column
+        let column: ArrayRef = if text {
+            let plain = datafusion::arrow::compute::cast(column, &DataType::Utf8)?;
+            Arc::new(
+                plain
                     .as_string::<i32>()
                     .iter()
                     .map(|c| c.map(formula_safe))
                     .collect::<StringArray>(),
-            ),
-            DataType::LargeUtf8 => Arc::new(
-                column
-                    .as_string::<i64>()
-                    .iter()
-                    .map(|c| c.map(formula_safe))
-                    .collect::<LargeStringArray>(),
-            ),
-            DataType::Utf8View => Arc::new(
-                column
-                    .as_string_view()
-                    .iter()
-                    .map(|c| c.map(formula_safe))
-                    .collect::<StringViewArray>(),
-            ),
-            _ => column,
+            )
+        } else {
+            column.clone()
         };
         fields.push(
             Field::new(
                 formula_safe(field.name()),
-                escaped.data_type().clone(),
+                column.data_type().clone(),
                 field.is_nullable(),
             )
             .with_metadata(field.metadata().clone()),
         );
-        columns.push(escaped);
+        columns.push(column);
     }
     RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
 }
