@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cairn_data::{Data, Limits, data_tools};
+use cairn_test_support::memory::peak_kib;
 use cairn_toolkit::ToolSet;
 use cairn_workspace::{AccessRules, ExactApprovals, Workspace};
 use serde_json::{Value, json};
@@ -33,16 +34,6 @@ fn tools(dir: &Path) -> ToolSet<Data> {
 async fn call(t: &ToolSet<Data>, name: &str, args: Value) -> (bool, String) {
     let seen = cairn_test_support::tools::call_with(t, name, args, CancellationToken::new()).await;
     (seen.is_error, seen.text)
-}
-
-/// The process's peak resident memory, in KiB.
-fn vm_hwm_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap()
 }
 
 fn nested(depth: usize, open: &str, close: &str, inner: &str) -> String {
@@ -192,11 +183,11 @@ async fn a_gigabyte_single_line_is_refused_quickly_in_bounded_memory() {
         f.flush().unwrap();
     }
     let t = tools(dir.path());
-    let before = vm_hwm_kib();
+    let before = peak_kib();
     let started = Instant::now();
     let (is_error, text) = call(&t, "data_inspect", json!({"file": "huge.csv"})).await;
     let took = started.elapsed();
-    let after = vm_hwm_kib();
+    let after = peak_kib();
     assert!(is_error, "{text}");
     assert!(
         text.contains("huge.csv: line 1 is longer than 16 MiB"),

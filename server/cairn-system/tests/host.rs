@@ -1098,13 +1098,6 @@ async fn fifos_devices_unreadable_and_dangling_logs_are_refused_promptly() {
     }
 }
 
-/// The VmHWM of this process (its peak resident memory), in KiB.
-fn peak_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
-}
-
 /// One 1 GiB line with no line end: both tools answer with bounded output and the process's
 /// peak memory rises by far less than the file (under 200 MiB).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1120,7 +1113,7 @@ async fn a_single_gigabyte_line_is_read_in_bounded_memory_and_output() {
         }
         f.flush().unwrap();
     }
-    let before = peak_kib();
+    let before = cairn_test_support::memory::peak_kib();
     let t = system_tools(host(Some(dir.path())));
     let tail = call(&t, "log_tail", json!({"path": "one.log", "lines": 5})).await;
     ok(&tail);
@@ -1146,7 +1139,7 @@ async fn a_single_gigabyte_line_is_read_in_bounded_memory_and_output() {
     let every = call(&t, "log_search", json!({"path": "one.log", "pattern": "x"})).await;
     ok(&every);
     assert!(every.text.len() < 80_000, "{} bytes", every.text.len());
-    let rise = peak_kib().saturating_sub(before);
+    let rise = cairn_test_support::memory::peak_kib().saturating_sub(before);
     assert!(rise < 200 * 1024, "peak memory rose by {rise} KiB");
 }
 

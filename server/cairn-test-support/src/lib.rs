@@ -10,6 +10,7 @@
 pub mod fuzz;
 pub mod gate;
 pub mod hf_hub;
+pub mod memory;
 pub mod recorder;
 mod render;
 mod script;
