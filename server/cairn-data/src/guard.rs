@@ -226,21 +226,21 @@ pub(crate) fn check_json(bytes: &[u8], display: &str) -> Result<(), DataError> {
         json: Some(JsonMode::Document),
         line_cap: false,
     });
-    s.scan(bytes).map_err(|(v, _)| refusal(display, v, 1))
+    s.scan(bytes).map_err(|(v, _)| refusal(display, v))
 }
 
-/// The typed error for violation `v`; `first_line` is the 1-based number of the line the
-/// guard started on.
-pub(crate) fn refusal(display: &str, v: Violation, first_line: u64) -> DataError {
+/// The typed error for violation `v`, its line numbered from 1 (a guard that started mid-file
+/// numbers its lines from there; the caller counts those before, see [`line_at`]).
+pub(crate) fn refusal(display: &str, v: Violation) -> DataError {
     match v {
         Violation::TooDeep { line } => DataError::TooDeep {
             path: display.to_owned(),
-            line: first_line + line,
+            line: line + 1,
             limit: MAX_JSON_DEPTH,
         },
         Violation::LineTooLong { line, .. } => DataError::LineTooLong {
             path: display.to_owned(),
-            line: first_line + line,
+            line: line + 1,
             limit_mib: MAX_LINE_BYTES / (1024 * 1024),
         },
     }

@@ -169,7 +169,7 @@ pub(crate) fn open(
                 .with_delimiter(delimiter)
                 .infer_schema(BufReader::new(input), Some(INFER_RECORDS))
                 .map_err(|e| {
-                    refused(&tripped, &display, 1)
+                    refused(&tripped, &display)
                         .unwrap_or_else(|| format_err(csv_message(&e.to_string())))
                 })?;
             if schema.fields().is_empty() {
@@ -184,7 +184,7 @@ pub(crate) fn open(
                 Some(INFER_RECORDS),
             )
             .map_err(|e| {
-                refused(&tripped, &display, 1).unwrap_or_else(|| format_err(e.to_string()))
+                refused(&tripped, &display).unwrap_or_else(|| format_err(e.to_string()))
             })?;
             streamed(schema, Kind::JsonLines, 1, 0)?
         }
@@ -232,12 +232,9 @@ const JSON_LINES: Checks = Checks {
     line_cap: true,
 };
 
-/// The guard's refusal, when it is why a parser failed (`first_line`: the 1-based line the
-/// guard started on).
-fn refused(tripped: &Tripped, display: &str, first_line: u64) -> Option<DataError> {
-    tripped
-        .get()
-        .map(|v| guard::refusal(display, v, first_line))
+/// The guard's refusal, when it is why a parser failed.
+fn refused(tripped: &Tripped, display: &str) -> Option<DataError> {
+    tripped.get().map(|v| guard::refusal(display, v))
 }
 
 fn io(display: &str, e: &std::io::Error) -> DataError {
@@ -554,7 +551,7 @@ impl PartitionStream for FilePartition {
                                     limit_mib: guard::MAX_LINE_BYTES / (1024 * 1024),
                                 }
                             }
-                            v => guard::refusal(&display, v, 1),
+                            v => guard::refusal(&display, v),
                         };
                         return Err(DataFusionError::External(Box::new(refusal)));
                     }
