@@ -3,13 +3,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
-use cairn_data::{Data, Limits, data_tools};
+use cairn_data::{Data, Limits};
 use cairn_toolkit::ToolSet;
-use cairn_workspace::{AccessRules, ExactApprovals, Workspace};
+use common::{tools, tools_with};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -20,22 +21,6 @@ struct Seen {
     text: String,
     structured: Option<Value>,
     images: Vec<(String, String)>,
-}
-
-fn tools(dir: &Path) -> ToolSet<Data> {
-    tools_with(dir, Limits::default())
-}
-
-fn tools_with(dir: &Path, limits: Limits) -> ToolSet<Data> {
-    // The user's rules as the binary applies them: `.env` and other secrets are protected.
-    let ws = Workspace::new(vec![dir.to_path_buf()])
-        .unwrap()
-        .with_access(
-            |_| AccessRules::new("ada@example.com", None, None),
-            ExactApprovals::new(),
-        );
-    let ws = Arc::new(ws);
-    data_tools(Data::new(Some(ws)).with_limits(limits))
 }
 
 async fn call(t: &ToolSet<Data>, name: &str, args: Value) -> Seen {

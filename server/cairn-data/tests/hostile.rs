@@ -4,31 +4,17 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::io::Write;
-use std::path::Path;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cairn_data::{Data, Limits, data_tools};
+use cairn_data::{Data, Limits};
 use cairn_test_support::memory::peak_kib;
 use cairn_toolkit::ToolSet;
-use cairn_workspace::{AccessRules, ExactApprovals, Workspace};
+use common::{tools, tools_with};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
-
-fn tools_with(dir: &Path, limits: Limits) -> ToolSet<Data> {
-    let ws = Workspace::new(vec![dir.to_path_buf()])
-        .unwrap()
-        .with_access(
-            |_| AccessRules::new("ada@example.com", None, None),
-            ExactApprovals::new(),
-        );
-    data_tools(Data::new(Some(Arc::new(ws))).with_limits(limits))
-}
-
-fn tools(dir: &Path) -> ToolSet<Data> {
-    tools_with(dir, Limits::default())
-}
 
 /// The error flag and text the model sees.
 async fn call(t: &ToolSet<Data>, name: &str, args: Value) -> (bool, String) {
