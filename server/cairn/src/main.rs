@@ -5,13 +5,6 @@
 
 mod acp;
 mod bench;
-mod bench_data;
-mod bench_local;
-mod bench_pipeline;
-mod bench_sandbox;
-mod bench_search;
-mod bench_select;
-mod bench_semantic;
 mod chat;
 mod compose;
 mod conformance;
@@ -98,7 +91,7 @@ enum Command {
     /// Measurements: `cairn bench mcp` times tool calls through the MCP hub.
     Bench {
         #[command(subcommand)]
-        command: BenchCommand,
+        command: bench::BenchCommand,
     },
     /// Show which tools a request would be offered: core tools, stage 1's ranking over the
     /// catalog, the model's filter, and the tokens of the chosen definitions.
@@ -192,68 +185,6 @@ enum VaultCommand {
     List,
     /// Remove a secret.
     Rm { name: String },
-}
-
-#[derive(Subcommand)]
-enum BenchCommand {
-    /// Latency of server-everything's `echo` through cairn's hub over stdio and streamable
-    /// HTTP, next to the official Python SDK; needs `mcp-server-everything` on PATH and the
-    /// Python SDK (`CAIRN_PYTHON`, default `python3`).
-    Mcp {
-        /// Calls to time per client and transport.
-        #[arg(long, default_value_t = 1000)]
-        calls: usize,
-    },
-    /// The built-in `grep`, `glob` and `tree` over a generated tree, next to ripgrep (`rg`).
-    Search {
-        /// Files in the generated tree.
-        #[arg(long, default_value_t = 100_000)]
-        files: usize,
-    },
-    /// Time to run `print(1)` in a Python sandbox, cold (a new container) and warm (from the
-    /// pool), next to plain `docker run --rm` of the same image, and a run that sees a
-    /// generated workspace, mounted and sent as an archive; on the configured engine and on
-    /// `--engine` when given. Needs a Docker engine.
-    Sandbox {
-        /// Runs per way of starting (at most 10 of those with the workspace).
-        #[arg(long, default_value_t = 50)]
-        runs: usize,
-        /// The image (default: `sandbox.images.python` of the configuration).
-        #[arg(long)]
-        image: Option<String>,
-        /// A second engine to measure next to the configured one: `tcp://host:2376` (with
-        /// `--tls-dir`) or `ssh://user@host`. Its workspace runs get the workspace as an archive.
-        #[arg(long)]
-        engine: Option<String>,
-        /// The second engine's TLS files: `ca.pem`, `cert.pem`, `key.pem`.
-        #[arg(long)]
-        tls_dir: Option<std::path::PathBuf>,
-        /// Files in the generated workspace.
-        #[arg(long, default_value_t = 10_000)]
-        files: usize,
-    },
-    /// `semantic_search` over a generated workspace: indexing time, query p50 and p95, index
-    /// size on disk, and the re-index time after one file changes, next to their targets; needs
-    /// the embedding model (`scripts/embedding-model`).
-    Semantic {
-        /// Files in the generated workspace.
-        #[arg(long, default_value_t = 10_000)]
-        files: usize,
-        /// Queries to time.
-        #[arg(long, default_value_t = 50)]
-        queries: usize,
-    },
-    /// Tool selection on a benchmark catalog (`../shared/bench/tools` format): recall@k,
-    /// complete@k, nDCG@10, tokens of the selected definitions and time per query, for dense,
-    /// lexical (BM25) and hybrid ranking; needs the embedding model (`scripts/embedding-model`).
-    Select(bench_select::SelectArgs),
-    /// A group-by, a join and a filter over a generated CSV (about 100 MB at 1M rows) through
-    /// the data tools, next to pandas (`CAIRN_PYTHON`, default `python3`) and DuckDB's CLI
-    /// (PyPI `duckdb-cli` of that interpreter, or `duckdb` on PATH): times, ratios and peak RSS.
-    Data(bench_data::DataArgs),
-    /// The local provider's prompt and generation tokens per second, load time and peak memory,
-    /// next to llama.cpp (PyPI `llama-cpp-python`) on the same GGUF file.
-    Local(bench_local::LocalArgs),
 }
 
 #[derive(Subcommand)]
@@ -473,43 +404,7 @@ fn main() -> ExitCode {
                 }
                 McpCommand::ConformanceClient { url } => conformance::run(&env, url).await,
             },
-            Command::Bench {
-                command: BenchCommand::Mcp { calls },
-            } => bench::mcp(&env, calls).await,
-            Command::Bench {
-                command: BenchCommand::Search { files },
-            } => bench_search::search(files).await,
-            Command::Bench {
-                command: BenchCommand::Semantic { files, queries },
-            } => bench_semantic::semantic(files, queries).await,
-            Command::Bench {
-                command:
-                    BenchCommand::Sandbox {
-                        runs,
-                        image,
-                        engine,
-                        tls_dir,
-                        files,
-                    },
-            } => {
-                let args = bench_sandbox::Args {
-                    runs,
-                    image,
-                    engine,
-                    tls_dir,
-                    files,
-                };
-                bench_sandbox::sandbox(&env, args).await
-            }
-            Command::Bench {
-                command: BenchCommand::Select(args),
-            } => bench_select::select(&env, args).await,
-            Command::Bench {
-                command: BenchCommand::Data(args),
-            } => bench_data::data(args).await,
-            Command::Bench {
-                command: BenchCommand::Local(args),
-            } => bench_local::local(&env, args).await,
+            Command::Bench { command } => bench::run(&env, command).await,
             Command::Tools {
                 command:
                     ToolsCommand::Call {

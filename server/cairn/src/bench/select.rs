@@ -9,7 +9,7 @@ use cairn_select::bench::{self, BenchConfig, MatchBy, Split};
 use cairn_select::cache::EmbeddingCache;
 use cairn_select::rank::{Fusion, Strategy};
 
-use crate::bench_pipeline::{Input, Pipeline};
+use super::pipeline::{Input, Pipeline};
 use clap::{Args, ValueEnum};
 
 /// The arguments of `cairn bench select`.
@@ -125,7 +125,7 @@ pub async fn select(env: &crate::compose::Env, mut args: SelectArgs) -> anyhow::
             (None, Some(queries)) => Input::Queries(queries),
             (None, None) => anyhow::bail!("--queries or --steps is needed"),
         };
-        return crate::bench_pipeline::run(
+        return super::pipeline::run(
             env,
             Pipeline {
                 catalogs: args.catalogs,

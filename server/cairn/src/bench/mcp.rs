@@ -21,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 use crate::compose::Env;
 
 /// The Python client, compiled in so the binary needs no checkout to run the bench.
-const PYTHON_CLIENT: &str = include_str!("../../../bench/mcp_python_client.py");
+const PYTHON_CLIENT: &str = include_str!("../../../../bench/mcp_python_client.py");
 
 const SERVER_BIN: &str = "mcp-server-everything";
 

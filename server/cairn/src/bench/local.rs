@@ -139,7 +139,7 @@ fn resolve(source: &cairn_local::ModelSource) -> anyhow::Result<PathBuf> {
 
 fn run_json(mut command: Command) -> anyhow::Result<Value> {
     command.stdin(std::process::Stdio::null());
-    let (_, stdout, _) = crate::bench_data::run_sampled(command)?;
+    let (_, stdout, _) = super::data::run_sampled(command)?;
     let line = stdout
         .lines()
         .rev()
