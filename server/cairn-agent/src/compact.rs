@@ -6,6 +6,10 @@ use futures::StreamExt;
 
 use crate::model::{Message, ModelClient, ModelEvent, ModelRequest, Usage};
 
+/// The estimate lives with `ModelClient::count_tokens`, whose default it is; named here too, where
+/// the fronts have always found it.
+pub use crate::model::estimate_tokens;
+
 /// A request is compacted once it would take more than this share of the window, leaving the
 /// rest for the answer.
 pub const TRIGGER_PERCENT: u64 = 85;
@@ -26,33 +30,6 @@ record.";
 /// The user message that introduces a summary in the conversation.
 pub const SUMMARY_INTRO: &str = "[cairn: the earlier part of this conversation was summarised \
 to fit the model's context window; the summary follows as your message]";
-
-/// Counts a request's tokens the rough way: about four characters a token, plus a little for
-/// each message's framing. Providers with a known tokenizer count exactly.
-pub fn estimate_tokens(request: &ModelRequest) -> u64 {
-    let chars = request.system.len()
-        + request.messages.iter().map(message_chars).sum::<usize>()
-        + request
-            .tools
-            .iter()
-            .map(|t| t.name.len() + t.description.len() + t.input_schema.to_string().len())
-            .sum::<usize>();
-    (chars as u64).div_ceil(4) + 4 * request.messages.len() as u64
-}
-
-fn message_chars(m: &Message) -> usize {
-    match m {
-        Message::User { text, images } => text.len() + images.len() * 1000,
-        Message::Assistant { text, tool_calls } => {
-            text.len()
-                + tool_calls
-                    .iter()
-                    .map(|c| c.name.len() + c.arguments.len())
-                    .sum::<usize>()
-        }
-        Message::Tool { content, name, .. } => content.len() + name.len(),
-    }
-}
 
 /// The two messages that stand for the summarised turns.
 pub fn summary_messages(summary: &str) -> [Message; 2] {

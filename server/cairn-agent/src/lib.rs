@@ -6,17 +6,24 @@
 //! the session store (JSON Lines under the user's data directory).
 
 pub mod builtin;
+mod call;
 pub mod compact;
 pub mod context;
 pub mod events;
+pub mod gate;
 pub mod hooks;
 pub mod model;
+pub mod output;
 pub mod policy;
 pub mod redact;
 pub mod run;
 pub mod select;
 pub mod sessions;
+mod stream;
+mod subagent;
 pub mod tools;
+mod turn;
 
 pub use events::{RunEvent, StopReason};
-pub use run::{Agent, Gate, Limits, Mode, RunInput, RunOutcome};
+pub use gate::Gate;
+pub use run::{Agent, Limits, Mode, RunInput, RunOutcome};

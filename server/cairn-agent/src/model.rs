@@ -234,6 +234,33 @@ pub trait ModelClient: Send + Sync {
     /// The tokens `request` takes, with the model's own tokenizer where the provider has it;
     /// otherwise an estimate.
     fn count_tokens(&self, request: &ModelRequest) -> u64 {
-        crate::compact::estimate_tokens(request)
+        estimate_tokens(request)
+    }
+}
+
+/// Counts a request's tokens the rough way: about four characters a token, plus a little for
+/// each message's framing. Providers with a known tokenizer count exactly.
+pub fn estimate_tokens(request: &ModelRequest) -> u64 {
+    let chars = request.system.len()
+        + request.messages.iter().map(message_chars).sum::<usize>()
+        + request
+            .tools
+            .iter()
+            .map(|t| t.name.len() + t.description.len() + t.input_schema.to_string().len())
+            .sum::<usize>();
+    (chars as u64).div_ceil(4) + 4 * request.messages.len() as u64
+}
+
+fn message_chars(m: &Message) -> usize {
+    match m {
+        Message::User { text, images } => text.len() + images.len() * 1000,
+        Message::Assistant { text, tool_calls } => {
+            text.len()
+                + tool_calls
+                    .iter()
+                    .map(|c| c.name.len() + c.arguments.len())
+                    .sum::<usize>()
+        }
+        Message::Tool { content, name, .. } => content.len() + name.len(),
     }
 }

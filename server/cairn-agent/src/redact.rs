@@ -2,6 +2,8 @@
 //! editor. The implementation (vault values and credential patterns) lives outside this crate,
 //! which stays free of vault dependencies.
 
+use crate::events::RunEvent;
+
 /// Replaces secrets in text with `[REDACTED:name]` markers.
 pub trait Redact: Send + Sync {
     fn redact(&self, text: &str) -> String;
@@ -36,6 +38,36 @@ pub fn redact_json(redactor: &dyn Redact, value: serde_json::Value) -> serde_jso
                 .collect(),
         ),
         other => other,
+    }
+}
+
+/// `event` with every text in it through `redactor`: what the editor is told passes the
+/// redactor as the model's messages do. Ids, states and pictures are left as they are.
+pub fn redact_event(redactor: &dyn Redact, event: &mut RunEvent) {
+    let r = |text: &mut String| *text = redactor.redact(text);
+    match event {
+        RunEvent::Text { delta } => r(delta),
+        RunEvent::ToolCall { arguments, .. } => {
+            *arguments = redact_json(redactor, std::mem::take(arguments));
+        }
+        RunEvent::Approval { reason, .. } => r(reason),
+        RunEvent::ToolResult { content, .. } => r(content),
+        RunEvent::Edit { reason, .. } => {
+            if let Some(reason) = reason {
+                r(reason);
+            }
+        }
+        RunEvent::Error { message } => r(message),
+        RunEvent::Plan { steps, .. } => steps.iter_mut().for_each(|s| r(&mut s.title)),
+        RunEvent::SubAgent { event, .. } => redact_event(redactor, event),
+        RunEvent::Hook {
+            command, message, ..
+        } => {
+            r(command);
+            r(message);
+        }
+        RunEvent::Compacted { summary, .. } => r(summary),
+        RunEvent::Done { .. } => {}
     }
 }
 

@@ -292,44 +292,17 @@ pub async fn choose(
 
     let mut usage = Usage::default();
     let candidate_names: Vec<String> = candidates.iter().map(|(n, _)| n.clone()).collect();
-    let (picked, filter) = if config.filter
-        && !state.filter_failed
-        && candidate_names.len() > config.max_tools
-    {
-        match &state.last_filter {
-            Some((input, answer)) if *input == candidate_names => (answer.clone(), None),
-            _ => {
-                let outcome = filter(
-                    model,
-                    config,
-                    &candidate_names,
-                    &tools,
-                    messages,
-                    request,
-                    &mut usage,
-                )
-                .await;
-                match outcome {
-                    Ok(picked) => {
-                        state.last_filter = Some((candidate_names.clone(), picked.clone()));
-                        (picked.clone(), Some(FilterOutcome::Picked(picked)))
-                    }
-                    Err(reason) => {
-                        tracing::warn!(
-                            "tool filter fell back to stage 1 for the rest of this turn: {reason}"
-                        );
-                        state.filter_failed = true;
-                        (
-                            candidate_names.clone(),
-                            Some(FilterOutcome::FellBack(reason)),
-                        )
-                    }
-                }
-            }
-        }
-    } else {
-        (candidate_names.clone(), None)
-    };
+    let (picked, filter) = stage_two(
+        model,
+        config,
+        candidate_names,
+        &tools,
+        messages,
+        request,
+        state,
+        &mut usage,
+    )
+    .await;
     for name in picked.into_iter().take(config.max_tools) {
         if taken.insert(name.clone()) {
             names.push(name);
@@ -346,6 +319,51 @@ pub async fn choose(
         filter,
         degraded: ranking.degraded,
         usage,
+    }
+}
+
+/// Stage 2 over stage 1's candidates, when it is on, has not failed this turn and has more
+/// candidates than it keeps: the picked names, and what it did (`None` when it did not run or
+/// its last answer for the same candidates was reused).
+#[allow(clippy::too_many_arguments)]
+async fn stage_two(
+    model: &dyn ModelClient,
+    config: &SelectionConfig,
+    candidate_names: Vec<String>,
+    tools: &[RankTool],
+    messages: &[Message],
+    request: &str,
+    state: &mut RunSelection,
+    usage: &mut Usage,
+) -> (Vec<String>, Option<FilterOutcome>) {
+    if !config.filter || state.filter_failed || candidate_names.len() <= config.max_tools {
+        return (candidate_names, None);
+    }
+    if let Some((input, answer)) = &state.last_filter
+        && *input == candidate_names
+    {
+        return (answer.clone(), None);
+    }
+    let outcome = filter(
+        model,
+        config,
+        &candidate_names,
+        tools,
+        messages,
+        request,
+        usage,
+    )
+    .await;
+    match outcome {
+        Ok(picked) => {
+            state.last_filter = Some((candidate_names, picked.clone()));
+            (picked.clone(), Some(FilterOutcome::Picked(picked)))
+        }
+        Err(reason) => {
+            tracing::warn!("tool filter fell back to stage 1 for the rest of this turn: {reason}");
+            state.filter_failed = true;
+            (candidate_names, Some(FilterOutcome::FellBack(reason)))
+        }
     }
 }
 

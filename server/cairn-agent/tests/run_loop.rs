@@ -621,31 +621,33 @@ async fn an_external_server_cannot_ask_for_protected_paths() {
     assert!(holds.log.lock().unwrap().is_empty());
 }
 
+/// A `run_python` tool that counts its calls.
+#[derive(Default)]
+struct CountedPython(Mutex<u32>);
+impl ToolHost for CountedPython {
+    fn list(&self) -> Vec<ToolInfo> {
+        vec![ToolInfo {
+            tool: Tool::new("run_python", "runs code", serde_json::Map::new()),
+            effect: Effect::Execute,
+            category: "code".into(),
+            agent_only: false,
+            origin: None,
+        }]
+    }
+    fn call(
+        &self,
+        _name: &str,
+        _arguments: serde_json::Map<String, serde_json::Value>,
+        _ctx: CallContext,
+    ) -> BoxFuture<'_, CallToolResult> {
+        *self.0.lock().unwrap() += 1;
+        Box::pin(async { CallToolResult::success(vec![ContentBlock::text("ran")]) })
+    }
+}
+
 /// Runs one turn of `run_python` calls with `calls` as their arguments, answering every question
 /// "allow for this session"; the questions asked and how many calls ran.
 async fn run_python_calls(calls: &[&str]) -> (Vec<ApprovalRequest>, u32) {
-    #[derive(Default)]
-    struct Code(Mutex<u32>);
-    impl ToolHost for Code {
-        fn list(&self) -> Vec<ToolInfo> {
-            vec![ToolInfo {
-                tool: Tool::new("run_python", "runs code", serde_json::Map::new()),
-                effect: Effect::Execute,
-                category: "code".into(),
-                agent_only: false,
-                origin: None,
-            }]
-        }
-        fn call(
-            &self,
-            _name: &str,
-            _arguments: serde_json::Map<String, serde_json::Value>,
-            _ctx: CallContext,
-        ) -> BoxFuture<'_, CallToolResult> {
-            *self.0.lock().unwrap() += 1;
-            Box::pin(async { CallToolResult::success(vec![ContentBlock::text("ran")]) })
-        }
-    }
     let turn = |args: &str, id: &str| {
         vec![
             ModelEvent::ToolCall(ToolCallRequest {
@@ -669,7 +671,7 @@ async fn run_python_calls(calls: &[&str]) -> (Vec<ApprovalRequest>, u32) {
         ),
         requests: Mutex::new(Vec::new()),
     });
-    let tools = Arc::new(Code::default());
+    let tools = Arc::new(CountedPython::default());
     let agent = Agent {
         model,
         tools: tools.clone(),

@@ -8,7 +8,7 @@ use cairn_config::{CloudAccountConfig, CloudKind};
 use cairn_web::{CredentialUse, Placement};
 use url::Url;
 
-use crate::request::CloudError;
+use crate::error::CloudError;
 
 /// Why an account from the configuration cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -9,14 +9,57 @@ use std::collections::BTreeMap;
 use cairn_agent::model::{Message, ModelError, ModelEvent, ModelRequest, ToolCallRequest, Usage};
 use serde_json::{Value, json};
 
-use crate::settings::ProviderSettings;
+use crate::excerpt::excerpt;
+use crate::key::ApiKey;
 use crate::sse::SseEvent;
-use crate::transport::{Decoder, excerpt};
+use crate::wire::{Decoder, Endpoints, RequestOptions, WireFormat};
 
 /// Sent when the settings say 0 (no limit): the API requires some `max_tokens`.
 const DEFAULT_MAX_TOKENS: u32 = 8192;
 
-pub(crate) fn request_body(settings: &ProviderSettings, request: &ModelRequest) -> Value {
+/// The Anthropic messages API.
+pub(crate) struct Anthropic;
+
+impl WireFormat for Anthropic {
+    fn name(&self) -> &'static str {
+        "anthropic"
+    }
+
+    fn default_key_setting(&self) -> &'static str {
+        "ANTHROPIC_API_KEY"
+    }
+
+    fn serves_claude(&self) -> bool {
+        true
+    }
+
+    fn endpoints(&self, base: &str) -> Endpoints {
+        // Tolerate a base that already ends in `/v1`, a common copy-paste.
+        let root = base.strip_suffix("/v1").unwrap_or(base);
+        Endpoints {
+            chat: format!("{root}/v1/messages"),
+            models: format!("{root}/v1/models"),
+        }
+    }
+
+    fn key_header(&self, key: &ApiKey) -> (&'static str, String) {
+        ("x-api-key", key.expose().to_owned())
+    }
+
+    fn fixed_headers(&self) -> &'static [(&'static str, &'static str)] {
+        &[("anthropic-version", "2023-06-01")]
+    }
+
+    fn request_body(&self, options: RequestOptions<'_>, request: &ModelRequest) -> Value {
+        request_body(options, request)
+    }
+
+    fn decoder(&self) -> Box<dyn Decoder> {
+        Box::new(StreamDecoder::new(self.name()))
+    }
+}
+
+pub(crate) fn request_body(options: RequestOptions<'_>, request: &ModelRequest) -> Value {
     let mut messages: Vec<(&str, Vec<Value>)> = Vec::new();
     // Consecutive messages of one role are merged into one: tool results that follow each
     // other become one user message, as the API expects after parallel tool calls.
@@ -74,13 +117,13 @@ pub(crate) fn request_body(settings: &ProviderSettings, request: &ModelRequest) 
         .into_iter()
         .map(|(role, content)| json!({"role": role, "content": content}))
         .collect();
-    let max_tokens = if settings.max_tokens == 0 {
+    let max_tokens = if options.max_tokens == 0 {
         DEFAULT_MAX_TOKENS
     } else {
-        settings.max_tokens
+        options.max_tokens
     };
     let mut body = json!({
-        "model": settings.model,
+        "model": options.model,
         "max_tokens": max_tokens,
         "messages": messages,
         "stream": true,
@@ -306,8 +349,9 @@ impl Decoder for StreamDecoder {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+
     use super::*;
     use cairn_agent::model::ToolSpec;
 
@@ -354,7 +398,7 @@ mod tests {
                 input_schema: json!({}),
             }],
         };
-        let body = request_body(&settings, &request);
+        let body = request_body(settings.request_options(), &request);
         assert!(body.get("system").is_none());
         assert_eq!(
             body["messages"],

@@ -7,25 +7,34 @@
 //! The API key is held in [`ApiKey`], which never prints and never enters an error.
 
 mod anthropic;
+mod excerpt;
+mod key;
+mod kind;
 mod openai;
 mod settings;
 mod sse;
 mod tokens;
 mod transport;
+mod wire;
 
 use std::sync::Arc;
 
 use cairn_agent::model::{ModelClient, ModelError};
 
-pub use settings::{ApiKey, ProviderKind, ProviderSettings};
+pub use key::ApiKey;
+pub use kind::ProviderKind;
+pub use settings::ProviderSettings;
 
 /// Build a client for `settings`; fails when the settings cannot work (bad URL, no key).
 pub fn client(settings: ProviderSettings) -> Result<Arc<dyn ModelClient>, ModelError> {
-    Ok(Arc::new(transport::Provider::new(settings)?))
+    let wire = settings.kind.wire();
+    Ok(Arc::new(transport::Provider::new(wire, settings)?))
 }
 
 /// Check that the provider answers and accepts the key, by listing its models
 /// (for `cairn doctor`). Returns a one-line summary.
 pub async fn probe(settings: &ProviderSettings) -> Result<String, ModelError> {
-    transport::Provider::new(settings.clone())?.probe().await
+    transport::Provider::new(settings.kind.wire(), settings.clone())?
+        .probe()
+        .await
 }

@@ -9,11 +9,44 @@ use std::collections::BTreeMap;
 use cairn_agent::model::{Message, ModelError, ModelEvent, ModelRequest, ToolCallRequest, Usage};
 use serde_json::{Value, json};
 
-use crate::settings::ProviderSettings;
+use crate::excerpt::excerpt;
+use crate::key::ApiKey;
 use crate::sse::SseEvent;
-use crate::transport::{Decoder, excerpt};
+use crate::wire::{Decoder, Endpoints, RequestOptions, WireFormat};
 
-pub(crate) fn request_body(settings: &ProviderSettings, request: &ModelRequest) -> Value {
+/// The OpenAI-compatible chat completions API.
+pub(crate) struct OpenAi;
+
+impl WireFormat for OpenAi {
+    fn name(&self) -> &'static str {
+        "openai-compatible"
+    }
+
+    fn default_key_setting(&self) -> &'static str {
+        "OPENAI_API_KEY"
+    }
+
+    fn endpoints(&self, base: &str) -> Endpoints {
+        Endpoints {
+            chat: format!("{base}/chat/completions"),
+            models: format!("{base}/models"),
+        }
+    }
+
+    fn key_header(&self, key: &ApiKey) -> (&'static str, String) {
+        ("authorization", format!("Bearer {}", key.expose()))
+    }
+
+    fn request_body(&self, options: RequestOptions<'_>, request: &ModelRequest) -> Value {
+        request_body(options, request)
+    }
+
+    fn decoder(&self) -> Box<dyn Decoder> {
+        Box::new(StreamDecoder::new(self.name()))
+    }
+}
+
+pub(crate) fn request_body(options: RequestOptions<'_>, request: &ModelRequest) -> Value {
     let mut messages = Vec::new();
     if !request.system.is_empty() {
         messages.push(json!({"role": "system", "content": request.system}));
@@ -68,13 +101,13 @@ pub(crate) fn request_body(settings: &ProviderSettings, request: &ModelRequest) 
         });
     }
     let mut body = json!({
-        "model": settings.model,
+        "model": options.model,
         "messages": messages,
         "stream": true,
         "stream_options": {"include_usage": true},
     });
-    if settings.max_tokens > 0 {
-        body["max_tokens"] = json!(settings.max_tokens);
+    if options.max_tokens > 0 {
+        body["max_tokens"] = json!(options.max_tokens);
     }
     if !request.tools.is_empty() {
         let tools: Vec<Value> = request
@@ -264,8 +297,9 @@ impl Decoder for StreamDecoder {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+
     use super::*;
 
     /// Decodes the `data:` payloads in order and checks the events produced in total.

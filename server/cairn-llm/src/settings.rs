@@ -1,67 +1,10 @@
 //! Provider settings: which API, where, which model, the key, and the timing knobs.
 
-use std::fmt;
 use std::time::Duration;
 
-/// The wire protocol a provider speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProviderKind {
-    /// `POST {base_url}/chat/completions`, e.g. base `https://api.openai.com/v1`.
-    OpenAiCompatible,
-    /// `POST {base_url}/v1/messages`, e.g. base `https://api.anthropic.com`.
-    Anthropic,
-}
-
-impl ProviderKind {
-    /// The name used in messages and errors.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::OpenAiCompatible => "openai-compatible",
-            Self::Anthropic => "anthropic",
-        }
-    }
-
-    /// The environment variable users conventionally set for this kind.
-    pub fn default_key_setting(self) -> &'static str {
-        match self {
-            Self::OpenAiCompatible => "OPENAI_API_KEY",
-            Self::Anthropic => "ANTHROPIC_API_KEY",
-        }
-    }
-}
-
-/// An API key. It prints as `[REDACTED]` and is not serializable, so it cannot leak into
-/// logs, errors or transcripts by accident; [`ApiKey::expose`] is the one way to read it.
-#[derive(Clone, PartialEq, Eq)]
-pub struct ApiKey(String);
-
-impl ApiKey {
-    pub fn new(key: impl Into<String>) -> Self {
-        Self(key.into())
-    }
-
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl From<String> for ApiKey {
-    fn from(key: String) -> Self {
-        Self(key)
-    }
-}
-
-impl fmt::Debug for ApiKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("[REDACTED]")
-    }
-}
-
-impl fmt::Display for ApiKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("[REDACTED]")
-    }
-}
+use crate::key::ApiKey;
+use crate::kind::ProviderKind;
+use crate::wire::RequestOptions;
 
 /// Everything needed to talk to one provider.
 #[derive(Debug, Clone)]
@@ -107,13 +50,21 @@ impl ProviderSettings {
             context_window: None,
         }
     }
+
+    /// What a request body needs of these settings.
+    pub(crate) fn request_options(&self) -> RequestOptions<'_> {
+        RequestOptions {
+            model: &self.model,
+            max_tokens: self.max_tokens,
+        }
+    }
 }
 
 /// Whether a model of this name reads pictures, as far as its name tells: every Claude model
 /// the Messages API serves does; of the others, the families known to.
 pub fn guess_images(kind: ProviderKind, model: &str) -> bool {
     let model = model.to_ascii_lowercase();
-    kind == ProviderKind::Anthropic
+    kind.wire().serves_claude()
         || [
             "claude", "gpt-4o", "gpt-4.1", "gpt-5", "o3", "o4", "vision", "-vl", "llava",
         ]

@@ -106,8 +106,9 @@ impl SseParser {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+
     use super::*;
 
     /// Feeds `chunks` in order and checks the `(event, data)` pairs dispatched in total.

@@ -7,7 +7,7 @@ use cairn_agent::model::{Message, ModelRequest};
 use tiktoken_rs::CoreBPE;
 use tiktoken_rs::tokenizer::Tokenizer;
 
-use crate::ProviderKind;
+use crate::kind::ProviderKind;
 
 /// Claude's context window (all current models).
 const CLAUDE_WINDOW: u64 = 200_000;
@@ -74,7 +74,7 @@ pub(crate) fn count(kind: ProviderKind, model: &str, request: &ModelRequest) -> 
                 .map(|p| bpe.encode_ordinary(&p).len() as u64)
                 .sum::<u64>();
     }
-    if kind == ProviderKind::Anthropic || is_claude(model) {
+    if kind.wire().serves_claude() || is_claude(model) {
         let chars: usize = pieces(request).map(|p| p.chars().count()).sum();
         return framing + (chars as f64 / CLAUDE_CHARS_PER_TOKEN).ceil() as u64;
     }

@@ -1,7 +1,9 @@
-//! HTTP for both providers: building the client, sending with retries, mapping HTTP
+//! HTTP for every provider: building the client, sending with retries, mapping HTTP
 //! failures to [`ModelError`], and turning a response body into a stream of model events.
 //!
-//! The provider modules only know their JSON; everything about the network lives here.
+//! The transport knows no provider: what differs between them comes through the provider's
+//! [`WireFormat`]. The provider modules only know their JSON; everything about the network
+//! lives here.
 
 use std::collections::VecDeque;
 use std::time::{Duration, SystemTime};
@@ -13,30 +15,19 @@ use reqwest::header::{HeaderMap, HeaderValue};
 use reqwest::{StatusCode, Url};
 use serde_json::Value;
 
-use crate::settings::{ProviderKind, ProviderSettings};
-use crate::sse::{SseEvent, SseParser};
-use crate::{anthropic, openai};
+use crate::excerpt::excerpt;
+use crate::settings::ProviderSettings;
+use crate::sse::SseParser;
+use crate::wire::{Decoder, WireFormat};
 
 /// Longest wait between retries computed by backoff.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// Longest `Retry-After` honoured; a provider asking for more is treated as asking for this.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
-/// Characters of a provider's response quoted in errors.
-const EXCERPT: usize = 200;
-
-/// Turns a provider's SSE events into model events.
-pub(crate) trait Decoder: Send {
-    /// Handle one event; pushes what it produced.
-    fn event(&mut self, event: &SseEvent, out: &mut Vec<ModelEvent>) -> Result<(), ModelError>;
-    /// The provider's end-of-stream marker arrived; nothing more needs reading.
-    fn done(&self) -> bool;
-    /// The body ended. Pushes the final events and returns true when the answer was
-    /// complete, false when it was cut short.
-    fn finish(&mut self, out: &mut Vec<ModelEvent>) -> bool;
-}
 
 /// A configured provider; implements [`ModelClient`].
 pub(crate) struct Provider {
+    wire: &'static dyn WireFormat,
     settings: ProviderSettings,
     http: reqwest::Client,
     headers: HeaderMap,
@@ -45,8 +36,12 @@ pub(crate) struct Provider {
 }
 
 impl Provider {
-    pub fn new(settings: ProviderSettings) -> Result<Self, ModelError> {
-        let name = settings.kind.name();
+    /// A client of `settings`' provider, which speaks `wire`.
+    pub fn new(
+        wire: &'static dyn WireFormat,
+        settings: ProviderSettings,
+    ) -> Result<Self, ModelError> {
+        let name = wire.name();
         let not_configured = |message: String| ModelError::NotConfigured {
             provider: name.to_owned(),
             message,
@@ -67,26 +62,12 @@ impl Provider {
                 "provider.base_url `{base}` is not http(s)"
             )));
         }
-        let (url, models_url) = match settings.kind {
-            ProviderKind::OpenAiCompatible => {
-                (format!("{base}/chat/completions"), format!("{base}/models"))
-            }
-            // Tolerate a base that already ends in `/v1`, a common copy-paste.
-            ProviderKind::Anthropic => {
-                let root = base.strip_suffix("/v1").unwrap_or(&base);
-                (format!("{root}/v1/messages"), format!("{root}/v1/models"))
-            }
-        };
+        let endpoints = wire.endpoints(&base);
 
         let mut headers = HeaderMap::new();
         match &settings.api_key {
             Some(key) => {
-                let (name, value) = match settings.kind {
-                    ProviderKind::OpenAiCompatible => {
-                        ("authorization", format!("Bearer {}", key.expose()))
-                    }
-                    ProviderKind::Anthropic => ("x-api-key", key.expose().to_owned()),
-                };
+                let (name, value) = wire.key_header(key);
                 let mut value = HeaderValue::from_str(&value).map_err(|_| {
                     not_configured(format!(
                         "the key in {} contains characters not allowed in an HTTP header",
@@ -105,8 +86,8 @@ impl Provider {
                 )));
             }
         }
-        if settings.kind == ProviderKind::Anthropic {
-            headers.insert("anthropic-version", HeaderValue::from_static("2023-06-01"));
+        for (name, value) in wire.fixed_headers() {
+            headers.insert(*name, HeaderValue::from_static(value));
         }
 
         // Proxies from the environment are ignored: a loopback provider must not be sent
@@ -118,16 +99,17 @@ impl Provider {
             .build()
             .map_err(|e| not_configured(format!("cannot build the HTTP client: {e}")))?;
         Ok(Self {
+            wire,
             settings,
             http,
             headers,
-            url,
-            models_url,
+            url: endpoints.chat,
+            models_url: endpoints.models,
         })
     }
 
     fn name(&self) -> &'static str {
-        self.settings.kind.name()
+        self.wire.name()
     }
 
     pub async fn probe(&self) -> Result<String, ModelError> {
@@ -315,16 +297,10 @@ impl ModelClient for Provider {
 
     fn stream(&self, request: ModelRequest) -> BoxFuture<'_, Result<ModelStream, ModelError>> {
         Box::pin(async move {
-            let (body, decoder): (Value, Box<dyn Decoder>) = match self.settings.kind {
-                ProviderKind::OpenAiCompatible => (
-                    openai::request_body(&self.settings, &request),
-                    Box::new(openai::StreamDecoder::new(self.name())),
-                ),
-                ProviderKind::Anthropic => (
-                    anthropic::request_body(&self.settings, &request),
-                    Box::new(anthropic::StreamDecoder::new(self.name())),
-                ),
-            };
+            let body = self
+                .wire
+                .request_body(self.settings.request_options(), &request);
+            let decoder = self.wire.decoder();
             let (response, first) = self.send(&body).await?;
             let reader = Reader {
                 response: Some(response),
@@ -555,17 +531,6 @@ fn says_model_missing(message: &str) -> bool {
         .any(|phrase| message.contains(phrase))
 }
 
-/// At most [`EXCERPT`] characters, marked when cut.
-pub(crate) fn excerpt(text: &str) -> String {
-    let mut chars = text.chars();
-    let cut: String = chars.by_ref().take(EXCERPT).collect();
-    if chars.next().is_some() {
-        format!("{cut}…")
-    } else {
-        cut
-    }
-}
-
 /// The innermost cause, e.g. `Connection refused (os error 111)`; reqwest's own message
 /// only says that sending failed.
 fn root_cause(error: &reqwest::Error) -> String {
@@ -577,9 +542,11 @@ fn root_cause(error: &reqwest::Error) -> String {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+
     use super::*;
+    use crate::excerpt::EXCERPT;
 
     #[track_caller]
     fn check_retry_after(value: &str, expected: Option<Duration>) {

@@ -194,8 +194,8 @@ impl CallParser {
 /// answers the model that the call was not understood.
 pub const MALFORMED: &str = "malformed_tool_call";
 
-#[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::panic)]
+#[cfg(test)]
 mod tests {
     use super::*;
 

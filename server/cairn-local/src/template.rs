@@ -16,7 +16,7 @@ use cairn_agent::model::{Message, ModelRequest};
 use minijinja::{Environment, ErrorKind, Value};
 use serde_json::json;
 
-use crate::LocalError;
+use crate::error::LocalError;
 
 /// Instructions minijinja may run for one rendering: a long conversation with tools takes tens of
 /// thousands; a template that never ends hits this in about half a second.
@@ -421,8 +421,8 @@ fn template_error(file: &Path, e: &minijinja::Error) -> LocalError {
     }
 }
 
-#[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::panic)]
+#[cfg(test)]
 mod tests {
     use super::*;
 

@@ -9,7 +9,8 @@ use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::token::LlamaToken;
 
-use crate::{LocalError, engine, gguf};
+use crate::error::LocalError;
+use crate::{engine, gguf};
 
 /// A model file's tokenizer.
 pub struct Vocabulary {

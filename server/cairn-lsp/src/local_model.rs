@@ -9,7 +9,7 @@ use cairn_agent::model::ProviderStatus;
 use tower_lsp_server::Client;
 use tower_lsp_server::ls_types::{MessageType, ProgressToken};
 
-use crate::AgentFactory;
+use crate::factory::AgentFactory;
 
 /// Reports the local model's state to the editor for the life of the server.
 pub(crate) fn watch(client: Client, factory: Arc<dyn AgentFactory>) {

@@ -10,9 +10,9 @@ use tower_lsp_server::ls_types::ProgressToken;
 
 use tower_lsp_server::Client;
 
+use crate::factory::{AgentFactory, McpHandle};
 use crate::protocol::{self, ElicitRequest, McpStatusNotification};
 use crate::state::State;
-use crate::{AgentFactory, McpHandle};
 
 /// The status of every server, what waits for trust, what could not start, and the tools
 /// waiting for review.

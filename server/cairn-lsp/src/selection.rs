@@ -9,7 +9,7 @@ use tower_lsp_server::ls_types::{MessageType, ProgressToken};
 
 use tower_lsp_server::Client;
 
-use crate::AgentFactory;
+use crate::factory::AgentFactory;
 
 /// Reports the selection model's state to the editor for the life of the server.
 pub(crate) fn watch(client: Client, factory: Arc<dyn AgentFactory>) {

@@ -5,6 +5,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use cairn_config::Layers;
 use serde_json::Value;
 use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::notification::Notification;
@@ -12,7 +13,7 @@ use tower_lsp_server::ls_types::request::Request;
 use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer, LspService, Server};
 
-use crate::ServeOptions;
+use crate::factory::AgentFactory;
 use crate::handlers;
 use crate::panic::CatchPanic;
 use crate::protocol::{
@@ -21,6 +22,14 @@ use crate::protocol::{
     RewindRequest, SessionsRequest, ToolsRequest,
 };
 use crate::state::State;
+
+/// What the server starts with: configuration layers read before the editor connects.
+pub struct ServeOptions {
+    pub layers: Layers,
+    pub factory: Arc<dyn AgentFactory>,
+    /// Registers `cairn/debug/panic`, a handler that panics, for the robustness tests.
+    pub test_faults: bool,
+}
 
 /// The server.
 pub(crate) struct Backend {

@@ -17,9 +17,9 @@ use tokio_util::sync::CancellationToken;
 use tower_lsp_server::Client;
 use tower_lsp_server::ls_types::Uri;
 
-use crate::AgentFactory;
 use crate::documents::Encoding;
 use crate::editor::{Documents, EditorDiagnostics, EditorOverlay, PendingApprovals};
+use crate::factory::AgentFactory;
 use crate::protocol::ClientExtensions;
 
 /// The runs in flight, by run id.

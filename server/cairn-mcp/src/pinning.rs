@@ -888,8 +888,8 @@ fn excerpt(text: &str, start: usize, end: usize) -> String {
     format!("{prefix}{quoted}{suffix}")
 }
 
-#[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
+#[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;

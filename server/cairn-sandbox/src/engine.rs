@@ -15,7 +15,7 @@ use bollard::query_parameters::{
 };
 use cairn_config::{EngineConfig, SandboxConfig};
 
-use crate::SandboxError;
+use crate::error::SandboxError;
 
 /// Label on every container cairn creates, so leftovers can be found and reaped.
 pub const LABEL: &str = "cairn.sandbox";

@@ -10,8 +10,8 @@ use futures::StreamExt;
 use tokio::io::AsyncWriteExt;
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::Engine;
-use crate::{Limits, SandboxError};
+use crate::engine::{Engine, Limits};
+use crate::error::SandboxError;
 
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,8 +10,8 @@ use cairn_workspace::{MaskLimits, Workspace};
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use crate::SandboxError;
 use crate::engine::{ContainerSpec, Engine, Identity, Limits, RunAs, WorkspaceMount};
+use crate::error::SandboxError;
 use crate::exec::{Command, RunReport, exec};
 use crate::runtimes::{Runtime, argv};
 use crate::session::Session;
@@ -68,7 +68,7 @@ struct PoolKey {
     image: String,
     /// The workspace root (none when it is sent as an archive: any root fits) and who the
     /// container runs as (the owner of a root may change).
-    workspace: Option<(Option<std::path::PathBuf>, crate::RunAs)>,
+    workspace: Option<(Option<std::path::PathBuf>, crate::engine::RunAs)>,
 }
 
 impl std::fmt::Debug for Sandbox {

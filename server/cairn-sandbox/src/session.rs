@@ -17,9 +17,9 @@ use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::Engine;
+use crate::engine::{Engine, Limits};
+use crate::error::SandboxError;
 use crate::exec::{Ending, RunReport};
-use crate::{Limits, SandboxError};
 
 /// The Python program that keeps the session's state.
 const DRIVER: &str = r#"

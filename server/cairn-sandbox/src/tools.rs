@@ -31,7 +31,8 @@ use cairn_toolkit::{CallContext, Entry, ToolSet};
 use cairn_workspace::{Access, Operation, Workspace};
 use rmcp::model::CallToolResult;
 
-use crate::{RunOptions, RunReport, Sandbox};
+use crate::exec::RunReport;
+use crate::service::{RunOptions, Sandbox};
 
 /// What the code tools share: one sandbox service and (when a folder is open) the workspace.
 pub struct Code {

@@ -4,31 +4,15 @@
 use std::sync::Arc;
 
 use cairn_agent::tools::{CallContext, Effect, ToolHost, ToolInfo};
-use cairn_workspace::Workspace;
 use cairn_workspace::checkpoint::{Turn, in_turn};
 use futures::future::BoxFuture;
 use rmcp::model::{CallToolResult, ContentBlock, ToolAnnotations};
 use serde_json::{Map, Value};
 
+use crate::host::Host;
 use crate::reply::{error, parse_args};
-use crate::{Tool, input_schema};
-
-/// The state a set's tools share.
-pub trait Host: Send + Sync + 'static {
-    /// The workspace the paths tools declare are checked against; `None` for a set with no
-    /// workspace, where a call that declares paths is refused.
-    fn workspace(&self) -> Option<&Arc<Workspace>>;
-
-    /// Runs `call`, a call of one of the set's tools that changes things ([`Effect::Write`]),
-    /// and may add to its result: the file tools add the editor's diagnostics of the files it
-    /// edited. By default the call as it is.
-    fn around_write<'a>(
-        &'a self,
-        call: BoxFuture<'a, CallToolResult>,
-    ) -> BoxFuture<'a, CallToolResult> {
-        call
-    }
-}
+use crate::schema::input_schema;
+use crate::tool::Tool;
 
 type CallFn<H> =
     for<'a> fn(&'a H, Map<String, Value>, CallContext) -> BoxFuture<'a, CallToolResult>;

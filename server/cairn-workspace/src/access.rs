@@ -10,48 +10,15 @@
 //! and removes it when the call it was given for has finished; a blanket `--yes` or "allow for
 //! this session" never adds one.
 
-use std::collections::HashSet;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::path::Path;
+use std::sync::Arc;
 
 use cairn_config::access::{Access, AccessRules, Operation};
 
-use crate::{ScopeError, Workspace, WorkspacePath};
-
-/// Approvals of exact paths (canonical, absolute), each for one operation, held while the call
-/// they were given for runs. Shared between the workspace and the agent's gate.
-#[derive(Debug, Default)]
-pub struct ExactApprovals {
-    held: Mutex<HashSet<(PathBuf, Operation)>>,
-}
-
-impl ExactApprovals {
-    pub fn new() -> Arc<ExactApprovals> {
-        Arc::new(ExactApprovals::default())
-    }
-
-    /// Hold an approval of `path` for `op` until [`ExactApprovals::release`].
-    pub fn hold(&self, path: &Path, op: Operation) {
-        if let Ok(mut held) = self.held.lock() {
-            held.insert((path.to_path_buf(), op));
-        }
-    }
-
-    pub fn release(&self, path: &Path, op: Operation) {
-        if let Ok(mut held) = self.held.lock() {
-            held.remove(&(path.to_path_buf(), op));
-        }
-    }
-
-    /// Whether an approval of `path` for `op` is held (a tool that keys approvals on objects
-    /// other than files checks it itself).
-    pub fn holds(&self, path: &Path, op: Operation) -> bool {
-        self.held
-            .lock()
-            .map(|held| held.contains(&(path.to_path_buf(), op)))
-            .unwrap_or(false)
-    }
-}
+use crate::approvals::ExactApprovals;
+use crate::error::ScopeError;
+use crate::path::WorkspacePath;
+use crate::workspace::Workspace;
 
 /// The name an operation goes by in messages.
 pub(crate) fn op_word(op: Operation) -> &'static str {

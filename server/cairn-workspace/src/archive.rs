@@ -20,7 +20,10 @@ use std::path::{Component, Path, PathBuf};
 use cairn_config::access::Operation;
 
 use crate::checkpoint::hash_bytes;
-use crate::{Masks, ScopeError, Workspace, WorkspacePath};
+use crate::error::ScopeError;
+use crate::masks::Masks;
+use crate::path::WorkspacePath;
+use crate::workspace::Workspace;
 
 /// What one file looked like when it was sent: its size and content hash.
 #[derive(Debug, Clone, PartialEq, Eq)]

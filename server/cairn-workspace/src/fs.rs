@@ -18,28 +18,16 @@ use std::path::Path;
 use rustix::fs::FileType;
 
 use crate::rewind::After;
-use crate::{Operation, ScopeError, Workspace, WorkspacePath, open};
+use cairn_config::access::Operation;
+
+use crate::entry::{DirEntry, EntryKind, FileStat};
+use crate::error::ScopeError;
+use crate::open;
+use crate::path::WorkspacePath;
+use crate::workspace::Workspace;
 
 /// How many leading bytes are searched for a NUL to call a file binary.
 const BINARY_SNIFF_LEN: usize = 8 * 1024;
-
-/// What a directory entry is, without following symlinks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EntryKind {
-    File,
-    Dir,
-    Symlink,
-    /// FIFO, socket or device.
-    Other,
-}
-
-/// One entry of [`Workspace::list_dir`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DirEntry {
-    /// The file name; not valid UTF-8 bytes are replaced.
-    pub name: String,
-    pub kind: EntryKind,
-}
 
 impl Workspace {
     /// The text of a file: the editor's unsaved text and its version when the file is open,
@@ -237,19 +225,6 @@ fn decode_text(abs: &Path, bytes: Vec<u8>) -> Result<String, ScopeError> {
         path: abs.to_owned(),
         valid_up_to: e.utf8_error().valid_up_to(),
     })
-}
-
-/// What [`Workspace::stat`] reports; a final symlink is described, not followed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileStat {
-    pub kind: EntryKind,
-    /// Size in bytes on disk.
-    pub len: u64,
-    /// Last modification, in seconds since the Unix epoch, when known.
-    pub modified_unix: Option<u64>,
-    /// Unix permission bits (`0o644`), when known.
-    pub mode: Option<u32>,
-    pub readonly: bool,
 }
 
 impl Workspace {

@@ -31,7 +31,8 @@ use std::path::{Path, PathBuf};
 
 use cairn_config::access::{Access, Operation};
 
-use crate::{Workspace, WorkspacePath};
+use crate::path::WorkspacePath;
+use crate::workspace::Workspace;
 
 /// Paths under a root to hide from a container that mounts it.
 #[derive(Debug, Clone, Default, PartialEq)]

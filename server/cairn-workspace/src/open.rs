@@ -38,7 +38,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat};
 use rustix::io::Errno;
 
-use crate::{ScopeError, WorkspacePath};
+use crate::error::ScopeError;
+use crate::path::WorkspacePath;
 
 /// Directory handles used only as the base of `*at` calls. On Linux `O_PATH` needs no read
 /// permission on the directory, as plain path lookup does not.

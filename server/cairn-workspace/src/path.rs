@@ -19,7 +19,8 @@
 use std::ffi::OsStr;
 use std::path::{Component, Path, PathBuf};
 
-use crate::{ScopeError, Workspace};
+use crate::error::ScopeError;
+use crate::workspace::Workspace;
 
 /// A path proven to lie inside a workspace root. Only [`Workspace::resolve`] and the walker
 /// build one.

@@ -17,7 +17,12 @@ use crate::checkpoint::{
     Change, CheckpointError, Checkpoints, Line, Prior, Turn, current_turn, hash_bytes, hash_reader,
     not_kept_reason,
 };
-use crate::{ByteEdit, EntryKind, ScopeError, Workspace, WorkspacePath, open};
+use crate::entry::EntryKind;
+use crate::error::ScopeError;
+use crate::open;
+use crate::overlay::ByteEdit;
+use crate::path::WorkspacePath;
+use crate::workspace::Workspace;
 
 /// A change under way: the turn, the file, and its prior state when this is the turn's first
 /// change of it.
@@ -396,7 +401,7 @@ pub async fn rewind(
 ) -> Result<RewindReport, String> {
     let session = session_id.to_owned();
     let (mut report, steps, mut marks) =
-        crate::off_thread(ws, move |ws| ws.rewind_on_disk(&session, &run_ids))
+        crate::workspace::off_thread(ws, move |ws| ws.rewind_on_disk(&session, &run_ids))
             .await?
             .map_err(|e| e.to_string())?;
     for step in steps {

@@ -18,8 +18,13 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, PoisonError, mpsc};
 
+use cairn_config::access::Operation;
+
+use crate::error::ScopeError;
+use crate::open;
+use crate::path::WorkspacePath;
 use crate::walk::threads;
-use crate::{Operation, ScopeError, Workspace, WorkspacePath, open};
+use crate::workspace::Workspace;
 
 /// How many leading bytes are searched for a NUL to call a file binary; as in `read_text`.
 const BINARY_SNIFF_LEN: usize = 8 * 1024;

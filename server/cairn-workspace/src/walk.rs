@@ -31,7 +31,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
 
-use crate::{EntryKind, ScopeError, Workspace, WorkspacePath};
+use crate::entry::EntryKind;
+use crate::error::ScopeError;
+use crate::path::WorkspacePath;
+use crate::workspace::Workspace;
 
 /// What a walk yields.
 #[derive(Debug, Clone, Default)]

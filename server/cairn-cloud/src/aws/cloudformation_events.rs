@@ -7,9 +7,9 @@ use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
+use super::client::{CLOUDFORMATION, Params, account, find, items, said, show_timestamp, text_at};
 use super::cloudformation_stacks::{check_stack, stack_error};
-use super::{CLOUDFORMATION, Params, account, find, items, said, show_timestamp, text_at};
-use crate::Cloud;
+use crate::cloud::Cloud;
 use crate::request::xml;
 
 /// The `cloudformation_events` tool.

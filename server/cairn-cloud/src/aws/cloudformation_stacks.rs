@@ -9,12 +9,13 @@ use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
-use super::{
+use super::client::{
     CLOUDFORMATION, Params, account, find, items, next_page, said, show_timestamp, table, text_at,
 };
-use crate::Cloud;
 use crate::account::Account;
-use crate::request::{CloudError, xml};
+use crate::cloud::Cloud;
+use crate::error::CloudError;
+use crate::request::xml;
 
 /// The `cloudformation_stacks` tool.
 pub struct CloudformationStacks;
@@ -136,7 +137,7 @@ async fn list(
             "description",
         ],
         rows,
-        super::MAX_ROWS,
+        super::client::MAX_ROWS,
         next.is_some(),
         &hint,
     ))

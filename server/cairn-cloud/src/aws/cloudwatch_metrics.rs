@@ -9,11 +9,11 @@ use chrono::{SecondsFormat, Utc};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
-use super::{
+use super::client::{
     CLOUDWATCH, Params, account, find, items, said, show_time, show_timestamp, table, text_at,
     time_arg,
 };
-use crate::Cloud;
+use crate::cloud::Cloud;
 use crate::request::xml;
 
 /// The `cloudwatch_metrics` tool.

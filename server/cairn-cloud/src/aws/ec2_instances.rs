@@ -6,12 +6,13 @@ use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
-use super::{
+use super::client::{
     EC2, Params, account, child, children, find, items, next_page, rows_wanted, said, table,
     text_at,
 };
-use crate::Cloud;
-use crate::request::{CloudError, xml};
+use crate::cloud::Cloud;
+use crate::error::CloudError;
+use crate::request::xml;
 
 /// The `ec2_instances` tool.
 pub struct Ec2Instances;

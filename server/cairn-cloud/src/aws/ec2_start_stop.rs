@@ -6,9 +6,9 @@ use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
+use super::client::{EC2, Params, account, find, items, said, text_at};
 use super::ec2_instances::{Instance, check_ids, parse};
-use super::{EC2, Params, account, find, items, said, text_at};
-use crate::Cloud;
+use crate::cloud::Cloud;
 use crate::request::xml;
 
 /// The `ec2_start_stop` tool.

@@ -7,10 +7,10 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{account, next_page, said, table};
-use crate::Cloud;
+use super::client::{account, next_page, said, table};
 use crate::account::Account;
-use crate::request::CloudError;
+use crate::cloud::Cloud;
+use crate::error::CloudError;
 
 /// The `ecs_services` tool.
 pub struct EcsServices;

@@ -5,12 +5,13 @@ use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
-use super::{
+use super::client::{
     IAM, Params, account, find, items, next_page, rows_wanted, said, show_timestamp, table, text_at,
 };
-use crate::Cloud;
 use crate::account::Account;
-use crate::request::{CloudError, xml};
+use crate::cloud::Cloud;
+use crate::error::CloudError;
+use crate::request::xml;
 
 /// The `iam_list` tool.
 pub struct IamList;
@@ -216,7 +217,7 @@ async fn run(host: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResul
                 &format!("IAM policies of {kind} {name} in {}", account.name),
                 &["policy", "kind", "arn"],
                 rows,
-                super::MAX_ROWS,
+                super::client::MAX_ROWS,
                 marker.is_some() || inline_more.is_some(),
                 &paged(&marker),
             ))

@@ -6,8 +6,8 @@ use cairn_web::Method;
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
-use super::{account, next_page, rows_wanted, said, show_timestamp, table};
-use crate::Cloud;
+use super::client::{account, next_page, rows_wanted, said, show_timestamp, table};
+use crate::cloud::Cloud;
 use crate::request::{CloudRequest, json_of, url_of};
 
 /// The `lambda_functions` tool.

@@ -10,9 +10,10 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{account, said};
-use crate::Cloud;
-use crate::request::{CloudError, CloudRequest, json_of, segment, url_of};
+use super::client::{account, said};
+use crate::cloud::Cloud;
+use crate::error::CloudError;
+use crate::request::{CloudRequest, json_of, segment, url_of};
 
 /// The `lambda_invoke` tool.
 pub struct LambdaInvoke;

@@ -10,8 +10,8 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{account, rows_wanted, said, show_millis, show_time, table, time_arg};
-use crate::Cloud;
+use super::client::{account, rows_wanted, said, show_millis, show_time, table, time_arg};
+use crate::cloud::Cloud;
 
 /// The `logs_events` tool.
 pub struct LogsEvents;

@@ -6,8 +6,8 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{account, next_page, said, show_millis, table};
-use crate::Cloud;
+use super::client::{account, next_page, said, show_millis, table};
+use crate::cloud::Cloud;
 
 /// The `logs_groups` tool.
 pub struct LogsGroups;

@@ -6,10 +6,13 @@ use cairn_web::Method;
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
-use super::{account, child, children, find, items, next_page, rows_wanted, said, table, text_at};
-use crate::Cloud;
+use super::client::{
+    account, child, children, find, items, next_page, rows_wanted, said, table, text_at,
+};
 use crate::account::Account;
-use crate::request::{CloudError, CloudRequest, segment, text_of, url_of, xml};
+use crate::cloud::Cloud;
+use crate::error::CloudError;
+use crate::request::{CloudRequest, segment, text_of, url_of, xml};
 
 /// The `route53_records` tool.
 pub struct Route53Records;

@@ -10,9 +10,10 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::service::{KINDS, Service, attribute, pubsub_project};
-use crate::Cloud;
 use crate::account::Account;
-use crate::request::{CloudError, CloudRequest, url_of, xml, xml_text};
+use crate::cloud::Cloud;
+use crate::error::CloudError;
+use crate::request::{CloudRequest, url_of, xml, xml_text};
 
 /// The `queue_list` tool.
 pub struct QueueList;

@@ -10,9 +10,10 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::service::{KINDS, Service, attribute, pubsub_project, queue_name};
-use crate::Cloud;
 use crate::account::Account;
-use crate::request::{CloudError, CloudRequest, segment};
+use crate::cloud::Cloud;
+use crate::error::CloudError;
+use crate::request::{CloudRequest, segment};
 
 /// The `queue_purge` tool.
 pub struct QueuePurge;

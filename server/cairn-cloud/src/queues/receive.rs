@@ -15,9 +15,10 @@ use super::service::{
     KINDS, MAX_MESSAGES, Message, Service, attribute, check_wait, decode_body, no_such, pair,
     pause, pubsub_project, queue_name, render,
 };
-use crate::Cloud;
 use crate::account::Account;
-use crate::request::{CloudError, CloudRequest, segment, xml, xml_text};
+use crate::cloud::Cloud;
+use crate::error::CloudError;
+use crate::request::{CloudRequest, segment, xml, xml_text};
 
 /// The `queue_receive` tool.
 pub struct QueueReceive;

@@ -10,9 +10,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::service::{KINDS, MAX_ATTRIBUTES, Service, encode_body, pubsub_project, queue_name};
-use crate::Cloud;
 use crate::account::Account;
-use crate::request::{CloudError, CloudRequest, segment, xml, xml_text};
+use crate::cloud::Cloud;
+use crate::error::CloudError;
+use crate::request::{CloudRequest, segment, xml, xml_text};
 
 /// The `queue_send` tool.
 pub struct QueueSend;

@@ -9,9 +9,10 @@ use cairn_web::Method;
 use serde_json::Value;
 use url::Url;
 
-use crate::Cloud;
 use crate::account::Account;
-use crate::request::{CloudError, CloudRequest, segment, url_of, xml, xml_text};
+use crate::cloud::Cloud;
+use crate::error::CloudError;
+use crate::request::{CloudRequest, segment, url_of, xml, xml_text};
 
 /// The account kinds the queue tools work on.
 pub(super) const KINDS: &[CloudKind] = &[CloudKind::Aws, CloudKind::Azure, CloudKind::Gcp];

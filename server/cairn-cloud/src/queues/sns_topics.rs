@@ -10,8 +10,9 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::Cloud;
-use crate::request::{CloudError, xml, xml_text};
+use crate::cloud::Cloud;
+use crate::error::CloudError;
+use crate::request::{xml, xml_text};
 
 /// The `sns_topics` tool.
 pub struct SnsTopics;

@@ -8,8 +8,8 @@ use cairn_web::Placement;
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
-use crate::Cloud;
 use crate::account::{Account, kind_name};
+use crate::cloud::Cloud;
 
 /// The `cloud_accounts` tool.
 pub struct CloudAccounts;

@@ -7,8 +7,9 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::Cloud;
-use crate::request::{CloudError, xml, xml_text};
+use crate::cloud::Cloud;
+use crate::error::CloudError;
+use crate::request::{xml, xml_text};
 
 /// The `aws_identity` tool.
 pub struct AwsIdentity;

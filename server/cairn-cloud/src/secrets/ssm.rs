@@ -10,9 +10,9 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::ssm;
-use crate::Cloud;
-use crate::request::CloudError;
+use super::api::ssm;
+use crate::cloud::Cloud;
+use crate::error::CloudError;
 
 /// Characters of one value shown in a listing (a single parameter is shown up to 4 KB, SSM's
 /// standard limit).

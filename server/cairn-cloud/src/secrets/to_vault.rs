@@ -10,10 +10,11 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{scrub, secrets_manager, ssm};
-use crate::Cloud;
+use super::api::{secrets_manager, ssm};
+use super::scrub::scrub;
 use crate::account::Account;
-use crate::request::CloudError;
+use crate::cloud::Cloud;
+use crate::error::CloudError;
 
 /// Hosts one secret may be bound to at most.
 const MAX_HOSTS: usize = 16;

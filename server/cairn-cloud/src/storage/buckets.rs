@@ -6,8 +6,7 @@ use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
-use super::backend::Provider;
-use crate::Cloud;
+use crate::cloud::Cloud;
 
 /// The `storage_buckets` tool.
 pub struct StorageBuckets;
@@ -43,7 +42,7 @@ impl Tool for StorageBuckets {
     }
 
     async fn call(cloud: &Cloud, args: Args, cx: CallContext) -> CallToolResult {
-        let store = match super::store(cloud, args.account.as_deref(), &cx) {
+        let store = match super::open::store(cloud, args.account.as_deref(), &cx) {
             Ok(s) => s,
             Err(e) => return error(e.to_string()),
         };
@@ -52,11 +51,7 @@ impl Tool for StorageBuckets {
             Err(e) => return error(e.to_string()),
         };
         let word = store.bucket_word();
-        // Azure lists a container's last change, not its creation.
-        let date = match store.provider {
-            Provider::Azure => "modified",
-            Provider::S3 | Provider::Gcs => "created",
-        };
+        let date = store.backend.bucket_date();
         let table = Table {
             columns: vec![word.to_owned(), date.to_owned()],
             rows: buckets

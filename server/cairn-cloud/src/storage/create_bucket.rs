@@ -5,8 +5,8 @@ use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
-use super::check_bucket;
-use crate::Cloud;
+use super::names::check_bucket;
+use crate::cloud::Cloud;
 
 /// The `storage_create_bucket` tool.
 pub struct StorageCreateBucket;
@@ -38,7 +38,7 @@ impl Tool for StorageCreateBucket {
 
     async fn call(cloud: &Cloud, args: Args, cx: CallContext) -> CallToolResult {
         let run = async {
-            let store = super::store(cloud, args.account.as_deref(), &cx)?;
+            let store = super::open::store(cloud, args.account.as_deref(), &cx)?;
             let name = check_bucket(&args.bucket)?;
             store.create_bucket(name).await?;
             Ok::<_, crate::CloudError>(text(format!(

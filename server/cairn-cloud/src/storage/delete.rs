@@ -6,8 +6,8 @@ use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
-use super::{check_bucket, check_key, shown, size_text};
-use crate::Cloud;
+use super::names::{check_bucket, check_key, shown, size_text};
+use crate::cloud::Cloud;
 
 /// The `storage_delete` tool.
 pub struct StorageDelete;
@@ -46,7 +46,7 @@ impl Tool for StorageDelete {
 
 async fn delete(cloud: &Cloud, a: Args, cx: &CallContext) -> Result<CallToolResult, String> {
     let e = |e: crate::CloudError| format!("nothing was deleted: {e}");
-    let store = super::store(cloud, a.account.as_deref(), cx).map_err(e)?;
+    let store = super::open::store(cloud, a.account.as_deref(), cx).map_err(e)?;
     let bucket = check_bucket(&a.bucket).map_err(e)?;
     let key = check_key(&a.key).map_err(e)?;
     let what = shown(&store.account.name, bucket, key);

@@ -26,9 +26,8 @@ use cairn_web::Placement;
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
-use super::backend::Provider;
-use super::{check_bucket, check_key, shown, size_text};
-use crate::Cloud;
+use super::names::{check_bucket, check_key, shown, size_text};
+use crate::cloud::Cloud;
 
 /// The `storage_download` tool.
 pub struct StorageDownload;
@@ -132,7 +131,7 @@ async fn download(cloud: &Cloud, a: Args, cx: &CallContext) -> Result<CallToolRe
         .workspace
         .clone()
         .ok_or("storage_download needs a workspace to save into; open a folder first")?;
-    let store = super::store(cloud, a.account.as_deref(), cx).map_err(|e| e.to_string())?;
+    let store = super::open::store(cloud, a.account.as_deref(), cx).map_err(|e| e.to_string())?;
     let bucket = check_bucket(&a.bucket).map_err(|e| e.to_string())?;
     let key = check_key(&a.key).map_err(|e| e.to_string())?;
     let what = shown(&store.account.name, bucket, key);
@@ -153,11 +152,7 @@ async fn download(cloud: &Cloud, a: Args, cx: &CallContext) -> Result<CallToolRe
         .guard
         .as_ref()
         .map_or(0, |g| g.config().max_bytes as u64);
-    let sign_as = match store.provider {
-        Provider::S3 => "s3",
-        Provider::Azure => "blob",
-        Provider::Gcs => "storage",
-    };
+    let sign_as = store.backend.signing_name();
     // The guard streams only signatures; a credential that is the secret itself is read
     // into memory, up to the web size cap.
     let buffered = store.account.credential(sign_as).is_some_and(|c| {

@@ -7,8 +7,8 @@ use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
-use super::{check_bucket, check_key, cut, shown, size_text};
-use crate::Cloud;
+use super::names::{check_bucket, check_key, cut, shown, size_text};
+use crate::cloud::Cloud;
 
 /// The `storage_head` tool.
 pub struct StorageHead;
@@ -46,7 +46,7 @@ impl Tool for StorageHead {
 
     async fn call(cloud: &Cloud, args: Args, cx: CallContext) -> CallToolResult {
         let run = async {
-            let store = super::store(cloud, args.account.as_deref(), &cx)?;
+            let store = super::open::store(cloud, args.account.as_deref(), &cx)?;
             let bucket = check_bucket(&args.bucket)?;
             let key = check_key(&args.key)?;
             let head = store.head(bucket, key).await.map_err(|e| {

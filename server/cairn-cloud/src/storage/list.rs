@@ -10,8 +10,8 @@ use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
-use super::check_bucket;
-use crate::Cloud;
+use super::names::check_bucket;
+use crate::cloud::Cloud;
 
 /// The `storage_list` tool.
 pub struct StorageList;
@@ -64,7 +64,8 @@ impl Tool for StorageList {
 }
 
 async fn list(cloud: &Cloud, args: Args, cx: &CallContext) -> Result<CallToolResult, String> {
-    let store = super::store(cloud, args.account.as_deref(), cx).map_err(|e| e.to_string())?;
+    let store =
+        super::open::store(cloud, args.account.as_deref(), cx).map_err(|e| e.to_string())?;
     let bucket = check_bucket(&args.bucket).map_err(|e| e.to_string())?;
     let max = args.max.unwrap_or(DEFAULT_MAX).clamp(1, MAX);
     let delimiter = args.delimiter.as_deref().filter(|d| !d.is_empty());

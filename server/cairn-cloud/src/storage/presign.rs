@@ -11,8 +11,8 @@ use cairn_web::Method;
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
-use super::{check_bucket, check_key, shown};
-use crate::Cloud;
+use super::names::{check_bucket, check_key, shown};
+use crate::cloud::Cloud;
 
 /// The `storage_presign` tool.
 pub struct StoragePresign;
@@ -68,7 +68,7 @@ impl Tool for StoragePresign {
 
     async fn call(cloud: &Cloud, args: Args, cx: CallContext) -> CallToolResult {
         let run = || {
-            let store = super::store(cloud, args.account.as_deref(), &cx)?;
+            let store = super::open::store(cloud, args.account.as_deref(), &cx)?;
             let bucket = check_bucket(&args.bucket)?;
             let key = check_key(&args.key)?;
             let seconds = args.expires_seconds.unwrap_or(DEFAULT_EXPIRY);

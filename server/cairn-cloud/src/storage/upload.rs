@@ -12,8 +12,8 @@ use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
-use super::{check_bucket, check_key, shown, size_text};
-use crate::Cloud;
+use super::names::{check_bucket, check_key, shown, size_text};
+use crate::cloud::Cloud;
 
 /// The `storage_upload` tool.
 pub struct StorageUpload;
@@ -67,7 +67,7 @@ async fn upload(cloud: &Cloud, a: Args, cx: &CallContext) -> Result<CallToolResu
         .workspace
         .clone()
         .ok_or("storage_upload needs a workspace to read from; open a folder first")?;
-    let store = super::store(cloud, a.account.as_deref(), cx).map_err(|e| e.to_string())?;
+    let store = super::open::store(cloud, a.account.as_deref(), cx).map_err(|e| e.to_string())?;
     let bucket = check_bucket(&a.bucket).map_err(|e| e.to_string())?;
     let key = check_key(&a.key).map_err(|e| e.to_string())?;
     let what = shown(&store.account.name, bucket, key);

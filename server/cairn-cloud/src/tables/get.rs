@@ -7,13 +7,15 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::{
+use super::service::{
     MAX_BYTES, Store, azure, azure_entity_url, dynamo, dynamo_keys, firestore, firestore_item,
-    firestore_path, firestore_url, not_found, object, pick, typed,
+    firestore_path, firestore_url, not_found, object, pick,
 };
-use crate::Cloud;
+use super::typed;
 use crate::account::Account;
-use crate::request::{CloudError, CloudRequest, json_of};
+use crate::cloud::Cloud;
+use crate::error::CloudError;
+use crate::request::{CloudRequest, json_of};
 
 /// The `table_get` tool.
 pub struct TableGet;

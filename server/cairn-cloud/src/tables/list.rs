@@ -9,13 +9,14 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{
+use super::service::{
     Store, azure, azure_table, dynamo, dynamo_keys, firestore, firestore_path, firestore_url,
     not_found, pick, token_of, token_state,
 };
-use crate::Cloud;
 use crate::account::Account;
-use crate::request::{CloudError, CloudRequest, url_of};
+use crate::cloud::Cloud;
+use crate::error::CloudError;
+use crate::request::{CloudRequest, url_of};
 
 /// The `table_list` tool.
 pub struct TableList;

@@ -9,13 +9,15 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::get::{azure_keys, document_id, typed_key};
-use super::{
+use super::service::{
     MAX_PUT_BYTES, Store, azure, azure_entity_url, azure_table, dynamo, firestore, firestore_item,
-    firestore_path, firestore_url, not_found, object, pick, typed,
+    firestore_path, firestore_url, not_found, object, pick,
 };
-use crate::Cloud;
+use super::typed;
 use crate::account::Account;
-use crate::request::{CloudError, CloudRequest, segment, url_of};
+use crate::cloud::Cloud;
+use crate::error::CloudError;
+use crate::request::{CloudRequest, segment, url_of};
 
 /// The `table_put` tool.
 pub struct TablePut;
@@ -94,7 +96,7 @@ async fn put_dynamo(
     item: &Map<String, Value>,
 ) -> Result<CallToolResult, CloudError> {
     // The key is checked against the schema first, for an error that names the key.
-    let (_, schema) = super::dynamo_keys(host, cx, account, &args.table)
+    let (_, schema) = super::service::dynamo_keys(host, cx, account, &args.table)
         .await
         .map_err(|e| not_found(e, &format!("DynamoDB table `{}`", args.table)))?;
     let key_of_item: Map<String, Value> = schema

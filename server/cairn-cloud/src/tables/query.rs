@@ -8,13 +8,15 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::{
+use super::service::{
     MAX_ITEMS, Store, azure, azure_table, dynamo, firestore, firestore_item, firestore_path,
-    firestore_url, not_found, pick, token_of, token_state, typed,
+    firestore_url, not_found, pick, token_of, token_state,
 };
-use crate::Cloud;
+use super::typed;
 use crate::account::Account;
-use crate::request::{CloudError, CloudRequest, json_of, url_of};
+use crate::cloud::Cloud;
+use crate::error::CloudError;
+use crate::request::{CloudRequest, json_of, url_of};
 
 /// Field filters one Firestore query takes at most.
 const MAX_WHERE: usize = 10;
@@ -132,7 +134,7 @@ impl Page {
             out.push_str(n);
             out.push('\n');
         }
-        let (lines, shown) = super::item_lines(&self.items, self.next.as_deref());
+        let (lines, shown) = super::service::item_lines(&self.items, self.next.as_deref());
         out.push_str(&lines);
         let mut result = text(out);
         // The same items as the text shows, no more.

@@ -2,7 +2,7 @@
 
 use tower_lsp_server::jsonrpc::Result;
 
-use crate::AgentFactory;
+use crate::factory::AgentFactory;
 use crate::protocol::McpPromptsResult;
 
 pub(crate) async fn handle(

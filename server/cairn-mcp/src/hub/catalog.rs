@@ -7,17 +7,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use cairn_agent::tools::{Effect, ToolInfo, ToolOrigin};
 use rmcp::model::Tool;
 
-use super::{HubEvent, Kind, Shared, lock};
+use super::slot::{Kind, Slot};
 use crate::names::{Collision, NameIndex, is_valid_server_tool_name, public_name};
-
-/// What a built-in server says about one of its tools; built-ins are trusted for this, external
-/// servers are not (their tools are always `Execute` in category `mcp:<server>`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolMeta {
-    pub effect: Effect,
-    pub category: String,
-    pub agent_only: bool,
-}
 
 pub(super) struct Entry {
     pub(super) server: String,
@@ -58,106 +49,94 @@ pub(super) fn accept_tools(server: &str, tools: Vec<Tool>) -> Vec<Tool> {
         .collect()
 }
 
-/// Recomputes every public name from the servers' tool lists: built-ins first under their own
+/// Computes every public name from the servers' tool lists: built-ins first under their own
 /// names, then external tools as `server__tool` ([`crate::names::public_name`], a function of
 /// the pair alone). A name two pairs could carry, counting every configured server whether it
 /// runs or not, is left out of the catalog and kept in `collisions`, so the hub can say why.
-pub(super) fn rebuild_catalog(shared: &Shared) {
-    let mut entries = Vec::new();
-    // The catalog is stored while the servers are still locked: two servers coming up at once
-    // each rebuild it, and the rebuild that read the older state must not be stored last (a
-    // server shown `Running` whose tools are missing from the catalog).
-    let servers = lock(&shared.servers);
-    let configured: Vec<String> = lock(&shared.config).servers.keys().cloned().collect();
-    let mut reserved: HashSet<String> = shared.options.reserved_names.iter().cloned().collect();
-    for (name, slot) in servers.iter() {
-        if let Kind::InProcess { meta, .. } = &slot.kind {
-            for tool in &slot.tools {
-                // Built-ins are trusted and always present: a duplicate among them takes the
-                // `server__tool` form, which no external tool can then take.
-                let public = if reserved.insert(tool.name.to_string()) {
-                    tool.name.to_string()
-                } else {
-                    let public = public_name(name, &tool.name);
-                    reserved.insert(public.clone());
-                    public
-                };
-                let m = meta(tool);
-                let mut shown = tool.clone();
-                shown.name = public.clone().into();
-                entries.push(Entry {
-                    server: name.clone(),
-                    original: tool.name.to_string(),
-                    tool: tool.clone(),
-                    info: ToolInfo {
-                        tool: shown,
-                        effect: m.effect,
-                        category: m.category,
-                        agent_only: m.agent_only,
-                        origin: Some(ToolOrigin {
-                            server: name.clone(),
-                            tool: tool.name.to_string(),
-                        }),
-                    },
-                    builtin: true,
-                });
+impl Catalog {
+    pub(super) fn build(
+        servers: &BTreeMap<String, Slot>,
+        configured: &[String],
+        mut reserved: HashSet<String>,
+    ) -> Catalog {
+        let mut entries = Vec::new();
+        for (name, slot) in servers.iter() {
+            if let Kind::InProcess { meta, .. } = &slot.kind {
+                for tool in &slot.tools {
+                    // Built-ins are trusted and always present: a duplicate among them takes the
+                    // `server__tool` form, which no external tool can then take.
+                    let public = if reserved.insert(tool.name.to_string()) {
+                        tool.name.to_string()
+                    } else {
+                        let public = public_name(name, &tool.name);
+                        reserved.insert(public.clone());
+                        public
+                    };
+                    let m = meta(tool);
+                    let mut shown = tool.clone();
+                    shown.name = public.clone().into();
+                    entries.push(Entry {
+                        server: name.clone(),
+                        original: tool.name.to_string(),
+                        tool: tool.clone(),
+                        info: ToolInfo {
+                            tool: shown,
+                            effect: m.effect,
+                            category: m.category,
+                            agent_only: m.agent_only,
+                            origin: Some(ToolOrigin {
+                                server: name.clone(),
+                                tool: tool.name.to_string(),
+                            }),
+                        },
+                        builtin: true,
+                    });
+                }
             }
         }
-    }
-    let external: Vec<(&str, &Tool)> = servers
-        .iter()
-        .filter(|(_, slot)| matches!(slot.kind, Kind::External(_)))
-        .flat_map(|(name, slot)| slot.tools.iter().map(move |t| (name.as_str(), t)))
-        .collect();
-    let index = NameIndex::build(
-        &reserved,
-        configured.iter().map(String::as_str),
-        external.iter().map(|(s, t)| (*s, t.name.as_ref())),
-    );
-    for (name, tool) in &external {
-        let public = public_name(name, &tool.name);
-        if !index.names.contains_key(&public) {
-            continue;
+        let external: Vec<(&str, &Tool)> = servers
+            .iter()
+            .filter(|(_, slot)| matches!(slot.kind, Kind::External(_)))
+            .flat_map(|(name, slot)| slot.tools.iter().map(move |t| (name.as_str(), t)))
+            .collect();
+        let index = NameIndex::build(
+            &reserved,
+            configured.iter().map(String::as_str),
+            external.iter().map(|(s, t)| (*s, t.name.as_ref())),
+        );
+        for (name, tool) in &external {
+            let public = public_name(name, &tool.name);
+            if !index.names.contains_key(&public) {
+                continue;
+            }
+            let mut shown = (*tool).clone();
+            shown.name = public.into();
+            entries.push(Entry {
+                server: (*name).to_owned(),
+                original: tool.name.to_string(),
+                tool: (*tool).clone(),
+                info: ToolInfo {
+                    tool: shown,
+                    effect: Effect::Execute,
+                    category: format!("mcp:{name}"),
+                    agent_only: false,
+                    origin: Some(ToolOrigin {
+                        server: (*name).to_owned(),
+                        tool: tool.name.to_string(),
+                    }),
+                },
+                builtin: false,
+            });
         }
-        let mut shown = (*tool).clone();
-        shown.name = public.into();
-        entries.push(Entry {
-            server: (*name).to_owned(),
-            original: tool.name.to_string(),
-            tool: (*tool).clone(),
-            info: ToolInfo {
-                tool: shown,
-                effect: Effect::Execute,
-                category: format!("mcp:{name}"),
-                agent_only: false,
-                origin: Some(ToolOrigin {
-                    server: (*name).to_owned(),
-                    tool: tool.name.to_string(),
-                }),
-            },
-            builtin: false,
-        });
-    }
-    let by_name = entries
-        .iter()
-        .enumerate()
-        .map(|(i, e)| (e.info.tool.name.to_string(), i))
-        .collect();
-    let mut catalog = shared
-        .catalog
-        .write()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    for (name, collision) in &index.collisions {
-        if catalog.collisions.get(name) != Some(collision) {
-            tracing::warn!("MCP tool names: {collision}");
+        let by_name = entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e.info.tool.name.to_string(), i))
+            .collect();
+        Catalog {
+            entries,
+            by_name,
+            collisions: index.collisions,
         }
     }
-    *catalog = Catalog {
-        entries,
-        by_name,
-        collisions: index.collisions,
-    };
-    drop(catalog);
-    drop(servers);
-    let _ = shared.events.send(HubEvent::CatalogChanged);
 }

@@ -9,9 +9,9 @@ use rmcp::model::{ClientCapabilities, Implementation, InitializeRequestParams};
 use rmcp::service::NotificationContext;
 use rmcp::{ClientHandler, RoleClient};
 
-use super::catalog::{accept_tools, rebuild_catalog};
-use super::supervise::{emit_state, with_slot};
-use super::{ServerState, Shared, TransportKind, lock};
+use super::catalog::accept_tools;
+use super::shared::{Shared, emit_state, lock, rebuild_catalog, with_slot};
+use super::types::{ServerState, TransportKind};
 
 /// The client side of every connection: it identifies cairn and refreshes the tool list when
 /// the server says it changed.

@@ -14,8 +14,10 @@ use rmcp::ServiceExt;
 use rmcp::service::ClientInitializeError;
 
 use super::client::HubClient;
-use super::supervise::{Conn, oversized_reason, status_text, with_slot};
-use super::{Kind, Shared, TransportKind};
+use super::conn::{Conn, oversized_reason, status_text};
+use super::shared::{Shared, with_slot};
+use super::slot::Kind;
+use super::types::TransportKind;
 use crate::error::McpError;
 
 pub(super) fn transport_of(cfg: &McpServerConfig) -> TransportKind {

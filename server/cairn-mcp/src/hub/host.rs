@@ -13,7 +13,10 @@ use rmcp::model::{
 };
 use rmcp::service::{PeerRequestOptions, ServiceError};
 
-use super::{Hub, Kind, ServerState, describe, lock};
+use super::Hub;
+use super::shared::lock;
+use super::slot::Kind;
+use super::types::{ServerState, describe};
 use crate::error::McpError;
 use crate::meta::CallMeta;
 

@@ -2,17 +2,22 @@
 //! tools under public names, and routes calls. Servers start in the background; a server that
 //! crashes, hangs or misbehaves costs its own tools and nothing else.
 //!
-//! This module holds the [`Hub`] type, its options and status types, the state its jobs share
-//! (the server slots, the catalog, the delegate) and its public API. The jobs are one module
-//! each: `supervise` (starting servers, restarting them with backoff), `connect` (the
-//! transports and their handshake), `catalog` (the public names), `client` (cairn's side of each
-//! connection) and `host` (the hub as the agent's `ToolHost`: routing calls).
+//! This module holds the [`Hub`] type and its public API; its options and status types are in
+//! `types`, a server's slot in `slot`, and the state its jobs share (the server slots, the
+//! catalog, the delegate) in `shared`. The jobs are one module each: `supervise` (starting
+//! servers, restarting them with backoff), `connect` (the transports and their handshake),
+//! `conn` (a live connection and why it ended), `catalog` (the public names), `client` (cairn's
+//! side of each connection) and `host` (the hub as the agent's `ToolHost`: routing calls).
 
 mod catalog;
 mod client;
+mod conn;
 mod connect;
 mod host;
+mod shared;
+mod slot;
 mod supervise;
+mod types;
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::AtomicU64;
@@ -20,159 +25,21 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use cairn_config::{McpConfig, McpServerConfig};
-use futures::future::BoxFuture;
 use rmcp::model::Tool;
 use rmcp::service::Peer;
 use rmcp::{RoleClient, ServerHandler, ServiceExt};
-use serde::Serialize;
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
-use tokio_util::sync::CancellationToken;
 
 use crate::error::fmt_duration;
-use crate::http::{ConfiguredHeaders, HeaderSource};
 use crate::names::Collision;
 
 use catalog::Catalog;
-pub use catalog::ToolMeta;
-
-/// How the hub behaves beyond what `McpConfig` says.
-#[derive(Clone)]
-pub struct HubOptions {
-    /// Names external tools may never take (the built-in tools' names), so no server shadows them.
-    pub reserved_names: Vec<String>,
-    /// Headers for HTTP servers; the vault plugs in here.
-    pub header_source: Arc<dyn HeaderSource>,
-    /// OAuth for HTTP servers that answer 401: where tokens are kept and how the user is asked
-    /// to sign in when no delegate (the editor) is set.
-    pub oauth: crate::oauth::OAuthOptions,
-    /// First restart delay; it doubles per consecutive failure.
-    pub backoff_base: Duration,
-    /// Longest restart delay.
-    pub backoff_max: Duration,
-    /// A connection that lived this long resets the failure count.
-    pub stable_after: Duration,
-    /// How long `shutdown` waits for all servers together.
-    pub shutdown_timeout: Duration,
-}
-
-impl Default for HubOptions {
-    fn default() -> Self {
-        Self {
-            reserved_names: Vec::new(),
-            header_source: Arc::new(ConfiguredHeaders),
-            oauth: crate::oauth::OAuthOptions::default(),
-            backoff_base: Duration::from_millis(500),
-            backoff_max: Duration::from_secs(30),
-            stable_after: Duration::from_secs(30),
-            shutdown_timeout: Duration::from_secs(5),
-        }
-    }
-}
-
-impl std::fmt::Debug for HubOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HubOptions")
-            .field("reserved_names", &self.reserved_names)
-            .field("oauth", &self.oauth)
-            .field("backoff_base", &self.backoff_base)
-            .field("backoff_max", &self.backoff_max)
-            .field("stable_after", &self.stable_after)
-            .field("shutdown_timeout", &self.shutdown_timeout)
-            .finish_non_exhaustive()
-    }
-}
-
-/// Where a server is in its life.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "state", rename_all = "camelCase")]
-pub enum ServerState {
-    Starting,
-    Running { tools: usize },
-    Restarting { attempt: u32, reason: String },
-    Failed { reason: String },
-    Disabled,
-}
-
-/// How the hub reaches a server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub enum TransportKind {
-    Stdio,
-    /// Streamable HTTP.
-    Http,
-    /// Legacy HTTP+SSE.
-    Sse,
-    /// A built-in server in this process.
-    InProcess,
-}
-
-/// One server's status, as `cairn mcp status` and `cairn/mcpStatus` show it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ServerStatus {
-    pub name: String,
-    pub transport: TransportKind,
-    /// Flattened: `{"name", "transport", "state": "running", "tools": 3}`.
-    #[serde(flatten)]
-    pub state: ServerState,
-}
-
-/// What the LSP front turns into `cairn/mcpStatus` and `$/progress`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum HubEvent {
-    /// A server changed state.
-    Server(ServerStatus),
-    /// The set of tools on offer changed (a server came or went, a list changed, a tool was
-    /// enabled or disabled).
-    CatalogChanged,
-}
-
-/// A tool as its server defined it, next to its public name; the pinning code fingerprints
-/// `tool` (name, description, input schema as the server sent them).
-#[derive(Debug, Clone)]
-pub struct ServerTool {
-    pub server: String,
-    pub public_name: String,
-    pub tool: Tool,
-    pub enabled: bool,
-    /// Whether it comes from an in-process (built-in) server.
-    pub builtin: bool,
-}
-
-type ServeFn = Arc<dyn Fn(tokio::io::DuplexStream) -> BoxFuture<'static, ()> + Send + Sync>;
-type MetaFn = Arc<dyn Fn(&Tool) -> ToolMeta + Send + Sync>;
-
-#[derive(Clone)]
-enum Kind {
-    External(Box<McpServerConfig>),
-    InProcess { serve: ServeFn, meta: MetaFn },
-}
-
-struct Slot {
-    kind: Kind,
-    transport: TransportKind,
-    state: ServerState,
-    peer: Option<Peer<RoleClient>>,
-    tools: Vec<Tool>,
-    /// Identifies the supervisor that owns the slot; a replaced supervisor's late writes are
-    /// ignored.
-    generation: u64,
-    stop: CancellationToken,
-    task: Option<JoinHandle<()>>,
-}
-
-struct Shared {
-    options: HubOptions,
-    config: Mutex<McpConfig>,
-    servers: Mutex<BTreeMap<String, Slot>>,
-    catalog: RwLock<Catalog>,
-    disabled_tools: Mutex<HashSet<String>>,
-    events: broadcast::Sender<HubEvent>,
-    generations: AtomicU64,
-    /// Who answers servers' roots, sampling and elicitation requests.
-    delegate: RwLock<Option<Arc<dyn crate::delegate::ClientDelegate>>>,
-}
+use shared::{Shared, lock};
+use slot::{Kind, ServeFn};
+pub use types::{
+    HubEvent, HubOptions, ServerState, ServerStatus, ServerTool, ToolMeta, TransportKind,
+};
 
 /// The MCP hub. Cheap to clone; all clones share the servers.
 #[derive(Clone)]
@@ -186,11 +53,6 @@ impl std::fmt::Debug for Hub {
             .field("servers", &self.status())
             .finish_non_exhaustive()
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // A panic while holding one of these locks leaves plain data behind, still usable.
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Hub {
@@ -397,18 +259,6 @@ impl Hub {
             .values()
             .cloned()
             .collect()
-    }
-}
-
-fn describe(state: &ServerState) -> String {
-    match state {
-        ServerState::Starting => "still starting".to_owned(),
-        ServerState::Running { .. } => "reconnecting".to_owned(),
-        ServerState::Restarting { attempt, reason } => {
-            format!("restarting (attempt {attempt}) after: {reason}")
-        }
-        ServerState::Failed { reason } => format!("failed: {reason}"),
-        ServerState::Disabled => "disabled in the configuration".to_owned(),
     }
 }
 

@@ -17,7 +17,8 @@ use rmcp::transport::streamable_http_client::{
 };
 use sse_stream::Sse;
 
-use super::{Authorizer, OAuthError};
+use super::error::OAuthError;
+use super::flow::Authorizer;
 
 type HttpError = StreamableHttpError<reqwest13::Error>;
 

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::OAuthError;
+use super::error::OAuthError;
 use super::fetch::Fetcher;
 
 /// The parts of a `Bearer` challenge the flow uses.

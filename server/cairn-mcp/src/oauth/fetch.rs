@@ -10,7 +10,7 @@ use std::time::Duration;
 use base64::Engine as _;
 use serde_json::Value;
 
-use super::OAuthError;
+use super::error::OAuthError;
 
 /// Metadata and token answers are small; anything bigger is not one.
 const MAX_BODY: usize = 1024 * 1024;

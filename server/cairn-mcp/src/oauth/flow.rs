@@ -14,8 +14,10 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
 use super::discovery::{self, Challenge, ServerMetadata};
+use super::error::OAuthError;
 use super::fetch::{Body, Fetcher};
-use super::{OAuthError, OAuthOptions, StoredGrant};
+use super::options::OAuthOptions;
+use super::store::StoredGrant;
 
 const B64URL: base64::engine::GeneralPurpose = base64::engine::general_purpose::URL_SAFE_NO_PAD;
 /// A token this close to its expiry is treated as expired, so it does not lapse in flight.

@@ -6,7 +6,7 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
 use super::{Code, session};
-use crate::SandboxError;
+use crate::error::SandboxError;
 
 /// The `stop_sandbox` tool.
 pub struct StopSandbox;

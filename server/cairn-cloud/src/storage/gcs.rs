@@ -2,11 +2,17 @@
 //! Bearer credential attached by the guard (an emulator needs none).
 
 use cairn_web::Method;
+use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use url::Url;
 
-use super::backend::{Bucket, Head, Listing, Object, Store};
-use crate::request::{CloudError, CloudRequest, segment, url_of};
+use super::store::{Bucket, Head, Listing, Object, ObjectStore, Page, Store};
+use crate::account::Account;
+use crate::error::CloudError;
+use crate::request::{CloudRequest, segment, url_of};
+
+/// Google Cloud Storage's JSON API, for `gcp` accounts.
+pub(crate) struct GcsStore;
 
 /// The service name.
 const STORAGE: &str = "storage";
@@ -49,7 +55,7 @@ fn size(v: &Value) -> Option<u64> {
     }
 }
 
-pub(crate) async fn buckets(store: &Store<'_>, prefix: &str) -> Result<Vec<Bucket>, CloudError> {
+async fn buckets(store: &Store<'_>, prefix: &str) -> Result<Vec<Bucket>, CloudError> {
     let mut query = vec![("project", project(store)), ("maxResults", "500")];
     if !prefix.is_empty() {
         query.push(("prefix", prefix));
@@ -72,7 +78,7 @@ fn items(answer: &Value) -> impl Iterator<Item = &Value> {
         .flatten()
 }
 
-pub(crate) async fn list(
+async fn list(
     store: &Store<'_>,
     bucket: &str,
     prefix: &str,
@@ -118,7 +124,7 @@ pub(crate) async fn list(
     })
 }
 
-pub(crate) async fn head(store: &Store<'_>, bucket: &str, key: &str) -> Result<Head, CloudError> {
+async fn head(store: &Store<'_>, bucket: &str, key: &str) -> Result<Head, CloudError> {
     let url = url_of(&base(store)?, &object_path(bucket, key), &[])?;
     let answer = call(store, Method::GET, url, None).await?;
     let mut metadata: Vec<(String, String)> = answer
@@ -143,11 +149,7 @@ pub(crate) async fn head(store: &Store<'_>, bucket: &str, key: &str) -> Result<H
     })
 }
 
-pub(crate) fn get_request(
-    store: &Store<'_>,
-    bucket: &str,
-    key: &str,
-) -> Result<CloudRequest, CloudError> {
+fn get_request(store: &Store<'_>, bucket: &str, key: &str) -> Result<CloudRequest, CloudError> {
     let url = url_of(
         &base(store)?,
         &object_path(bucket, key),
@@ -156,7 +158,7 @@ pub(crate) fn get_request(
     Ok(CloudRequest::new(Method::GET, url))
 }
 
-pub(crate) async fn upload(
+async fn upload(
     store: &Store<'_>,
     bucket: &str,
     key: &str,
@@ -173,7 +175,7 @@ pub(crate) async fn upload(
     Ok(())
 }
 
-pub(crate) async fn copy(
+async fn copy(
     store: &Store<'_>,
     (from_bucket, from_key): (&str, &str),
     (to_bucket, to_key): (&str, &str),
@@ -189,13 +191,13 @@ pub(crate) async fn copy(
     Ok(())
 }
 
-pub(crate) async fn delete(store: &Store<'_>, bucket: &str, key: &str) -> Result<(), CloudError> {
+async fn delete(store: &Store<'_>, bucket: &str, key: &str) -> Result<(), CloudError> {
     let url = url_of(&base(store)?, &object_path(bucket, key), &[])?;
     call(store, Method::DELETE, url, None).await?;
     Ok(())
 }
 
-pub(crate) async fn create_bucket(store: &Store<'_>, name: &str) -> Result<(), CloudError> {
+async fn create_bucket(store: &Store<'_>, name: &str) -> Result<(), CloudError> {
     let url = url_of(
         &base(store)?,
         "storage/v1/b",
@@ -203,4 +205,95 @@ pub(crate) async fn create_bucket(store: &Store<'_>, name: &str) -> Result<(), C
     )?;
     call(store, Method::POST, url, Some(&json!({ "name": name }))).await?;
     Ok(())
+}
+
+impl ObjectStore for GcsStore {
+    fn signing_name(&self) -> &'static str {
+        STORAGE
+    }
+
+    fn buckets<'a>(
+        &'a self,
+        store: &'a Store<'a>,
+        prefix: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<Bucket>, CloudError>> {
+        Box::pin(buckets(store, prefix))
+    }
+
+    fn list<'a>(
+        &'a self,
+        store: &'a Store<'a>,
+        bucket: &'a str,
+        page: Page<'a>,
+    ) -> BoxFuture<'a, Result<Listing, CloudError>> {
+        Box::pin(list(
+            store,
+            bucket,
+            page.prefix,
+            page.delimiter,
+            page.continuation,
+            page.max,
+        ))
+    }
+
+    fn head<'a>(
+        &'a self,
+        store: &'a Store<'a>,
+        bucket: &'a str,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<Head, CloudError>> {
+        Box::pin(head(store, bucket, key))
+    }
+
+    fn get_request(
+        &self,
+        store: &Store<'_>,
+        bucket: &str,
+        key: &str,
+    ) -> Result<CloudRequest, CloudError> {
+        get_request(store, bucket, key)
+    }
+
+    fn upload<'a>(
+        &'a self,
+        store: &'a Store<'a>,
+        bucket: &'a str,
+        key: &'a str,
+        body: Vec<u8>,
+        content_type: &'a str,
+    ) -> BoxFuture<'a, Result<(), CloudError>> {
+        Box::pin(upload(store, bucket, key, body, content_type))
+    }
+
+    fn copy<'a>(
+        &'a self,
+        store: &'a Store<'a>,
+        from: (&'a str, &'a str),
+        to: (&'a str, &'a str),
+    ) -> BoxFuture<'a, Result<Option<String>, CloudError>> {
+        Box::pin(async move { copy(store, from, to).await.map(|()| None) })
+    }
+
+    fn delete<'a>(
+        &'a self,
+        store: &'a Store<'a>,
+        bucket: &'a str,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<(), CloudError>> {
+        Box::pin(delete(store, bucket, key))
+    }
+
+    fn create_bucket<'a>(
+        &'a self,
+        store: &'a Store<'a>,
+        name: &'a str,
+    ) -> BoxFuture<'a, Result<(), CloudError>> {
+        Box::pin(create_bucket(store, name))
+    }
+
+    fn link_url(&self, _: &Account, _: &str, _: &str) -> Result<Url, CloudError> {
+        Err(CloudError::Invalid(
+            "Google Cloud Storage links are signed with a service-account key, which cairn does not hold (the gcp account signs with an access token, which a link would expose); share the object through IAM instead, or use an S3 or Azure account".into(),
+        ))
+    }
 }

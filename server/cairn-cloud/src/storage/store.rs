@@ -1,29 +1,117 @@
-//! The one interface the storage tools use, [`Store`]: what a bucket, a listing and an
-//! object's metadata are, and one method per operation, each handed to the account's provider
-//! (`backend_s3` for `aws` and `s3`, `backend_azure`, `backend_gcs`). Every request goes
-//! through the web guard; a download streams through [`cairn_web::WebGuard::fetch_to`].
+//! The one interface the storage tools use. [`ObjectStore`] is what a provider implements
+//! (`s3.rs` for `aws` and `s3` accounts, `azure.rs`, `gcs.rs`): one method per operation, in
+//! the provider's protocol. [`Store`] is one account's storage for one call, the only thing
+//! the tools hold: it hands each operation to the account's [`ObjectStore`] and does what is
+//! the same for all of them (filtering bucket listings, streaming a download through
+//! [`cairn_web::WebGuard::fetch_to`], signing a link). Every request goes through the web
+//! guard.
 
 use std::time::Duration;
 
 use cairn_agent::tools::CallContext;
-use cairn_config::CloudKind;
 use cairn_web::{Method, WebRequest};
+use futures::future::BoxFuture;
 use url::Url;
 
-use super::{backend_azure as azure, backend_gcs as gcs, backend_s3 as s3};
-use crate::Cloud;
 use crate::account::Account;
-use crate::request::{CloudError, CloudRequest, service_error};
+use crate::cloud::Cloud;
+use crate::error::CloudError;
+use crate::request::{CloudRequest, service_error};
 
-/// Which provider's protocol an account speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Provider {
-    /// S3's REST API (AWS, or an S3-compatible store).
-    S3,
-    /// Azure Blob Storage.
-    Azure,
-    /// Google Cloud Storage's JSON API.
-    Gcs,
+/// A provider's object storage. Methods return boxed futures so that the tools can hold a
+/// `&dyn ObjectStore` picked at run time from the account's kind.
+pub(crate) trait ObjectStore: Send + Sync {
+    /// The service name requests are signed as (the credential's use): `s3`, `blob`, `storage`.
+    fn signing_name(&self) -> &'static str;
+
+    /// What the provider calls a bucket.
+    fn bucket_word(&self) -> &'static str {
+        "bucket"
+    }
+
+    /// What the date a bucket listing shows is: most providers list a bucket's creation.
+    fn bucket_date(&self) -> &'static str {
+        "created"
+    }
+
+    /// The buckets whose names start with `prefix` (a provider may ignore the prefix).
+    fn buckets<'a>(
+        &'a self,
+        store: &'a Store<'a>,
+        prefix: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<Bucket>, CloudError>>;
+
+    /// One page of objects under `prefix`, at most `max`.
+    fn list<'a>(
+        &'a self,
+        store: &'a Store<'a>,
+        bucket: &'a str,
+        page: Page<'a>,
+    ) -> BoxFuture<'a, Result<Listing, CloudError>>;
+
+    /// An object's metadata; a missing object is an error that [`CloudError::is_not_found`].
+    fn head<'a>(
+        &'a self,
+        store: &'a Store<'a>,
+        bucket: &'a str,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<Head, CloudError>>;
+
+    /// The GET of an object's content, for [`Store::download`] to stream.
+    fn get_request(
+        &self,
+        store: &Store<'_>,
+        bucket: &str,
+        key: &str,
+    ) -> Result<CloudRequest, CloudError>;
+
+    /// Stores `body` as `bucket/key`.
+    fn upload<'a>(
+        &'a self,
+        store: &'a Store<'a>,
+        bucket: &'a str,
+        key: &'a str,
+        body: Vec<u8>,
+        content_type: &'a str,
+    ) -> BoxFuture<'a, Result<(), CloudError>>;
+
+    /// Copies an object server-side, within the account; returns a note on the copy's state
+    /// when the provider has one (Azure's copy status).
+    fn copy<'a>(
+        &'a self,
+        store: &'a Store<'a>,
+        from: (&'a str, &'a str),
+        to: (&'a str, &'a str),
+    ) -> BoxFuture<'a, Result<Option<String>, CloudError>>;
+
+    /// Deletes an object.
+    fn delete<'a>(
+        &'a self,
+        store: &'a Store<'a>,
+        bucket: &'a str,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<(), CloudError>>;
+
+    /// Creates a bucket (container).
+    fn create_bucket<'a>(
+        &'a self,
+        store: &'a Store<'a>,
+        name: &'a str,
+    ) -> BoxFuture<'a, Result<(), CloudError>>;
+
+    /// The unsigned address a link to `bucket/key` signs; an error when the provider's links
+    /// cannot be signed with what the account holds.
+    fn link_url(&self, account: &Account, bucket: &str, key: &str) -> Result<Url, CloudError>;
+}
+
+/// Which page of a listing to fetch.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Page<'a> {
+    pub prefix: &'a str,
+    pub delimiter: Option<&'a str>,
+    /// Where the page starts: the previous page's [`Listing::next`].
+    pub continuation: Option<&'a str>,
+    pub max: usize,
 }
 
 /// A bucket (container).
@@ -87,30 +175,28 @@ pub(crate) struct Store<'a> {
     pub cloud: &'a Cloud,
     pub account: &'a Account,
     pub cx: &'a CallContext,
-    pub provider: Provider,
+    /// The account's provider.
+    pub backend: &'static dyn ObjectStore,
 }
 
 impl<'a> Store<'a> {
-    pub(crate) fn new(cloud: &'a Cloud, account: &'a Account, cx: &'a CallContext) -> Store<'a> {
-        let provider = match account.kind {
-            CloudKind::Aws | CloudKind::S3 => Provider::S3,
-            CloudKind::Azure => Provider::Azure,
-            CloudKind::Gcp => Provider::Gcs,
-        };
+    pub(crate) fn new(
+        cloud: &'a Cloud,
+        account: &'a Account,
+        cx: &'a CallContext,
+        backend: &'static dyn ObjectStore,
+    ) -> Store<'a> {
         Store {
             cloud,
             account,
             cx,
-            provider,
+            backend,
         }
     }
 
     /// What the provider calls a bucket.
     pub(crate) fn bucket_word(&self) -> &'static str {
-        match self.provider {
-            Provider::Azure => "container",
-            Provider::S3 | Provider::Gcs => "bucket",
-        }
+        self.backend.bucket_word()
     }
 
     /// The buckets whose names start with `prefix`, at most `max`, and whether there were
@@ -120,11 +206,7 @@ impl<'a> Store<'a> {
         prefix: &str,
         max: usize,
     ) -> Result<(Vec<Bucket>, bool), CloudError> {
-        let mut all = match self.provider {
-            Provider::S3 => s3::buckets(self, prefix).await?,
-            Provider::Azure => azure::buckets(self, prefix).await?,
-            Provider::Gcs => gcs::buckets(self, prefix).await?,
-        };
+        let mut all = self.backend.buckets(self, prefix).await?;
         // Also here: a store that ignores the prefix (an older S3-compatible one) is filtered.
         all.retain(|b| b.name.starts_with(prefix));
         let more = all.len() > max;
@@ -141,22 +223,18 @@ impl<'a> Store<'a> {
         continuation: Option<&str>,
         max: usize,
     ) -> Result<Listing, CloudError> {
-        match self.provider {
-            Provider::S3 => s3::list(self, bucket, prefix, delimiter, continuation, max).await,
-            Provider::Azure => {
-                azure::list(self, bucket, prefix, delimiter, continuation, max).await
-            }
-            Provider::Gcs => gcs::list(self, bucket, prefix, delimiter, continuation, max).await,
-        }
+        let page = Page {
+            prefix,
+            delimiter,
+            continuation,
+            max,
+        };
+        self.backend.list(self, bucket, page).await
     }
 
     /// An object's metadata; a missing object is an error that [`CloudError::is_not_found`].
     pub(crate) async fn head(&self, bucket: &str, key: &str) -> Result<Head, CloudError> {
-        match self.provider {
-            Provider::S3 => s3::head(self, bucket, key).await,
-            Provider::Azure => azure::head(self, bucket, key).await,
-            Provider::Gcs => gcs::head(self, bucket, key).await,
-        }
+        self.backend.head(self, bucket, key).await
     }
 
     /// Streams an object into `writer`, at most `max` bytes.
@@ -170,12 +248,9 @@ impl<'a> Store<'a> {
     where
         W: tokio::io::AsyncWrite + Unpin + Send,
     {
-        let (request, sign_as) = match self.provider {
-            Provider::S3 => (s3::get_request(self, bucket, key)?, "s3"),
-            Provider::Azure => (azure::get_request(self, bucket, key)?, "blob"),
-            Provider::Gcs => (gcs::get_request(self, bucket, key)?, "storage"),
-        };
-        self.stream(request, sign_as, max, writer).await
+        let request = self.backend.get_request(self, bucket, key)?;
+        self.stream(request, self.backend.signing_name(), max, writer)
+            .await
     }
 
     /// Stores `body` as `bucket/key`.
@@ -186,11 +261,9 @@ impl<'a> Store<'a> {
         body: Vec<u8>,
         content_type: &str,
     ) -> Result<(), CloudError> {
-        match self.provider {
-            Provider::S3 => s3::upload(self, bucket, key, body, content_type).await,
-            Provider::Azure => azure::upload(self, bucket, key, body, content_type).await,
-            Provider::Gcs => gcs::upload(self, bucket, key, body, content_type).await,
-        }
+        self.backend
+            .upload(self, bucket, key, body, content_type)
+            .await
     }
 
     /// Copies an object server-side, within the account; returns a note on the copy's state
@@ -200,29 +273,17 @@ impl<'a> Store<'a> {
         from: (&str, &str),
         to: (&str, &str),
     ) -> Result<Option<String>, CloudError> {
-        match self.provider {
-            Provider::S3 => s3::copy(self, from, to).await.map(|()| None),
-            Provider::Azure => azure::copy(self, from, to).await,
-            Provider::Gcs => gcs::copy(self, from, to).await.map(|()| None),
-        }
+        self.backend.copy(self, from, to).await
     }
 
     /// Deletes an object.
     pub(crate) async fn delete(&self, bucket: &str, key: &str) -> Result<(), CloudError> {
-        match self.provider {
-            Provider::S3 => s3::delete(self, bucket, key).await,
-            Provider::Azure => azure::delete(self, bucket, key).await,
-            Provider::Gcs => gcs::delete(self, bucket, key).await,
-        }
+        self.backend.delete(self, bucket, key).await
     }
 
     /// Creates a bucket (container).
     pub(crate) async fn create_bucket(&self, name: &str) -> Result<(), CloudError> {
-        match self.provider {
-            Provider::S3 => s3::create_bucket(self, name).await,
-            Provider::Azure => azure::create_bucket(self, name).await,
-            Provider::Gcs => gcs::create_bucket(self, name).await,
-        }
+        self.backend.create_bucket(self, name).await
     }
 
     /// A link to GET or PUT `bucket/key` for `expires`, signed by the guard with the account's
@@ -234,15 +295,8 @@ impl<'a> Store<'a> {
         key: &str,
         expires: Duration,
     ) -> Result<Url, CloudError> {
-        let (url, sign_as) = match self.provider {
-            Provider::S3 => (s3::object_url(self.account, bucket, key, &[])?, "s3"),
-            Provider::Azure => (azure::blob_url(self.account, bucket, key, &[])?, "blob"),
-            Provider::Gcs => {
-                return Err(CloudError::Invalid(
-                    "Google Cloud Storage links are signed with a service-account key, which cairn does not hold (the gcp account signs with an access token, which a link would expose); share the object through IAM instead, or use an S3 or Azure account".into(),
-                ));
-            }
-        };
+        let url = self.backend.link_url(self.account, bucket, key)?;
+        let sign_as = self.backend.signing_name();
         let guard = self.cloud.guard.as_ref().ok_or(CloudError::NoGuard)?;
         let credential = self.account.credential(sign_as).ok_or_else(|| {
             CloudError::Invalid(format!(

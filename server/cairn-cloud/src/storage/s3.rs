@@ -3,11 +3,16 @@
 //! (`bucket.s3.region.amazonaws.com/key`) otherwise; every request signed with SigV4 as `s3`.
 
 use cairn_web::Method;
+use futures::future::BoxFuture;
 use url::Url;
 
-use super::backend::{Bucket, Head, Listing, Object, Store};
+use super::store::{Bucket, Head, Listing, Object, ObjectStore, Page, Store};
 use crate::account::Account;
-use crate::request::{CloudError, CloudRequest, segment, text_of, xml, xml_text};
+use crate::error::CloudError;
+use crate::request::{CloudRequest, segment, text_of, xml, xml_text};
+
+/// S3's REST API, for `aws` and `s3` accounts.
+pub(crate) struct S3Store;
 
 /// The signing name.
 const S3: &str = "s3";
@@ -50,7 +55,7 @@ fn url(
 }
 
 /// The address of an object (for presigning too).
-pub(crate) fn object_url(
+fn object_url(
     account: &Account,
     bucket: &str,
     key: &str,
@@ -59,7 +64,7 @@ pub(crate) fn object_url(
     url(account, bucket, key, query)
 }
 
-pub(crate) async fn buckets(store: &Store<'_>, prefix: &str) -> Result<Vec<Bucket>, CloudError> {
+async fn buckets(store: &Store<'_>, prefix: &str) -> Result<Vec<Bucket>, CloudError> {
     let mut url = store.account.base_url(S3)?;
     if !prefix.is_empty() {
         url.query_pairs_mut().append_pair("prefix", prefix);
@@ -78,7 +83,7 @@ pub(crate) async fn buckets(store: &Store<'_>, prefix: &str) -> Result<Vec<Bucke
         .collect())
 }
 
-pub(crate) async fn list(
+async fn list(
     store: &Store<'_>,
     bucket: &str,
     prefix: &str,
@@ -134,24 +139,20 @@ pub(crate) async fn list(
     })
 }
 
-pub(crate) async fn head(store: &Store<'_>, bucket: &str, key: &str) -> Result<Head, CloudError> {
+async fn head(store: &Store<'_>, bucket: &str, key: &str) -> Result<Head, CloudError> {
     let request = CloudRequest::new(Method::HEAD, url(store.account, bucket, key, &[])?);
     let response = store.send(S3, request).await?;
     Ok(Head::from_headers(&response.headers, "x-amz-meta-"))
 }
 
-pub(crate) fn get_request(
-    store: &Store<'_>,
-    bucket: &str,
-    key: &str,
-) -> Result<CloudRequest, CloudError> {
+fn get_request(store: &Store<'_>, bucket: &str, key: &str) -> Result<CloudRequest, CloudError> {
     Ok(CloudRequest::new(
         Method::GET,
         url(store.account, bucket, key, &[])?,
     ))
 }
 
-pub(crate) async fn upload(
+async fn upload(
     store: &Store<'_>,
     bucket: &str,
     key: &str,
@@ -164,7 +165,7 @@ pub(crate) async fn upload(
     Ok(())
 }
 
-pub(crate) async fn copy(
+async fn copy(
     store: &Store<'_>,
     (from_bucket, from_key): (&str, &str),
     (to_bucket, to_key): (&str, &str),
@@ -191,13 +192,13 @@ pub(crate) async fn copy(
     Ok(())
 }
 
-pub(crate) async fn delete(store: &Store<'_>, bucket: &str, key: &str) -> Result<(), CloudError> {
+async fn delete(store: &Store<'_>, bucket: &str, key: &str) -> Result<(), CloudError> {
     let request = CloudRequest::new(Method::DELETE, url(store.account, bucket, key, &[])?);
     store.send(S3, request).await?;
     Ok(())
 }
 
-pub(crate) async fn create_bucket(store: &Store<'_>, name: &str) -> Result<(), CloudError> {
+async fn create_bucket(store: &Store<'_>, name: &str) -> Result<(), CloudError> {
     let mut request = CloudRequest::new(Method::PUT, url(store.account, name, "", &[])?);
     // Outside us-east-1 S3 wants the region said in the body.
     let region = &store.account.region;
@@ -209,6 +210,95 @@ pub(crate) async fn create_bucket(store: &Store<'_>, name: &str) -> Result<(), C
     }
     store.send(S3, request).await?;
     Ok(())
+}
+
+impl ObjectStore for S3Store {
+    fn signing_name(&self) -> &'static str {
+        S3
+    }
+
+    fn buckets<'a>(
+        &'a self,
+        store: &'a Store<'a>,
+        prefix: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<Bucket>, CloudError>> {
+        Box::pin(buckets(store, prefix))
+    }
+
+    fn list<'a>(
+        &'a self,
+        store: &'a Store<'a>,
+        bucket: &'a str,
+        page: Page<'a>,
+    ) -> BoxFuture<'a, Result<Listing, CloudError>> {
+        Box::pin(list(
+            store,
+            bucket,
+            page.prefix,
+            page.delimiter,
+            page.continuation,
+            page.max,
+        ))
+    }
+
+    fn head<'a>(
+        &'a self,
+        store: &'a Store<'a>,
+        bucket: &'a str,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<Head, CloudError>> {
+        Box::pin(head(store, bucket, key))
+    }
+
+    fn get_request(
+        &self,
+        store: &Store<'_>,
+        bucket: &str,
+        key: &str,
+    ) -> Result<CloudRequest, CloudError> {
+        get_request(store, bucket, key)
+    }
+
+    fn upload<'a>(
+        &'a self,
+        store: &'a Store<'a>,
+        bucket: &'a str,
+        key: &'a str,
+        body: Vec<u8>,
+        content_type: &'a str,
+    ) -> BoxFuture<'a, Result<(), CloudError>> {
+        Box::pin(upload(store, bucket, key, body, content_type))
+    }
+
+    fn copy<'a>(
+        &'a self,
+        store: &'a Store<'a>,
+        from: (&'a str, &'a str),
+        to: (&'a str, &'a str),
+    ) -> BoxFuture<'a, Result<Option<String>, CloudError>> {
+        Box::pin(async move { copy(store, from, to).await.map(|()| None) })
+    }
+
+    fn delete<'a>(
+        &'a self,
+        store: &'a Store<'a>,
+        bucket: &'a str,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<(), CloudError>> {
+        Box::pin(delete(store, bucket, key))
+    }
+
+    fn create_bucket<'a>(
+        &'a self,
+        store: &'a Store<'a>,
+        name: &'a str,
+    ) -> BoxFuture<'a, Result<(), CloudError>> {
+        Box::pin(create_bucket(store, name))
+    }
+
+    fn link_url(&self, account: &Account, bucket: &str, key: &str) -> Result<Url, CloudError> {
+        object_url(account, bucket, key, &[])
+    }
 }
 
 #[cfg(test)]

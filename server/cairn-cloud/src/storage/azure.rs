@@ -2,11 +2,16 @@
 //! its SAS token) by the guard as `blob`.
 
 use cairn_web::Method;
+use futures::future::BoxFuture;
 use url::Url;
 
-use super::backend::{Bucket, Head, Listing, Object, Store, header_text};
+use super::store::{Bucket, Head, Listing, Object, ObjectStore, Page, Store, header_text};
 use crate::account::Account;
-use crate::request::{CloudError, CloudRequest, segment, text_of, xml, xml_text};
+use crate::error::CloudError;
+use crate::request::{CloudRequest, segment, text_of, xml, xml_text};
+
+/// Azure Blob Storage, for `azure` accounts.
+pub(crate) struct AzureStore;
 
 /// The service (and signing) name.
 const BLOB: &str = "blob";
@@ -16,7 +21,7 @@ fn key_path(key: &str) -> String {
 }
 
 /// The address of `container` (and blob `key`, when not empty) with `query`.
-pub(crate) fn blob_url(
+fn blob_url(
     account: &Account,
     container: &str,
     key: &str,
@@ -49,7 +54,7 @@ async fn send(
         .await
 }
 
-pub(crate) async fn buckets(store: &Store<'_>, prefix: &str) -> Result<Vec<Bucket>, CloudError> {
+async fn buckets(store: &Store<'_>, prefix: &str) -> Result<Vec<Bucket>, CloudError> {
     let mut out = Vec::new();
     let mut marker: Option<String> = None;
     // Pages of 500; the caller shows a few hundred at most, so two pages are plenty.
@@ -89,7 +94,7 @@ pub(crate) async fn buckets(store: &Store<'_>, prefix: &str) -> Result<Vec<Bucke
     Ok(out)
 }
 
-pub(crate) async fn list(
+async fn list(
     store: &Store<'_>,
     container: &str,
     prefix: &str,
@@ -151,25 +156,17 @@ pub(crate) async fn list(
     })
 }
 
-pub(crate) async fn head(
-    store: &Store<'_>,
-    container: &str,
-    key: &str,
-) -> Result<Head, CloudError> {
+async fn head(store: &Store<'_>, container: &str, key: &str) -> Result<Head, CloudError> {
     let url = blob_url(store.account, container, key, &[])?;
     let response = send(store, CloudRequest::new(Method::HEAD, url)).await?;
     Ok(Head::from_headers(&response.headers, "x-ms-meta-"))
 }
 
-pub(crate) fn get_request(
-    store: &Store<'_>,
-    container: &str,
-    key: &str,
-) -> Result<CloudRequest, CloudError> {
+fn get_request(store: &Store<'_>, container: &str, key: &str) -> Result<CloudRequest, CloudError> {
     CloudRequest::new(Method::GET, blob_url(store.account, container, key, &[])?).azure_headers()
 }
 
-pub(crate) async fn upload(
+async fn upload(
     store: &Store<'_>,
     container: &str,
     key: &str,
@@ -183,7 +180,7 @@ pub(crate) async fn upload(
     Ok(())
 }
 
-pub(crate) async fn copy(
+async fn copy(
     store: &Store<'_>,
     (from_container, from_key): (&str, &str),
     (to_container, to_key): (&str, &str),
@@ -208,20 +205,114 @@ pub(crate) async fn copy(
     )
 }
 
-pub(crate) async fn delete(
-    store: &Store<'_>,
-    container: &str,
-    key: &str,
-) -> Result<(), CloudError> {
+async fn delete(store: &Store<'_>, container: &str, key: &str) -> Result<(), CloudError> {
     let url = blob_url(store.account, container, key, &[])?;
     send(store, CloudRequest::new(Method::DELETE, url)).await?;
     Ok(())
 }
 
-pub(crate) async fn create_bucket(store: &Store<'_>, name: &str) -> Result<(), CloudError> {
+async fn create_bucket(store: &Store<'_>, name: &str) -> Result<(), CloudError> {
     let url = blob_url(store.account, name, "", &[("restype", "container")])?;
     let mut request = CloudRequest::new(Method::PUT, url);
     request.body = Some(Vec::new());
     send(store, request).await?;
     Ok(())
+}
+
+impl ObjectStore for AzureStore {
+    fn signing_name(&self) -> &'static str {
+        BLOB
+    }
+
+    fn bucket_word(&self) -> &'static str {
+        "container"
+    }
+
+    fn bucket_date(&self) -> &'static str {
+        // Azure lists a container's last change, not its creation.
+        "modified"
+    }
+
+    fn buckets<'a>(
+        &'a self,
+        store: &'a Store<'a>,
+        prefix: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<Bucket>, CloudError>> {
+        Box::pin(buckets(store, prefix))
+    }
+
+    fn list<'a>(
+        &'a self,
+        store: &'a Store<'a>,
+        bucket: &'a str,
+        page: Page<'a>,
+    ) -> BoxFuture<'a, Result<Listing, CloudError>> {
+        Box::pin(list(
+            store,
+            bucket,
+            page.prefix,
+            page.delimiter,
+            page.continuation,
+            page.max,
+        ))
+    }
+
+    fn head<'a>(
+        &'a self,
+        store: &'a Store<'a>,
+        bucket: &'a str,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<Head, CloudError>> {
+        Box::pin(head(store, bucket, key))
+    }
+
+    fn get_request(
+        &self,
+        store: &Store<'_>,
+        bucket: &str,
+        key: &str,
+    ) -> Result<CloudRequest, CloudError> {
+        get_request(store, bucket, key)
+    }
+
+    fn upload<'a>(
+        &'a self,
+        store: &'a Store<'a>,
+        bucket: &'a str,
+        key: &'a str,
+        body: Vec<u8>,
+        content_type: &'a str,
+    ) -> BoxFuture<'a, Result<(), CloudError>> {
+        Box::pin(upload(store, bucket, key, body, content_type))
+    }
+
+    fn copy<'a>(
+        &'a self,
+        store: &'a Store<'a>,
+        from: (&'a str, &'a str),
+        to: (&'a str, &'a str),
+    ) -> BoxFuture<'a, Result<Option<String>, CloudError>> {
+        Box::pin(copy(store, from, to))
+    }
+
+    fn delete<'a>(
+        &'a self,
+        store: &'a Store<'a>,
+        bucket: &'a str,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<(), CloudError>> {
+        Box::pin(delete(store, bucket, key))
+    }
+
+    fn create_bucket<'a>(
+        &'a self,
+        store: &'a Store<'a>,
+        name: &'a str,
+    ) -> BoxFuture<'a, Result<(), CloudError>> {
+        Box::pin(create_bucket(store, name))
+    }
+
+    fn link_url(&self, account: &Account, bucket: &str, key: &str) -> Result<Url, CloudError> {
+        blob_url(account, bucket, key, &[])
+    }
 }
