@@ -36,8 +36,11 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use zeroize::Zeroizing;
 
+use crate::error::VaultError;
+use crate::hex::{hex, unhex};
 use crate::os_keyring::{KEYRING_PROBE_TIMEOUT, KEYRING_SERVICE, Keyring, SecretServiceKeyring};
-use crate::{Secret, VaultError};
+use crate::private_dir::create_private_dir;
+use crate::secret::Secret;
 
 pub const KEY_LEN: usize = 32;
 pub const SALT_LEN: usize = 16;
@@ -173,7 +176,7 @@ pub fn keyring_user(store: &Path) -> String {
 
 /// The key as the keyring holds it: hex, so tools such as `secret-tool` show text.
 pub fn keyring_secret(key: &Key) -> Zeroizing<Vec<u8>> {
-    Zeroizing::new(crate::store::hex(key.as_ref()).into_bytes())
+    Zeroizing::new(hex(key.as_ref()).into_bytes())
 }
 
 /// The key from a keyring entry; `None` when the entry is not 64 hex digits.
@@ -182,7 +185,7 @@ pub fn key_from_keyring(secret: &[u8]) -> Option<Key> {
         return None;
     }
     let text = std::str::from_utf8(secret).ok()?;
-    let bytes = Zeroizing::new(crate::store::unhex(text)?);
+    let bytes = Zeroizing::new(unhex(text)?);
     let mut key: Key = Zeroizing::new([0u8; KEY_LEN]);
     key.copy_from_slice(bytes.get(..KEY_LEN)?);
     Some(key)
@@ -219,7 +222,7 @@ impl KdfParams {
             m_cost_kib: DEFAULT_M_COST_KIB,
             t_cost: DEFAULT_T_COST,
             p_cost: DEFAULT_P_COST,
-            salt: crate::store::hex(&salt),
+            salt: hex(&salt),
         })
     }
 
@@ -235,7 +238,7 @@ impl KdfParams {
         {
             return Some("kdf costs are beyond the limits cairn accepts".to_string());
         }
-        match crate::store::unhex(&self.salt) {
+        match unhex(&self.salt) {
             Some(salt) if salt.len() >= 8 => None,
             _ => Some("kdf.salt is not hex of at least 8 bytes".to_string()),
         }
@@ -245,8 +248,8 @@ impl KdfParams {
         if passphrase.is_empty() {
             return Err(VaultError::EmptyPassphrase);
         }
-        let salt = crate::store::unhex(&self.salt)
-            .ok_or_else(|| VaultError::Kdf("the salt is not hex".to_string()))?;
+        let salt =
+            unhex(&self.salt).ok_or_else(|| VaultError::Kdf("the salt is not hex".to_string()))?;
         let params = argon2::Params::new(self.m_cost_kib, self.t_cost, self.p_cost, Some(KEY_LEN))
             .map_err(|e| VaultError::Kdf(e.to_string()))?;
         let argon =
@@ -326,7 +329,7 @@ pub fn create_key_file(path: &Path, key: &Key) -> Result<(), VaultError> {
         source,
     };
     if let Some(dir) = path.parent() {
-        crate::store::create_private_dir(dir)?;
+        create_private_dir(dir)?;
     }
     let mut file = OpenOptions::new()
         .write(true)

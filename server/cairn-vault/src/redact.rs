@@ -39,7 +39,7 @@ use std::sync::LazyLock;
 use aho_corasick::{AhoCorasick, MatchKind};
 use regex::Regex;
 
-use crate::Vault;
+use crate::vault::Vault;
 use views::{Decode, View};
 
 /// Values shorter than this are not redacted: four characters of a secret are too likely to be
@@ -469,8 +469,9 @@ static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
 });
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+
     use super::*;
 
     const SECRET: &str = "hunter2-Secret/Value?x";

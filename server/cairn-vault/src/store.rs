@@ -15,9 +15,9 @@
 //! 24-byte nonce with its name and hosts as associated data: moving a ciphertext to another
 //! name, or adding a host to its list, makes it fail to authenticate.
 
-use std::fs::{DirBuilder, File, Permissions};
+use std::fs::{File, Permissions};
 use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use chacha20poly1305::aead::{Aead, KeyInit, Payload};
@@ -25,8 +25,10 @@ use chacha20poly1305::{XChaCha20Poly1305, XNonce};
 use serde::{Deserialize, Serialize};
 use zeroize::Zeroizing;
 
-use crate::VaultError;
+use crate::error::VaultError;
+use crate::hex::{hex, unhex};
 use crate::key::{KdfParams, Key, random};
+use crate::private_dir::create_private_dir;
 
 pub const VERSION: u32 = 1;
 pub const CIPHER: &str = "xchacha20poly1305";
@@ -163,47 +165,6 @@ pub fn open_check(key: &Key, check: &Sealed) -> Result<(), OpenError> {
     } else {
         Err(OpenError::Tag)
     }
-}
-
-pub fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        out.push(char::from(DIGITS[usize::from(b >> 4)]));
-        out.push(char::from(DIGITS[usize::from(b & 0xf)]));
-    }
-    out
-}
-
-pub fn unhex(text: &str) -> Option<Vec<u8>> {
-    fn digit(c: u8) -> Option<u8> {
-        match c {
-            b'0'..=b'9' => Some(c - b'0'),
-            b'a'..=b'f' => Some(c - b'a' + 10),
-            _ => None,
-        }
-    }
-    let bytes = text.as_bytes();
-    if !bytes.len().is_multiple_of(2) {
-        return None;
-    }
-    bytes
-        .chunks(2)
-        .map(|pair| Some(digit(pair[0])? << 4 | digit(pair[1])?))
-        .collect()
-}
-
-/// Creates `dir` and its missing parents, readable only by the owner (an existing directory
-/// keeps its mode: it may be shared on purpose).
-pub fn create_private_dir(dir: &Path) -> Result<(), VaultError> {
-    DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .map_err(|source| VaultError::Io {
-            path: dir.to_path_buf(),
-            source,
-        })
 }
 
 /// Replaces `path` with `bytes` so that a crash leaves the old file or the new one, never a

@@ -3,7 +3,7 @@
 //! Names and hosts go into the associated data of each ciphertext joined by NUL bytes; the
 //! character sets below exclude NUL, so the encoding is unambiguous.
 
-use crate::VaultError;
+use crate::error::VaultError;
 
 const NAME_MAX: usize = 64;
 const HOST_MAX: usize = 253;

@@ -317,8 +317,9 @@ static ENTITIES: LazyLock<HashMap<&'static [u8], char>> = LazyLock::new(|| {
 });
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+
     use super::*;
 
     fn check(decode: Decode, text: &str, want: &str) {
