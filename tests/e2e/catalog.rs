@@ -17,10 +17,10 @@ fn registry() -> Vec<ToolInfo> {
     all.extend(cairn_tools::FILE_TOOLS.iter().map(|e| e.info()));
     all.extend(cairn_tools::GIT_TOOLS.iter().map(|e| e.info()));
     all.extend(cairn_sandbox::tools::CODE_TOOLS.iter().map(|e| e.info()));
-    all.extend(cairn_web::tools::WEB_TOOLS.iter().map(|e| e.info()));
-    all.extend(cairn_web::api::API_TOOLS.iter().map(|e| e.info()));
+    all.extend(cairn_webtools::web::WEB_TOOLS.iter().map(|e| e.info()));
+    all.extend(cairn_webtools::api::API_TOOLS.iter().map(|e| e.info()));
     all.extend(
-        cairn_web::api::services::SERVICE_TOOLS
+        cairn_webtools::api::services::SERVICE_TOOLS
             .iter()
             .map(|e| e.info()),
     );

@@ -14,7 +14,8 @@ use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 use url::Url;
 
-use crate::{WebError, WebGuard};
+use crate::error::WebError;
+use crate::guard::WebGuard;
 
 /// `host:port` as shown in messages (IPv6 in brackets).
 fn shown(host: &str, port: u16) -> String {
@@ -153,7 +154,8 @@ mod tests {
 
     use super::*;
     use crate::resolve::{BoxFuture, Resolver};
-    use crate::{AddressClass, GuardConfig};
+    use crate::classify::AddressClass;
+    use crate::config::GuardConfig;
 
     /// Answers every name with one private address, as a hostile DNS server would.
     struct Private;

@@ -35,7 +35,6 @@
 //! # Ok(()) }
 //! ```
 
-pub mod api;
 mod blocklist;
 mod classify;
 mod config;
@@ -47,7 +46,6 @@ mod limits;
 mod resolve;
 pub mod sign;
 mod tls;
-pub mod tools;
 
 pub use blocklist::{Blocklist, BlocklistMatch};
 pub use classify::{AddressClass, classify};
@@ -60,5 +58,7 @@ pub use tls::PeerCertificates;
 
 /// Re-exported so callers build requests without depending on reqwest themselves.
 pub use reqwest::Method;
+/// Re-exported: the status of a [`WebResponse`].
+pub use reqwest::StatusCode;
 /// Re-exported header types ([`WebRequest::headers`], [`WebResponse::headers`]).
 pub use reqwest::header;

@@ -12,7 +12,8 @@ use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, Server
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{DigitallySignedStruct, SignatureScheme};
 
-use crate::{WebError, WebGuard};
+use crate::error::WebError;
+use crate::guard::WebGuard;
 
 /// What one handshake showed.
 #[derive(Debug, Clone)]

@@ -599,7 +599,7 @@ pub fn start_hub(
     // rather than running unguarded.
     let web_tools = match (!unchanged && web.enabled).then(|| web_guard(web)) {
         Some(Ok(guard)) => Some(
-            cairn_web::tools::WebTools::new(guard, user.clone())
+            cairn_webtools::web::WebTools::new(guard, user.clone())
                 .with_search(web_search_settings(&web.search))
                 .with_redactor(crate::redaction::agent_redactor(env)),
         ),
@@ -618,7 +618,7 @@ pub fn start_hub(
     let api = web_tools
         .as_ref()
         .filter(|_| config.api.enabled)
-        .map(|w| cairn_web::api::Api::new(w.guard.clone(), user.clone()));
+        .map(|w| cairn_webtools::api::Api::new(w.guard.clone(), user.clone()));
     if let Some(api) = &api
         && roots.is_empty()
     {
@@ -831,15 +831,15 @@ fn semantic_index_dir(env: &Env) -> Option<PathBuf> {
 /// `[web.search]` as `web_search` takes it; `None` when no provider is set.
 fn web_search_settings(
     config: &cairn_config::WebSearchConfig,
-) -> Option<cairn_web::tools::SearchSettings> {
+) -> Option<cairn_webtools::web::SearchSettings> {
     use cairn_config::SearchProvider as Configured;
-    use cairn_web::tools::SearchProvider;
+    use cairn_webtools::web::SearchProvider;
     let provider = match config.provider? {
         Configured::Searxng => SearchProvider::Searxng,
         Configured::Brave => SearchProvider::Brave,
         Configured::Tavily => SearchProvider::Tavily,
     };
-    Some(cairn_web::tools::SearchSettings {
+    Some(cairn_webtools::web::SearchSettings {
         provider,
         url: config.url.clone(),
         secret: config.secret.clone(),
@@ -1005,13 +1005,13 @@ fn db_tools(
 
 /// `[[api.openapi]]` operations as their own server (`cairn-openapi`), so a slow spec URL
 /// delays only those. A spec that fails is logged and left out, never fatal.
-fn add_api(hub: &Hub, api: cairn_web::api::Api, config: &cairn_config::ApiConfig) {
-    hub.add_builtin("cairn-api", cairn_web::api::api_tools(api.clone()));
+fn add_api(hub: &Hub, api: cairn_webtools::api::Api, config: &cairn_config::ApiConfig) {
+    hub.add_builtin("cairn-api", cairn_webtools::api::api_tools(api.clone()));
     let services = config
         .services
         .iter()
         .map(|(name, service)| {
-            let settings = cairn_web::api::services::ServiceSettings {
+            let settings = cairn_webtools::api::services::ServiceSettings {
                 base_url: service.base_url.clone(),
                 auth: service.auth.as_ref().map(api_auth),
             };
@@ -1020,15 +1020,15 @@ fn add_api(hub: &Hub, api: cairn_web::api::Api, config: &cairn_config::ApiConfig
         .collect();
     hub.add_builtin(
         "cairn-services",
-        cairn_web::api::services::service_tools(api.services(services)),
+        cairn_webtools::api::services::service_tools(api.services(services)),
     );
     if config.openapi.is_empty() {
         return;
     }
-    let sources: Vec<cairn_web::api::OpenApiSource> = config
+    let sources: Vec<cairn_webtools::api::OpenApiSource> = config
         .openapi
         .iter()
-        .map(|entry| cairn_web::api::OpenApiSource {
+        .map(|entry| cairn_webtools::api::OpenApiSource {
             name: entry.name.clone(),
             spec: entry.spec.clone(),
             base_url: entry.base_url.clone(),
@@ -1039,7 +1039,7 @@ fn add_api(hub: &Hub, api: cairn_web::api::Api, config: &cairn_config::ApiConfig
     match tokio::runtime::Handle::try_current() {
         Ok(runtime) => {
             let task = runtime.spawn(async move {
-                let operations = cairn_web::api::ConfiguredOperations::load(api, &sources).await;
+                let operations = cairn_webtools::api::ConfiguredOperations::load(api, &sources).await;
                 let problems = operations.problems().to_vec();
                 hub.add_builtin("cairn-openapi", operations);
                 problems
@@ -1055,14 +1055,14 @@ fn add_api(hub: &Hub, api: cairn_web::api::Api, config: &cairn_config::ApiConfig
 }
 
 /// A configured API credential as the API tools take it.
-fn api_auth(a: &cairn_config::ApiAuthConfig) -> cairn_web::api::ApiAuth {
-    cairn_web::api::ApiAuth {
+fn api_auth(a: &cairn_config::ApiAuthConfig) -> cairn_webtools::api::ApiAuth {
+    cairn_webtools::api::ApiAuth {
         secret: a.secret.clone(),
         scheme: match a.scheme {
-            cairn_config::ApiAuthScheme::Bearer => cairn_web::api::AuthScheme::Bearer,
-            cairn_config::ApiAuthScheme::Basic => cairn_web::api::AuthScheme::Basic,
-            cairn_config::ApiAuthScheme::Header => cairn_web::api::AuthScheme::Header,
-            cairn_config::ApiAuthScheme::Query => cairn_web::api::AuthScheme::Query,
+            cairn_config::ApiAuthScheme::Bearer => cairn_webtools::api::AuthScheme::Bearer,
+            cairn_config::ApiAuthScheme::Basic => cairn_webtools::api::AuthScheme::Basic,
+            cairn_config::ApiAuthScheme::Header => cairn_webtools::api::AuthScheme::Header,
+            cairn_config::ApiAuthScheme::Query => cairn_webtools::api::AuthScheme::Query,
         },
         name: a.name.clone(),
     }
