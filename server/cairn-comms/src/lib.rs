@@ -13,77 +13,16 @@
 
 mod calendar;
 mod chat;
+mod comms;
 mod email;
+mod limiter;
 mod notify;
 mod send;
 
+pub use comms::Comms;
 pub use send::SendRefusal;
 
-use std::sync::Arc;
-
-use cairn_config::CommsConfig;
 use cairn_toolkit::{Entry, ToolSet};
-use cairn_web::{Credentials, WebGuard};
-use cairn_workspace::{ExactApprovals, Workspace};
-
-/// What the communication tools share.
-pub struct Comms {
-    guard: Option<Arc<WebGuard>>,
-    workspace: Option<Arc<Workspace>>,
-    approvals: Arc<ExactApprovals>,
-    /// Where passwords for protocols the guard does not speak (SMTP, IMAP) come from: the
-    /// vault, per host, as the guard's own credential step asks it.
-    secrets: Arc<dyn Credentials>,
-    settings: CommsConfig,
-    sends: send::SendLimiter,
-    /// Who the web guard's and the send limiter's per-user limits count against.
-    user: String,
-}
-
-impl std::fmt::Debug for Comms {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Comms").finish_non_exhaustive()
-    }
-}
-
-impl cairn_toolkit::Host for Comms {
-    fn workspace(&self) -> Option<&Arc<Workspace>> {
-        self.workspace.as_ref()
-    }
-}
-
-impl Comms {
-    /// The tools' host over the user's `[comms]` settings. Without a guard every tool refuses.
-    pub fn new(
-        settings: CommsConfig,
-        guard: Option<Arc<WebGuard>>,
-        secrets: Arc<dyn Credentials>,
-        approvals: Arc<ExactApprovals>,
-    ) -> Comms {
-        let sends = send::SendLimiter::new(settings.sends_per_minute);
-        Comms {
-            guard,
-            workspace: None,
-            approvals,
-            secrets,
-            settings,
-            sends,
-            user: "local".into(),
-        }
-    }
-
-    /// The workspace, for tools that attach or save files.
-    pub fn with_workspace(mut self, workspace: Option<Arc<Workspace>>) -> Comms {
-        self.workspace = workspace;
-        self
-    }
-
-    /// The user the limits count against (the access identity).
-    pub fn with_user(mut self, user: impl Into<String>) -> Comms {
-        self.user = user.into();
-        self
-    }
-}
 
 /// The communication tools, in the order listed.
 pub const COMMS_TOOLS: &[Entry<Comms>] = &[

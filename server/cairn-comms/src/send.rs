@@ -1,14 +1,11 @@
 //! The one path every send takes ([`Comms::check_send`]): recipients the user allowed, a cap on
 //! their number, the user's approval of that exact message, and a per-user rate.
 
-use std::num::NonZeroU32;
-
 use cairn_toolkit::reply::{approved_once, strict_question};
-use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use rmcp::model::CallToolResult;
 use sha2::{Digest, Sha256};
 
-use crate::Comms;
+use crate::comms::Comms;
 
 /// Why a send was refused before anything left the machine.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -40,30 +37,6 @@ pub enum SendRefusal {
         "{service}: not sent, over the limit of {per_minute} messages a minute (`[comms] sends_per_minute`); try again in a minute"
     )]
     RateLimited { service: String, per_minute: u32 },
-}
-
-/// Messages per user per minute, across every channel.
-pub(crate) struct SendLimiter {
-    per_minute: u32,
-    limiter: Option<DefaultKeyedRateLimiter<String>>,
-}
-
-impl SendLimiter {
-    pub(crate) fn new(per_minute: u32) -> SendLimiter {
-        let limiter = NonZeroU32::new(per_minute)
-            .map(|n| RateLimiter::keyed(Quota::per_minute(n).allow_burst(n)));
-        SendLimiter {
-            per_minute,
-            limiter,
-        }
-    }
-
-    /// Takes one send from `user`'s budget; `false` when it is used up (or the limit is 0).
-    fn take(&self, user: &str) -> bool {
-        self.limiter
-            .as_ref()
-            .is_some_and(|l| l.check_key(&user.to_owned()).is_ok())
-    }
 }
 
 /// One message about to be sent, as the user is asked about it.

@@ -4,8 +4,8 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::Config;
 use crate::layers::WORKSPACE_FORBIDDEN;
+use crate::model::Config;
 
 /// Sections that only the user's own settings may set: the approval policy (a repository may
 /// not loosen it), MCP servers (a workspace's servers wait for trust, so an editor's workspace

@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::{ConfigError, Layers, McpServerConfig};
+use crate::layers::{ConfigError, Layers};
+use crate::model::{HookConfig, McpServerConfig};
 
 /// Why the trust store could not be used. A damaged store trusts nothing.
 #[derive(Debug, thiserror::Error)]
@@ -41,7 +42,7 @@ const HOOKS_ENTRY: &str = "#hooks";
 
 /// SHA-256 over the canonical JSON of a workspace's hooks, all of them: adding, changing or
 /// reordering one needs trust again.
-pub fn hooks_hash(hooks: &[crate::HookConfig]) -> String {
+pub fn hooks_hash(hooks: &[HookConfig]) -> String {
     let value = serde_json::to_value(hooks).unwrap_or_default();
     let digest = Sha256::digest(value.to_string().as_bytes());
     digest.iter().map(|b| format!("{b:02x}")).collect()
@@ -120,7 +121,7 @@ impl TrustStore {
     }
 
     /// Whether the workspace's hooks, exactly these, were trusted for this workspace.
-    pub fn hooks_trusted(&self, workspace: &Path, hooks: &[crate::HookConfig]) -> bool {
+    pub fn hooks_trusted(&self, workspace: &Path, hooks: &[HookConfig]) -> bool {
         self.trusted
             .get(&Self::key(workspace))
             .and_then(|entries| entries.get(HOOKS_ENTRY))
@@ -131,7 +132,7 @@ impl TrustStore {
     pub fn trust_hooks(
         &mut self,
         workspace: &Path,
-        hooks: &[crate::HookConfig],
+        hooks: &[HookConfig],
     ) -> Result<(), TrustError> {
         self.trusted
             .entry(Self::key(workspace))

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::DbError;
+use crate::error::DbError;
 
 /// One `[db.NAME]` of the user's configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]

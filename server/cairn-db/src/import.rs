@@ -1,7 +1,7 @@
 //! CSV text checked before it reaches a database: a header of column names and records of the
 //! same width, each fault named by its line.
 
-use crate::DbError;
+use crate::error::DbError;
 
 /// A parsed CSV file: the header and the records.
 #[derive(Debug, Clone, PartialEq, Eq)]

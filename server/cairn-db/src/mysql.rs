@@ -13,8 +13,8 @@ use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Error, Opts, OptsBuilder, Row, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::DbError;
 use crate::conn::{Connection, Target};
+use crate::error::DbError;
 use crate::table::{Cell, Column, Description, Limits, Table};
 
 #[path = "mysql_guard.rs"]

@@ -10,8 +10,8 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
 use tokio_util::sync::CancellationToken;
 
-use crate::DbError;
 use crate::conn::{Connection, Target};
+use crate::error::DbError;
 use crate::table::{Cell, Column, Description, Limits, Table};
 
 /// The checks a read passes before it reaches the server (effects read-only does not stop).

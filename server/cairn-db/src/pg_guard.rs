@@ -12,7 +12,7 @@
 //! this does. A name is refused wherever it appears, even as a column name: a false refusal is
 //! better than a missed call.
 
-use crate::DbError;
+use crate::error::DbError;
 use crate::sql_words::{Token, quoted_name, unreadable};
 
 /// Statements a read may start with (after any opening parentheses).

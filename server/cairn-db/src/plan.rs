@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::DbError;
+use crate::error::DbError;
 use crate::table::{Cell, Limits, Table};
 
 /// A PostgreSQL `EXPLAIN (FORMAT JSON)` (maybe with `ANALYZE`).

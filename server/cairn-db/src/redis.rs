@@ -15,8 +15,8 @@ use ::redis::{
 };
 use tokio_util::sync::CancellationToken;
 
-use crate::DbError;
 use crate::conn::{Connection, Target};
+use crate::error::DbError;
 use crate::table::{Cell, Limits, Table};
 
 /// Keys asked of the server per SCAN step.

@@ -4,7 +4,7 @@
 //! lexer itself stays in its guard (`pg_guard.rs`, `mysql_guard.rs`): strings, comments and
 //! what counts as a name differ too much to share.
 
-use crate::DbError;
+use crate::error::DbError;
 
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Token {

@@ -15,7 +15,7 @@ use rusqlite::limits::Limit;
 use rusqlite::types::ValueRef;
 use tokio_util::sync::CancellationToken;
 
-use crate::DbError;
+use crate::error::DbError;
 use crate::table::{Cell, Column, Description, Limits, Table};
 
 /// Opens `path` in the workspace and runs `f` on a blocking thread, interrupting the engine when

@@ -18,8 +18,10 @@ use rmcp::model::CallToolResult;
 use tokio_util::sync::CancellationToken;
 
 use crate::conn::{Connection, Target};
+use crate::db::Db;
+use crate::error::DbError;
 use crate::table::{Description, Table};
-use crate::{Db, DbError, mysql, pg, sqlite};
+use crate::{mysql, pg, sqlite};
 
 impl Db {
     /// The connection's password, read from the vault for its host, when it has one.
@@ -90,7 +92,7 @@ impl Db {
         &self,
         connection: &str,
         sql: &str,
-        limits: crate::Limits,
+        limits: crate::table::Limits,
         cancel: &CancellationToken,
     ) -> Result<Table, DbError> {
         let c = self.connection(connection)?;

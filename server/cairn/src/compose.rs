@@ -1039,7 +1039,8 @@ fn add_api(hub: &Hub, api: cairn_webtools::api::Api, config: &cairn_config::ApiC
     match tokio::runtime::Handle::try_current() {
         Ok(runtime) => {
             let task = runtime.spawn(async move {
-                let operations = cairn_webtools::api::ConfiguredOperations::load(api, &sources).await;
+                let operations =
+                    cairn_webtools::api::ConfiguredOperations::load(api, &sources).await;
                 let problems = operations.problems().to_vec();
                 hub.add_builtin("cairn-openapi", operations);
                 problems

@@ -12,7 +12,7 @@ use serde::Deserialize;
 
 use super::CalDav;
 use super::ical::{NewEvent, When, write_event};
-use crate::Comms;
+use crate::comms::Comms;
 use crate::send::{Outgoing, SendRefusal};
 
 /// Characters of the summary and location, and of the description, at most.

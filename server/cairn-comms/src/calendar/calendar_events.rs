@@ -13,7 +13,7 @@ use serde::Deserialize;
 
 use super::CalDav;
 use super::ical::{Event, When, parse_events};
-use crate::Comms;
+use crate::comms::Comms;
 
 /// Days shown by default, and the longest range one call may ask for.
 const DEFAULT_DAYS: i64 = 7;

@@ -16,7 +16,7 @@ use cairn_toolkit::reply::error;
 use cairn_web::{CredentialUse, Method, Placement, WebGuard, WebRequest, WebResponse, header};
 use rmcp::model::CallToolResult;
 
-use crate::Comms;
+use crate::comms::Comms;
 
 /// One calendar, for one call.
 pub(crate) struct CalDav<'a> {

@@ -11,7 +11,7 @@ use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use rmcp::model::CallToolResult;
 use serde_json::Value;
 
-use crate::Comms;
+use crate::comms::Comms;
 
 /// The setting that allows rooms, named in refusals.
 pub(crate) const ALLOW_SETTING: &str = "comms.matrix.allow_rooms";

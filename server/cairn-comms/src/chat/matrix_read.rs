@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::matrix::{Matrix, check_room, enc, is_allowed, not_allowed, time_of};
-use crate::Comms;
+use crate::comms::Comms;
 
 /// Messages per page by default, and at most.
 const DEFAULT_LIMIT: usize = 20;

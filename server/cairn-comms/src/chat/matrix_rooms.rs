@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::matrix::{Matrix, is_allowed};
-use crate::Comms;
+use crate::comms::Comms;
 
 /// Rooms shown at most.
 const MAX_ROOMS: usize = 200;

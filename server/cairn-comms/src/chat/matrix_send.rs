@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::matrix::{ALLOW_SETTING, Matrix, check_room, enc, markdown_html};
-use crate::Comms;
+use crate::comms::Comms;
 use crate::send::Outgoing;
 
 /// The longest message posted (Matrix events are capped at 64 KiB in all).

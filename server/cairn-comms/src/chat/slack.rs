@@ -9,7 +9,7 @@ use cairn_web::{CredentialUse, Method, WebError, WebGuard, WebRequest, header};
 use rmcp::model::CallToolResult;
 use serde_json::Value;
 
-use crate::Comms;
+use crate::comms::Comms;
 use crate::send::{SendRefusal, allowed};
 
 /// Channels asked for per page of `conversations.list` (Slack's documented sweet spot).

@@ -5,8 +5,8 @@ use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
-use crate::Comms;
 use crate::chat::slack::{MAX_PAGES, PAGE, Slack};
+use crate::comms::Comms;
 
 /// Channels listed by default.
 const DEFAULT_LIMIT: usize = 200;

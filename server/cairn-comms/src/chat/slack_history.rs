@@ -8,8 +8,8 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::Comms;
 use crate::chat::slack::{Slack, time_of};
+use crate::comms::Comms;
 
 /// Messages read by default.
 const DEFAULT_LIMIT: usize = 20;

@@ -7,8 +7,8 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::Comms;
 use crate::chat::slack::{SETTING, Slack, time_of};
+use crate::comms::Comms;
 use crate::send::Outgoing;
 
 /// Slack cuts longer messages off (its documented limit for `text`).

@@ -19,7 +19,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 
-use crate::Comms;
+use crate::comms::Comms;
 
 /// The most one SMTP or IMAP exchange may take, start to end.
 const SESSION: Duration = Duration::from_secs(60);

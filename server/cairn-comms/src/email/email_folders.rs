@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use super::conn::{Mail, bounded};
 use super::imap;
-use crate::Comms;
+use crate::comms::Comms;
 
 /// The most folders listed (and counted).
 const MAX_FOLDERS: usize = 200;

@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use super::conn::{Mail, bounded};
 use super::imap;
-use crate::Comms;
+use crate::comms::Comms;
 
 /// The most messages one call moves.
 const MAX_UIDS: usize = 500;

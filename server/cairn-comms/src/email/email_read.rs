@@ -11,7 +11,7 @@ use serde::Deserialize;
 
 use super::conn::{Mail, bounded};
 use super::imap;
-use crate::Comms;
+use crate::comms::Comms;
 
 /// The most bytes of a message fetched; the rest stays on the server.
 const MAX_MESSAGE: usize = 2 * 1024 * 1024;

@@ -11,7 +11,7 @@ use serde::Deserialize;
 
 use super::conn::{Mail, bounded};
 use super::imap;
-use crate::Comms;
+use crate::comms::Comms;
 
 /// Messages listed when `limit` is not given.
 const DEFAULT_LIMIT: usize = 20;

@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 use super::compose::{self, Attachment, Message};
 use super::conn::{Mail, bounded};
 use super::smtp::{self, Envelope};
-use crate::Comms;
+use crate::comms::Comms;
 use crate::send::Outgoing;
 
 /// The most bytes of body text.

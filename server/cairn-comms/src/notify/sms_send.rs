@@ -9,7 +9,7 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::Comms;
+use crate::comms::Comms;
 use crate::send::Outgoing;
 
 /// Twilio refuses a longer body.

@@ -10,7 +10,7 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::Comms;
+use crate::comms::Comms;
 use crate::send::Outgoing;
 
 /// Discord refuses a `content` longer than this.

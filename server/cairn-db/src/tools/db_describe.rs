@@ -5,8 +5,9 @@ use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
+use crate::db::Db;
+use crate::table::Limits;
 use crate::tools::failed;
-use crate::{Db, Limits};
 
 /// The `db_describe` tool.
 pub struct DbDescribe;

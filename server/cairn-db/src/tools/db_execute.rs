@@ -5,7 +5,7 @@ use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
-use crate::Db;
+use crate::db::Db;
 use crate::tools::failed;
 
 /// The `db_execute` tool.

@@ -9,9 +9,10 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use crate::db::Db;
+use crate::table::Limits;
 use crate::table::{Cell, Table};
 use crate::tools::failed;
-use crate::{Db, Limits};
 
 /// The `db_export` tool.
 pub struct DbExport;

@@ -6,7 +6,7 @@ use cairn_workspace::off_thread;
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
-use crate::Db;
+use crate::db::Db;
 use crate::tools::failed;
 
 /// The `db_import` tool.

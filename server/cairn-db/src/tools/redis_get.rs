@@ -5,8 +5,9 @@ use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
+use crate::db::Db;
+use crate::redis;
 use crate::tools::failed;
-use crate::{Db, redis};
 
 /// The `redis_get` tool.
 pub struct RedisGet;

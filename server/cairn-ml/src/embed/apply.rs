@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use super::classifier::{Classifier, EmbedderId, Method};
 use super::common::{self, MAX_SHOWN, cell};
-use crate::Ml;
+use crate::ml::Ml;
 
 /// The `classify_texts` tool.
 pub struct ClassifyTexts;

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::common::{dot, normalised};
+use super::vector::{dot, normalised};
 use crate::embed::cluster::mean;
 
 /// The `format` of a saved classifier.

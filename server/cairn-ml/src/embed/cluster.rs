@@ -6,8 +6,9 @@ use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
-use super::common::{self, cell, dot, normalised};
-use crate::Ml;
+use super::common::{self, cell};
+use super::vector::{dot, normalised};
+use crate::ml::Ml;
 
 /// Agglomerative clustering is cubic in the texts; past this, k-means.
 const MAX_AGGLOMERATIVE: usize = 500;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use cairn_toolkit::{CallContext, Host};
 use cairn_workspace::{ScopeError, Workspace, WorkspacePath};
 
-use crate::Ml;
+use crate::ml::Ml;
 
 /// Texts one call embeds at most: a few seconds of the model on a laptop's CPU.
 pub(crate) const MAX_TEXTS: usize = 2000;
@@ -347,20 +347,6 @@ pub(crate) async fn embed(
             .map_err(|e| format!("internal error: embedding failed ({e})"))?
             .map_err(|e| format!("embedding failed: {e}")),
     }
-}
-
-/// The dot product; the cosine similarity of unit vectors.
-pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
-
-/// `v` scaled to unit length (a zero vector stays zero).
-pub(crate) fn normalised(mut v: Vec<f32>) -> Vec<f32> {
-    let norm = dot(&v, &v).sqrt();
-    if norm > 0.0 {
-        v.iter_mut().for_each(|x| *x /= norm);
-    }
-    v
 }
 
 /// `text` on one line and cut for a table cell.

@@ -7,8 +7,9 @@ use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
-use super::common::{self, MAX_SHOWN, cell, dot};
-use crate::Ml;
+use super::common::{self, MAX_SHOWN, cell};
+use super::vector::dot;
+use crate::ml::Ml;
 
 /// The similarity above which two texts are near-duplicates, unless told.
 const DEFAULT_THRESHOLD: f32 = 0.9;

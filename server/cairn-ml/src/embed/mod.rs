@@ -7,4 +7,5 @@ pub(crate) mod common;
 pub(crate) mod duplicates;
 pub(crate) mod similarity;
 pub(crate) mod train;
+pub(crate) mod vector;
 pub(crate) mod zero_shot;

@@ -6,7 +6,8 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
 use super::common::{self, MAX_SHOWN, cell};
-use crate::Ml;
+use super::vector::dot;
+use crate::ml::Ml;
 
 /// The `text_similarity` tool.
 pub struct TextSimilarity;
@@ -54,10 +55,7 @@ impl Tool for TextSimilarity {
         if cut {
             notes.push_str("\n(the query was cut to its first characters)");
         }
-        let scores: Vec<f32> = vectors[1..]
-            .iter()
-            .map(|v| common::dot(&vectors[0], v))
-            .collect();
+        let scores: Vec<f32> = vectors[1..].iter().map(|v| dot(&vectors[0], v)).collect();
         if scores.len() == 1 {
             return text(format!(
                 "cosine similarity: {:.4} (1 = same meaning, around 0 = unrelated){notes}",

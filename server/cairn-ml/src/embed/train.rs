@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use super::classifier::{self, Classifier, EmbedderId, MAX_LABELS, Method};
 use super::common::{self, MAX_TEXT_CHARS, cell};
-use crate::Ml;
+use crate::ml::Ml;
 
 /// The `train_text_classifier` tool.
 pub struct TrainTextClassifier;

@@ -6,8 +6,9 @@ use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
-use super::common::{self, MAX_SHOWN, cell, dot};
-use crate::Ml;
+use super::common::{self, MAX_SHOWN, cell};
+use super::vector::dot;
+use crate::ml::Ml;
 
 /// Labels one call takes at most.
 const MAX_LABELS: usize = 50;

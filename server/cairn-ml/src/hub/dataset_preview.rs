@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{Service, encode, get, json, repo_id};
-use crate::Ml;
+use crate::ml::Ml;
 
 /// Rows shown when `rows` is not given.
 const DEFAULT_ROWS: usize = 10;

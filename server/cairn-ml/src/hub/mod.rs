@@ -10,33 +10,13 @@ pub(crate) mod dataset_preview;
 pub(crate) mod model_card;
 pub(crate) mod ocr;
 pub(crate) mod search;
+pub(crate) mod settings;
 
 use cairn_toolkit::CallContext;
 use cairn_web::{CredentialUse, WebRequest};
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
-use crate::Ml;
-
-/// Where the hub tools look (`[ml]`), and the vault secret for the hub's token.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HubSettings {
-    /// The Hub (or a mirror): `https://huggingface.co`.
-    pub hub_url: String,
-    /// The dataset viewer's API: `https://datasets-server.huggingface.co`.
-    pub datasets_url: String,
-    /// A vault secret holding a Hub token, sent as a bearer token to the hub's host only.
-    pub secret: Option<String>,
-}
-
-impl Default for HubSettings {
-    fn default() -> Self {
-        HubSettings {
-            hub_url: "https://huggingface.co".into(),
-            datasets_url: "https://datasets-server.huggingface.co".into(),
-            secret: None,
-        }
-    }
-}
+use crate::ml::Ml;
 
 /// Which of the two services a request is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

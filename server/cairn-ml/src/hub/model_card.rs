@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{Service, count, date, encode, get, json, repo_id};
-use crate::Ml;
+use crate::ml::Ml;
 
 /// Characters of the card's body shown when `max_chars` is not given.
 const DEFAULT_BODY: usize = 8_000;

@@ -13,7 +13,7 @@ use cairn_workspace::EntryKind;
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
-use crate::Ml;
+use crate::ml::Ml;
 
 /// The image OCR runs in when `[sandbox] images.ocr` is not set: Tesseract with English, built
 /// by `scripts/sandbox-images`.

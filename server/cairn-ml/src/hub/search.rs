@@ -8,7 +8,7 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
 use super::{Service, count, date, encode, get, json};
-use crate::Ml;
+use crate::ml::Ml;
 
 /// Rows asked for when `limit` is not given.
 const DEFAULT_LIMIT: usize = 20;

@@ -7,7 +7,7 @@ use cairn_toolkit::CallContext;
 use futures::StreamExt;
 use rmcp::model::CallToolResult;
 
-use crate::Ml;
+use crate::ml::Ml;
 
 /// Most characters of input a tool sends: about 30,000 tokens, which every current model takes
 /// with room for the answer. Longer input is cut, and the result says so.

@@ -13,7 +13,7 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
 use super::ask::{ask, counted, failed};
-use crate::Ml;
+use crate::ml::Ml;
 
 /// The largest picture sent: providers refuse larger ones (Anthropic takes 5 MB), and a
 /// screenshot is far smaller.

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::ask::{self, Failed, ask, counted, failed};
-use crate::Ml;
+use crate::ml::Ml;
 use crate::text::source;
 
 /// A schema larger than this is refused: it is sent with the request.

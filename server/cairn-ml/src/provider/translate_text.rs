@@ -7,7 +7,7 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
 use super::ask::{self, ask, counted, failed};
-use crate::Ml;
+use crate::ml::Ml;
 use crate::text::source;
 
 /// The `translate_text` tool.

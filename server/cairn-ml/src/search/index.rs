@@ -24,6 +24,8 @@ use cairn_workspace::{Access, Operation, WalkOptions, Workspace, WorkspacePath};
 use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 
+use crate::embed::vector::dot;
+
 /// Lines in a window.
 pub(crate) const WINDOW: usize = 30;
 /// Lines from one window's start to the next's.
@@ -368,7 +370,7 @@ impl Index {
                 continue;
             }
             for chunk in &file.chunks {
-                let cosine = super::super::embed::common::dot(vector, &chunk.vector);
+                let cosine = dot(vector, &chunk.vector);
                 let mut bm25 = 0.0;
                 for &(t, w) in &idf {
                     if let Ok(i) = chunk.terms.binary_search_by_key(&t, |&(x, _)| x) {

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::index::{self, Index, Refresh};
 use super::store;
-use crate::Ml;
+use crate::ml::Ml;
 
 /// Results shown by default, and at most.
 pub(crate) const DEFAULT_LIMIT: usize = 8;

@@ -6,7 +6,7 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
 use super::run::{self, DEFAULT_LIMIT, MAX_LIMIT, Query};
-use crate::Ml;
+use crate::ml::Ml;
 
 /// Characters of a query; a longer text is a snippet for `similar_code`.
 const MAX_QUERY_CHARS: usize = 1_000;

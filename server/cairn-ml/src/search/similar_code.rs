@@ -7,7 +7,7 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
 use super::run::{self, DEFAULT_LIMIT, MAX_LIMIT, Query};
-use crate::Ml;
+use crate::ml::Ml;
 
 /// Characters of a snippet: more than the embedder reads (256 tokens), less than a file.
 const MAX_SNIPPET_CHARS: usize = 8_000;

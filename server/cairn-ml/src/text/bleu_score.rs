@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 use super::source::{self, Input};
 use super::words::{bleu_tokens, ngrams, overlap};
-use crate::Ml;
+use crate::ml::Ml;
 
 /// References taken, whether texts or files.
 const MAX_REFERENCES: usize = 16;

@@ -6,7 +6,7 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
 use super::{source, tokenizer};
-use crate::Ml;
+use crate::ml::Ml;
 
 /// The `count_tokens` tool.
 pub struct CountTokens;

@@ -7,7 +7,7 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
 use super::source;
-use crate::Ml;
+use crate::ml::Ml;
 
 /// Characters looked at: language shows in the first pages, and trigram counting of a whole
 /// megabyte only costs time.

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
 use super::source::{self, Input};
-use crate::Ml;
+use crate::ml::Ml;
 
 /// Longest text (in units) compared whole: the table is `len_a × len_b` cells.
 const MAX_UNITS: usize = 20_000;

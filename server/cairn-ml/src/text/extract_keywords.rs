@@ -9,7 +9,7 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
 use super::source;
-use crate::Ml;
+use crate::ml::Ml;
 
 /// Phrases listed by default, and at most.
 const DEFAULT_TOP: usize = 10;

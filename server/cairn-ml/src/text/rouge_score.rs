@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 use super::source;
 use super::words::{ngrams, overlap, rouge_tokens};
-use crate::Ml;
+use crate::ml::Ml;
 
 /// Tokens of either side ROUGE-L's table is built over (`len × len` cells).
 const MAX_LCS_TOKENS: usize = 20_000;

@@ -3,7 +3,7 @@
 
 use std::io::Read;
 
-use crate::Ml;
+use crate::ml::Ml;
 
 /// At most this many bytes of one input are used: the metrics are quadratic or worse in
 /// places, and the model reads the result, not the input.

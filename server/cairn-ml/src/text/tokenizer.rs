@@ -9,7 +9,7 @@ use tiktoken_rs::CoreBPE;
 use tiktoken_rs::tokenizer::Tokenizer as OpenAiEncoding;
 use tokenizers::Tokenizer;
 
-use crate::Ml;
+use crate::ml::Ml;
 
 /// Characters per token of English text assumed for Claude: Anthropic's documentation gives
 /// about 3.5; code and other languages differ, hence "approximate".

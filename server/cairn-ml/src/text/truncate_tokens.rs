@@ -7,7 +7,7 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
 use super::{source, tokenizer};
-use crate::Ml;
+use crate::ml::Ml;
 
 /// The largest `max_tokens`: the kept text is the reply.
 const MAX_TOKENS: usize = 100_000;

@@ -8,7 +8,7 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
 use super::{blocking, human, table};
-use crate::System;
+use crate::system::System;
 
 /// The `disk_usage` tool.
 pub struct DiskUsage;

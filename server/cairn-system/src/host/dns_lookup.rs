@@ -11,7 +11,7 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
 use super::table;
-use crate::System;
+use crate::system::System;
 
 /// The `dns_lookup` tool.
 pub struct DnsLookup;

@@ -7,7 +7,7 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
 use super::table;
-use crate::System;
+use crate::system::System;
 
 /// The `env_vars` tool.
 pub struct EnvVars;

@@ -13,7 +13,7 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
 use super::{blocking, human, table};
-use crate::System;
+use crate::system::System;
 
 /// The `folder_sizes` tool.
 pub struct FolderSizes;

@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use super::procfs::{self, Users};
 use super::{blocking, sockets, table};
-use crate::System;
+use crate::system::System;
 
 /// The `listening_ports` tool.
 pub struct ListeningPorts;

@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::blocking;
 use super::logs::{self, line_text, read_line_capped};
-use crate::System;
+use crate::system::System;
 
 /// The `log_search` tool.
 pub struct LogSearch;

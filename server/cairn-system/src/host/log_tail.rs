@@ -13,7 +13,7 @@ use serde::Deserialize;
 
 use super::blocking;
 use super::logs::{self, LogFile, line_text, read_line_capped};
-use crate::System;
+use crate::system::System;
 
 /// The `log_tail` tool.
 pub struct LogTail;

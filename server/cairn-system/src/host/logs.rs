@@ -9,7 +9,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use crate::System;
+use crate::system::System;
 
 /// Bytes one read of a line consumes at most: past it, the rest of a line with no end in
 /// sight (a sparse file's zeros) comes back as further cut lines, so callers get to check

@@ -27,7 +27,7 @@ pub(crate) mod which_program;
 use cairn_toolkit::table::{Cell, Limits, Table};
 use rmcp::model::CallToolResult;
 
-use crate::System;
+use crate::system::System;
 
 /// What the user allows the host tools to show or read beyond the defaults: the user's
 /// `[system]` settings, one definition with their defaults. User configuration only: a

@@ -11,7 +11,7 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
 use super::{blocking, table};
-use crate::System;
+use crate::system::System;
 
 /// The `network_interfaces` tool.
 pub struct NetworkInterfaces;

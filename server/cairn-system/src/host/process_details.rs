@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use super::procfs::{self, Users};
 use super::{blocking, duration, human, sockets};
-use crate::System;
+use crate::system::System;
 
 /// The `process_details` tool.
 pub struct ProcessDetails;

@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 use super::procfs::{self, Users};
 use super::{blocking, duration, human, table};
-use crate::System;
+use crate::system::System;
 
 /// The `process_list` tool.
 pub struct ProcessList;

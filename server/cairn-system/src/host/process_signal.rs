@@ -11,7 +11,7 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
 use super::procfs::{self, Proc, Users};
-use crate::System;
+use crate::system::System;
 
 /// The `process_signal` tool.
 pub struct ProcessSignal;

@@ -11,7 +11,7 @@ use serde::Deserialize;
 
 use super::procfs::{self, TICKS, Users};
 use super::{blocking, human, table};
-use crate::System;
+use crate::system::System;
 
 /// The `process_top` tool.
 pub struct ProcessTop;

@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use super::blocking;
 use super::procfs::{self, Proc};
-use crate::System;
+use crate::system::System;
 
 /// The `process_tree` tool.
 pub struct ProcessTree;

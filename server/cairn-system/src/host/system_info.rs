@@ -9,7 +9,7 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
 use super::{blocking, duration, human};
-use crate::System;
+use crate::system::System;
 
 /// The `system_info` tool.
 pub struct SystemInfo;

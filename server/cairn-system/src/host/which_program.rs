@@ -21,7 +21,7 @@ use serde::Deserialize;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio_util::sync::CancellationToken;
 
-use crate::System;
+use crate::system::System;
 
 /// The `which_program` tool.
 pub struct WhichProgram;

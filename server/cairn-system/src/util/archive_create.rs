@@ -14,7 +14,7 @@ use cairn_workspace::{EntryKind, ScopeError, WalkOptions, Workspace, WorkspacePa
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
-use crate::System;
+use crate::system::System;
 use crate::util::archive::Kind;
 use crate::util::with_workspace;
 

@@ -13,7 +13,7 @@ use cairn_workspace::{Operation, ScopeError, Workspace};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
-use crate::System;
+use crate::system::System;
 use crate::util::archive::{EntryType, Kind, LIMITS, Limits, link_inside, safe_path, walk};
 use crate::util::with_workspace;
 

@@ -8,7 +8,7 @@ use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
-use crate::System;
+use crate::system::System;
 use crate::util::archive::{EntryType, Kind, LIMITS, link_inside, safe_path, walk};
 use crate::util::with_workspace;
 

@@ -6,7 +6,7 @@ use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
-use crate::System;
+use crate::system::System;
 
 /// Characters of one expression.
 const MAX_LEN: usize = 2000;

@@ -8,7 +8,7 @@ use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
-use crate::System;
+use crate::system::System;
 use crate::util::with_workspace;
 
 /// Files one call hashes; each is streamed, so their size is not capped.

@@ -9,7 +9,7 @@ use chrono_tz::Tz;
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
-use crate::System;
+use crate::system::System;
 use crate::util::times::{parse_time, parse_zone, show};
 
 /// Runs one call lists.

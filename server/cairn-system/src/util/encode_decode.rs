@@ -7,7 +7,7 @@ use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
-use crate::System;
+use crate::system::System;
 
 /// Bytes of input one call takes.
 const MAX_INPUT: usize = 1024 * 1024;

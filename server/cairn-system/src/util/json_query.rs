@@ -10,7 +10,7 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::System;
+use crate::system::System;
 use crate::util::doc::{Format, capped, parse, source};
 
 /// Nesting of the filter (the parser recurses on it).

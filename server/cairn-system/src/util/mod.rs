@@ -31,7 +31,7 @@ use cairn_workspace::Workspace;
 use cairn_workspace::checkpoint::carry;
 use rmcp::model::CallToolResult;
 
-use crate::System;
+use crate::system::System;
 
 /// Runs `f` over the host's workspace on a blocking thread (file access blocks), or says that
 /// no workspace is open.

@@ -8,7 +8,7 @@ use chrono_tz::Tz;
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
-use crate::System;
+use crate::system::System;
 use crate::util::times::{localize, parse_time, parse_zone, show};
 
 /// The `time_diff` tool.

@@ -6,7 +6,7 @@ use chrono::Utc;
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
-use crate::System;
+use crate::system::System;
 use crate::util::times::{parse_zone, show};
 
 /// Zones one call shows.

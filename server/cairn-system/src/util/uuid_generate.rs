@@ -6,7 +6,7 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 use uuid::Uuid;
 
-use crate::System;
+use crate::system::System;
 
 /// UUIDs one call makes.
 const MAX_COUNT: usize = 100;
