@@ -9,12 +9,17 @@
 //! - no `.rs` or `.md` file has trailing whitespace;
 //! - only the crates whose job it is reach an HTTP client, directly or through any depth of the
 //!   resolved dependency graph (`cargo metadata`): tools reach the web through the web guard
-//!   (`cairn-web`), never a client of their own.
+//!   (`cairn-web`), never a client of their own;
+//! - the code's shape (`structure`): no import cycles between files, and no function in
+//!   `cairn-agent` over 80 lines.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
+
+#[path = "tidy/structure.rs"]
+mod structure;
 
 /// Directories never searched: build output, VCS data, and third-party trees (`.peers` holds the
 /// test peers `.ci/run` installs, a Python venv whose packages ship their own Markdown).

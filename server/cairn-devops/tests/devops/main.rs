@@ -1,0 +1,6 @@
+//! The integration tests of `cairn-devops`, one module per area, built as one test binary
+//! (one link instead of one per file: CI's disk and time go to linking).
+
+mod checks;
+mod docker;
+mod release;

@@ -1,0 +1,8 @@
+//! The integration tests of `cairn-sandbox`, one module per area, built as one test binary
+//! (one link instead of one per file: CI's disk and time go to linking).
+
+mod common;
+
+mod attacks;
+mod remote;
+mod tools;
