@@ -153,9 +153,9 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::resolve::{BoxFuture, Resolver};
     use crate::classify::AddressClass;
     use crate::config::GuardConfig;
+    use crate::resolve::{BoxFuture, Resolver};
 
     /// Answers every name with one private address, as a hostile DNS server would.
     struct Private;

@@ -243,10 +243,15 @@ impl Outgoing {
         let mut request = WebRequest::new(method, self.url).for_user(user);
         request.headers = header_map(&self.headers)?;
         if let Some((bytes, content_type)) = self.body {
-            if !request.headers.contains_key(cairn_web::header::CONTENT_TYPE) {
+            if !request
+                .headers
+                .contains_key(cairn_web::header::CONTENT_TYPE)
+            {
                 let value = HeaderValue::from_str(&content_type)
                     .map_err(|_| format!("{content_type:?} is not a valid content type"))?;
-                request.headers.insert(cairn_web::header::CONTENT_TYPE, value);
+                request
+                    .headers
+                    .insert(cairn_web::header::CONTENT_TYPE, value);
             }
             request.body = Some(bytes);
         }

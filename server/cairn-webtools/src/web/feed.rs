@@ -4,8 +4,8 @@ use cairn_toolkit::{CallContext, Category, Effect, Paths, Tool};
 use rmcp::model::CallToolResult;
 
 use super::args::UrlArgs;
-use super::report::header_lines;
 use super::extract::MAX_FEED_ITEMS;
+use super::report::header_lines;
 use super::{WebTools, answer, parse_feed};
 use cairn_web::Method;
 

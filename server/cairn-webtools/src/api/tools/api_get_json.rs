@@ -8,9 +8,9 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use cairn_web::Method;
 use crate::api::request::{self, ApiAuth, Outgoing, header_args, select, status_block, target_url};
 use crate::api::{Api, answer};
+use cairn_web::Method;
 
 /// The `api_get_json` tool.
 pub struct ApiGetJson;

@@ -7,9 +7,9 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use cairn_web::Method;
 use crate::api::request::{ApiAuth, Outgoing, body_of, header_args, status_block};
 use crate::api::{Api, answer};
+use cairn_web::Method;
 
 /// The `api_json_rpc` tool.
 pub struct ApiJsonRpc;

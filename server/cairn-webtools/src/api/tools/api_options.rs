@@ -6,9 +6,9 @@ use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
-use cairn_web::Method;
 use crate::api::request::{ApiAuth, Outgoing, header_args, status_block};
 use crate::api::{Api, answer};
+use cairn_web::Method;
 
 /// The `api_options` tool.
 pub struct ApiOptions;

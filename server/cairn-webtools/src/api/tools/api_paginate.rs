@@ -9,9 +9,9 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 use url::Url;
 
-use cairn_web::Method;
 use crate::api::request::{self, ApiAuth, Outgoing, header_args, select, status_block};
 use crate::api::{Api, MAX_PAGES, answer, next_link};
+use cairn_web::Method;
 
 /// The `api_paginate` tool.
 pub struct ApiPaginate;

@@ -8,9 +8,9 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 use serde_json::Value;
 
-use cairn_web::Method;
 use crate::api::request::{self, ApiAuth, Outgoing, header_args, status_block};
 use crate::api::{Api, answer, soap_fault};
+use cairn_web::Method;
 
 /// The `api_soap` tool.
 pub struct ApiSoap;

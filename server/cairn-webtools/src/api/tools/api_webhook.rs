@@ -7,9 +7,9 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 use serde_json::Value;
 
-use cairn_web::Method;
 use crate::api::request::{self, ApiAuth, Outgoing, body_of, header_args, status_block};
 use crate::api::{Api, answer};
+use cairn_web::Method;
 
 /// The `api_webhook` tool.
 pub struct ApiWebhook;

@@ -7,9 +7,9 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use cairn_web::Method;
 use crate::api::request::{self, ApiAuth, header_args, status_block};
 use crate::api::{Api, answer, graphql, is_mutation};
+use cairn_web::Method;
 
 /// The `graphql_query` tool.
 pub struct GraphqlQuery;

@@ -7,9 +7,9 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 use serde_json::Value;
 
-use cairn_web::Method;
 use crate::api::request::{ApiAuth, header_args, status_block};
 use crate::api::{Api, answer, graphql, summarise_schema};
+use cairn_web::Method;
 
 /// The `graphql_schema` tool.
 pub struct GraphqlSchema;

@@ -8,9 +8,9 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::{PUBLIC, SERVICE, data, gid};
-use cairn_web::Method;
 use crate::api::services::Services;
 use crate::api::services::gitlab::field;
+use cairn_web::Method;
 
 /// Longer names are refused: a task's name is a line, the rest belongs in its notes.
 const MAX_NAME: usize = 1024;

@@ -9,9 +9,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{PUBLIC, SERVICE, data, gid};
-use cairn_web::Method;
 use crate::api::services::Services;
 use crate::api::services::gitlab::{cell, field};
+use cairn_web::Method;
 
 /// Asana's largest typeahead answer.
 const MAX_RESULTS: u32 = 100;

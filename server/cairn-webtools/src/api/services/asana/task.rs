@@ -8,10 +8,10 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{MAX_NOTES, PUBLIC, SERVICE, data, gid, name_of};
-use cairn_web::Method;
 use crate::api::services::Services;
-use crate::api::services::paging::{self, Items, List, Next, Paging, Size};
 use crate::api::services::gitlab::{cut, field};
+use crate::api::services::paging::{self, Items, List, Next, Paging, Size};
+use cairn_web::Method;
 
 /// Stories (comments and changes) read per call: Asana's largest page.
 const STORY_PAGE: u32 = 100;

@@ -8,10 +8,10 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{list_page, MAX_ROWS, PUBLIC, SERVICE, account, failed, repo_path, state};
-use cairn_web::Method;
+use super::{MAX_ROWS, PUBLIC, SERVICE, account, failed, list_page, repo_path, state};
 use crate::api::services::Services;
 use crate::api::services::gitlab::{cell, field};
+use cairn_web::Method;
 
 /// The most steps read for one run (Bitbucket's largest page).
 const MAX_STEPS: u32 = 100;
@@ -89,9 +89,9 @@ async fn list(services: &Services, cx: &CallContext, args: &Args, path: &str) ->
         cx,
         &format!("{path}/pipelines"),
         vec![
-        ("sort", "-created_on".to_owned()),
-        ("pagelen", MAX_ROWS.to_string()),
-        ("page", page.to_string()),
+            ("sort", "-created_on".to_owned()),
+            ("pagelen", MAX_ROWS.to_string()),
+            ("page", page.to_string()),
         ],
         MAX_ROWS as usize,
         &format!("repository {}", args.repo.trim()),

@@ -8,10 +8,10 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{list_page, MAX_ROWS, PUBLIC, SERVICE, account, repo_path};
-use cairn_web::Method;
+use super::{MAX_ROWS, PUBLIC, SERVICE, account, list_page, repo_path};
 use crate::api::services::Services;
 use crate::api::services::gitlab::{cell, cut, field};
+use cairn_web::Method;
 
 /// The most characters of a description shown.
 const MAX_DESCRIPTION: usize = 4000;
@@ -95,9 +95,9 @@ async fn list(services: &Services, cx: &CallContext, args: &Args, path: &str) ->
         cx,
         &format!("{path}/pullrequests"),
         vec![
-        ("state", state.api().to_owned()),
-        ("pagelen", MAX_ROWS.to_string()),
-        ("page", page.to_string()),
+            ("state", state.api().to_owned()),
+            ("pagelen", MAX_ROWS.to_string()),
+            ("page", page.to_string()),
         ],
         MAX_ROWS as usize,
         &format!("repository {}", args.repo),

@@ -4,8 +4,8 @@
 use std::fmt::Write as _;
 
 use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
-use rmcp::model::CallToolResult;
 use cairn_web::Method;
+use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
 use super::{PUBLIC, SERVICE, Services, bounded, failed, n, repo_path, s};

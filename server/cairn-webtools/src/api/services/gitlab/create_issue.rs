@@ -8,8 +8,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::{PUBLIC, SERVICE, field, project_segment};
-use cairn_web::Method;
 use crate::api::services::Services;
+use cairn_web::Method;
 
 /// GitLab's limit on a title.
 const MAX_TITLE: usize = 255;

@@ -8,9 +8,11 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{list_page, MAX_ROWS, MAX_TEXT, PUBLIC, SERVICE, cell, cut, field, project_segment, user};
-use cairn_web::Method;
+use super::{
+    MAX_ROWS, MAX_TEXT, PUBLIC, SERVICE, cell, cut, field, list_page, project_segment, user,
+};
 use crate::api::services::Services;
+use cairn_web::Method;
 
 /// The most comments shown with one issue.
 const MAX_NOTES: usize = 20;

@@ -8,9 +8,11 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{list_page, MAX_ROWS, MAX_TEXT, PUBLIC, SERVICE, cell, cut, field, items, project_segment, user};
-use cairn_web::Method;
+use super::{
+    MAX_ROWS, MAX_TEXT, PUBLIC, SERVICE, cell, cut, field, items, list_page, project_segment, user,
+};
 use crate::api::services::Services;
+use cairn_web::Method;
 
 /// The most changed files listed for one merge request.
 const MAX_FILES: usize = 100;

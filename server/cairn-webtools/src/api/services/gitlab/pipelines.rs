@@ -8,9 +8,9 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{list_page, MAX_ROWS, PUBLIC, SERVICE, cell, field, project_segment};
-use cairn_web::Method;
+use super::{MAX_ROWS, PUBLIC, SERVICE, cell, field, list_page, project_segment};
 use crate::api::services::Services;
+use cairn_web::Method;
 
 /// The most jobs read for one pipeline (GitLab's largest page).
 const MAX_JOBS: u32 = 100;

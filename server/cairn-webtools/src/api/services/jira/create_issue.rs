@@ -8,8 +8,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{adf_of, call, site, text_at};
-use cairn_web::Method;
 use crate::api::services::Services;
+use cairn_web::Method;
 
 /// Jira's limit on a summary.
 const MAX_SUMMARY: usize = 255;

@@ -7,9 +7,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{adf_text, call, issue_segment, name_at, site, text_at};
-use cairn_web::Method;
 use crate::api::services::Services;
 use crate::api::services::gitlab::cut;
+use cairn_web::Method;
 
 /// The most comments shown (the newest).
 const MAX_COMMENTS: u32 = 10;

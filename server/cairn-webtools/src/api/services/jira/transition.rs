@@ -8,8 +8,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{call, issue_segment, text_at};
-use cairn_web::Method;
 use crate::api::services::Services;
+use cairn_web::Method;
 
 /// The `jira_transition` tool.
 pub struct JiraTransition;

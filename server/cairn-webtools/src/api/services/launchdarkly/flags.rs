@@ -9,10 +9,10 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{PUBLIC, SERVICE, key};
-use cairn_web::Method;
 use crate::api::services::Services;
-use crate::api::services::paging::{self, Items, List, More, Next, Paging, Size};
 use crate::api::services::github::{arr, bounded, s};
+use crate::api::services::paging::{self, Items, List, More, Next, Paging, Size};
+use cairn_web::Method;
 
 /// The most flags one call lists.
 const MAX_LIMIT: u32 = 100;

@@ -9,8 +9,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{PUBLIC, SERVICE, key};
-use cairn_web::Method;
 use crate::api::services::Services;
+use cairn_web::Method;
 
 /// The longest audit-log comment sent.
 const MAX_COMMENT: usize = 1000;

@@ -10,9 +10,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{PUBLIC, SERVICE};
-use cairn_web::Method;
 use crate::api::services::Services;
 use crate::api::services::github::arr;
+use cairn_web::Method;
 
 /// The metrics shown, in order, with their column names.
 const METRICS: [(&str, &str); 8] = [

@@ -8,11 +8,11 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 
 use super::{PUBLIC, SERVICE};
-use cairn_web::Method;
 use crate::api::services::Services;
-use crate::api::services::paging::{self, Items, More, Next, Paging, Size};
 use crate::api::services::github::{bounded, s};
+use crate::api::services::paging::{self, Items, More, Next, Paging, Size};
 use crate::api::services::vercel::{id_segment, unix_when};
+use cairn_web::Method;
 
 /// The most entries one call lists.
 const MAX_LIMIT: u32 = 500;

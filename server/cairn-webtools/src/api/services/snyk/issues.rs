@@ -9,10 +9,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{PUBLIC, SERVICE, id};
-use cairn_web::Method;
 use crate::api::services::Services;
-use crate::api::services::paging::{self, Items, List, More, Next, Paging, Size};
 use crate::api::services::gitlab::{cell, field};
+use crate::api::services::paging::{self, Items, List, More, Next, Paging, Size};
+use cairn_web::Method;
 
 /// How the organization's list pages: numbered pages of [`PAGE`] while its `total` is beyond
 /// them.

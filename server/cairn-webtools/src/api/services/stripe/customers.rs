@@ -9,10 +9,10 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{MAX_ROWS, PUBLIC, SERVICE, list, money};
-use cairn_web::Method;
 use crate::api::services::Services;
 use crate::api::services::github::{bounded, s};
 use crate::api::services::vercel::{id_segment, unix_when};
+use cairn_web::Method;
 
 /// The `stripe_customers` tool.
 pub struct StripeCustomers;

@@ -8,9 +8,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{PUBLIC, SERVICE, id_segment};
-use cairn_web::Method;
 use crate::api::services::Services;
 use crate::api::services::github::{bounded, s};
+use cairn_web::Method;
 
 /// The most events one call asks for.
 const MAX_LINES: u32 = 1000;

@@ -9,10 +9,10 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{PUBLIC, SERVICE, unix_when};
-use cairn_web::Method;
 use crate::api::services::Services;
-use crate::api::services::paging::{self, Items, List, Next, Paging, Size};
 use crate::api::services::github::{bounded, s};
+use crate::api::services::paging::{self, Items, List, Next, Paging, Size};
+use cairn_web::Method;
 
 /// The most deployments one call lists (Vercel's largest page).
 const MAX_LIMIT: u32 = 100;
