@@ -1,6 +1,6 @@
 //! The configuration's JSON Schema (`cairn config schema`), and the VS Code settings generated
 //! from it (`cairn config schema --vscode`, the `contributes.configuration` of
-//! `editors/vscode/package.json`, kept in step by `tests/schema.rs`).
+//! `editors/vscode/package.json`, kept in step by `tests/config/schema.rs`).
 
 use serde_json::{Map, Value, json};
 

@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod chat_support;
+use crate::chat_support;
 
 use base64::Engine;
 use cairn_config::{CalDavConfig, CommsConfig, EmailConfig};

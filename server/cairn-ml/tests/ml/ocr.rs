@@ -24,7 +24,7 @@ use plotters::prelude::*;
 use plotters::style::FontStyle;
 use serde_json::json;
 
-static FONT: &[u8] = include_bytes!("../../cairn-data/fonts/DejaVuSans.ttf");
+static FONT: &[u8] = include_bytes!("../../../cairn-data/fonts/DejaVuSans.ttf");
 
 fn enabled() -> bool {
     cairn_test_support::gate(

@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod recorder;
+use crate::recorder;
 
 use std::collections::BTreeMap;
 

@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod recorder;
+use crate::recorder;
 
 use cairn_config::{CommsConfig, SlackConfig};
 use cairn_test_support::tools::call;
