@@ -15,11 +15,13 @@
 //! them for the agent's approval question), then the tool runs, cancellable by the run (a tool
 //! that writes runs inside its host's [`Host::around_write`], which may add to its result).
 //!
-//! Results go through [`reply`]: text, structured content, errors, edit reports.
+//! Results go through [`reply`]: text, structured content, errors, edit reports. A call that
+//! fails says why with a [`ToolError`]; no library crate fails with a bare `String`.
 
 #![deny(missing_docs)]
 
 pub mod cells;
+mod error;
 mod host;
 pub mod html;
 mod paths;
@@ -32,6 +34,7 @@ mod tool;
 pub use cairn_agent::tools::{CallContext, Category, Effect};
 pub use schemars::JsonSchema;
 
+pub use crate::error::ToolError;
 pub use crate::host::Host;
 pub use crate::paths::Paths;
 pub use crate::schema::input_schema;

@@ -1,6 +1,7 @@
 //! The results every built-in tool returns, built one way: text, structured content, errors,
 //! edit reports, and argument errors that name the field.
 
+use crate::error::ToolError;
 use cairn_agent::tools::{EditReport, attach_edits};
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde::de::DeserializeOwned;
@@ -16,11 +17,18 @@ pub fn error(text: impl Into<String>) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(text)])
 }
 
-/// A text result, or an error result, from a `Result` of text.
-pub fn from_text<T: Into<String>, E: Into<String>>(result: Result<T, E>) -> CallToolResult {
+/// A text result, or an error result with the error's message, from a `Result` of text.
+pub fn from_text<T: Into<String>, E: std::fmt::Display>(result: Result<T, E>) -> CallToolResult {
     match result {
         Ok(t) => text(t),
-        Err(e) => error(e),
+        Err(e) => error(e.to_string()),
+    }
+}
+
+/// A failed call reads as an error result with the error's message.
+impl From<ToolError> for CallToolResult {
+    fn from(e: ToolError) -> CallToolResult {
+        error(e.to_string())
     }
 }
 

@@ -16,6 +16,7 @@ use serde::Deserialize;
 use crate::Files;
 use crate::diff::{apply_hunks, parse_patch};
 use crate::util::{off_thread, plural, report, write_whole};
+use cairn_toolkit::ToolError;
 
 /// The `apply_patch` tool.
 pub struct ApplyPatch;
@@ -68,7 +69,8 @@ impl Tool for ApplyPatch {
                     let p = path.clone();
                     let r = off_thread(&ws, move |ws| ws.create_text_exclusive(&p, &content))
                         .await
-                        .and_then(|r| r.map_err(|e| e.to_string()))
+                        .map_err(ToolError::peer)
+                        .and_then(|r| r.map_err(ToolError::from))
                         .map(|()| "created".to_owned());
                     (path, r)
                 }
@@ -76,7 +78,8 @@ impl Tool for ApplyPatch {
                     let p = path.clone();
                     let r = off_thread(&ws, move |ws| ws.remove_file(&p))
                         .await
-                        .and_then(|r| r.map_err(|e| e.to_string()))
+                        .map_err(ToolError::peer)
+                        .and_then(|r| r.map_err(ToolError::from))
                         .map(|()| "deleted".to_owned());
                     (path, r)
                 }
@@ -101,7 +104,7 @@ impl Tool for ApplyPatch {
                 Err(e) => {
                     failed += 1;
                     lines.push(format!("failed {}: {e}", path.display_path()));
-                    reports.push(report(&path, Some(e)));
+                    reports.push(report(&path, Some(e.to_string())));
                 }
             }
         }
@@ -131,31 +134,37 @@ enum Change {
 }
 
 /// Plan every file's change, or the first reason one cannot be made.
-fn plan(ws: &Workspace, patch: &str) -> Result<Vec<Change>, String> {
-    let files = parse_patch(patch).map_err(|e| format!("the patch could not be read: {e}"))?;
+fn plan(ws: &Workspace, patch: &str) -> Result<Vec<Change>, ToolError> {
+    let files = parse_patch(patch).map_err(|e| e.context("the patch could not be read"))?;
     let mut changes = Vec::new();
     let mut seen = Vec::new();
     for file in files {
         let name = match (&file.old_path, &file.new_path) {
             (Some(old), Some(new)) if old != new => {
-                return Err(format!(
+                return Err(ToolError::invalid(format!(
                     "the patch renames {old} to {new}, which apply_patch does not do; use move_file, then patch the new path"
-                ));
+                )));
             }
             (_, Some(p)) | (Some(p), None) => p.clone(),
-            (None, None) => return Err("a file in the patch is /dev/null on both sides".to_owned()),
+            (None, None) => {
+                return Err(ToolError::invalid(
+                    "a file in the patch is /dev/null on both sides",
+                ));
+            }
         };
-        let path = ws.resolve(&name).map_err(|e| e.to_string())?;
+        let path = ws.resolve(&name)?;
         if seen.contains(&path) {
-            return Err(format!(
+            return Err(ToolError::invalid(format!(
                 "{name} appears twice in the patch; put all its hunks under one header"
-            ));
+            )));
         }
         seen.push(path.clone());
         let shown = path.display_path();
         if file.old_path.is_none() {
             if ws.kind_of(&path).is_ok() || ws.open_buffer(&path).is_some() {
-                return Err(format!("the patch creates {shown}, which already exists"));
+                return Err(ToolError::invalid(format!(
+                    "the patch creates {shown}, which already exists"
+                )));
             }
             changes.push(Change::Create(path, apply_hunks("", &file.hunks, &shown)?));
             continue;
@@ -163,16 +172,18 @@ fn plan(ws: &Workspace, patch: &str) -> Result<Vec<Change>, String> {
         let (old, version) = match ws.read_text(&path) {
             Ok(read) => read,
             Err(ScopeError::NotFound { .. }) => {
-                return Err(format!("the patch changes {shown}, which does not exist"));
+                return Err(ToolError::not_found(format!(
+                    "the patch changes {shown}, which does not exist"
+                )));
             }
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(e.into()),
         };
         let new = apply_hunks(&old, &file.hunks, &shown)?;
         if file.new_path.is_none() {
             if !new.trim().is_empty() {
-                return Err(format!(
+                return Err(ToolError::invalid(format!(
                     "the patch deletes {shown} but its hunks leave lines in it"
-                ));
+                )));
             }
             changes.push(Change::Delete(path));
         } else {

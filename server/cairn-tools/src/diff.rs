@@ -1,5 +1,6 @@
 //! Line diffs: a unified diff of two texts, and applying a unified diff's hunks to a text.
 
+use cairn_toolkit::ToolError;
 use std::fmt::Write as _;
 
 /// Above this many cells the middle (after common prefix and suffix) is one replacement.
@@ -179,7 +180,7 @@ fn patch_path(raw: &str) -> Option<String> {
 }
 
 /// Parse a unified diff (`git diff` output too: its extra header lines are skipped).
-pub(crate) fn parse_patch(patch: &str) -> Result<Vec<FilePatch>, String> {
+pub(crate) fn parse_patch(patch: &str) -> Result<Vec<FilePatch>, ToolError> {
     let mut files: Vec<FilePatch> = Vec::new();
     let lines: Vec<&str> = patch.lines().collect();
     let mut k = 0;
@@ -187,10 +188,10 @@ pub(crate) fn parse_patch(patch: &str) -> Result<Vec<FilePatch>, String> {
         let line = lines[k];
         if let Some(old) = line.strip_prefix("--- ") {
             let Some(new) = lines.get(k + 1).and_then(|l| l.strip_prefix("+++ ")) else {
-                return Err(format!(
+                return Err(ToolError::invalid(format!(
                     "line {}: `---` is not followed by a `+++` line",
                     k + 1
-                ));
+                )));
             };
             files.push(FilePatch {
                 old_path: patch_path(old),
@@ -202,13 +203,14 @@ pub(crate) fn parse_patch(patch: &str) -> Result<Vec<FilePatch>, String> {
         }
         if line.starts_with("@@") {
             let Some(file) = files.last_mut() else {
-                return Err(format!(
+                return Err(ToolError::invalid(format!(
                     "line {}: a hunk comes before any `---`/`+++` file header",
                     k + 1
-                ));
+                )));
             };
-            let (old_start, mut old_left, mut new_left) = parse_header(line)
-                .ok_or_else(|| format!("line {}: malformed hunk header `{line}`", k + 1))?;
+            let (old_start, mut old_left, mut new_left) = parse_header(line).ok_or_else(|| {
+                ToolError::invalid(format!("line {}: malformed hunk header `{line}`", k + 1))
+            })?;
             let mut hunk = Hunk {
                 header: line.to_owned(),
                 old_start,
@@ -236,20 +238,20 @@ pub(crate) fn parse_patch(patch: &str) -> Result<Vec<FilePatch>, String> {
                     }
                     Some('\\') => {}
                     Some(_) => {
-                        return Err(format!(
+                        return Err(ToolError::invalid(format!(
                             "line {}: in hunk `{}`, `{l}` is not a context, `-` or `+` line (the hunk's line counts may be wrong)",
                             k + 1,
                             hunk.header
-                        ));
+                        )));
                     }
                 }
                 k += 1;
             }
             if old_left > 0 || new_left > 0 {
-                return Err(format!(
+                return Err(ToolError::invalid(format!(
                     "hunk `{}` ends early: the patch is cut short or its line counts are wrong",
                     hunk.header
-                ));
+                )));
             }
             file.hunks.push(hunk);
             continue;
@@ -257,9 +259,9 @@ pub(crate) fn parse_patch(patch: &str) -> Result<Vec<FilePatch>, String> {
         k += 1;
     }
     if files.is_empty() {
-        return Err(
-            "no file headers (`--- a/path` and `+++ b/path`) were found in the patch".to_owned(),
-        );
+        return Err(ToolError::invalid(
+            "no file headers (`--- a/path` and `+++ b/path`) were found in the patch",
+        ));
     }
     Ok(files)
 }
@@ -284,7 +286,7 @@ fn parse_header(line: &str) -> Option<(usize, usize, usize)> {
 
 /// Apply hunks to `text`; a hunk's old lines must match exactly, searched near the line its
 /// header names (and then anywhere after the previous hunk). The error names the hunk.
-pub(crate) fn apply_hunks(text: &str, hunks: &[Hunk], file: &str) -> Result<String, String> {
+pub(crate) fn apply_hunks(text: &str, hunks: &[Hunk], file: &str) -> Result<String, ToolError> {
     let crlf = text.contains("\r\n");
     let nl = if crlf { "\r\n" } else { "\n" };
     let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
@@ -312,12 +314,12 @@ pub(crate) fn apply_hunks(text: &str, hunks: &[Hunk], file: &str) -> Result<Stri
         };
         let Some(at) = at else {
             let first = hunk.old.first().map(String::as_str).unwrap_or("");
-            return Err(format!(
+            return Err(ToolError::invalid(format!(
                 "hunk {} of {file} (`{}`) does not apply: its {} old lines (starting `{first}`) were not found in the file; read the file again and make the patch from its current text",
                 n + 1,
                 hunk.header,
                 hunk.old.len()
-            ));
+            )));
         };
         lines.splice(at..at + hunk.old.len(), hunk.new.iter().cloned());
         delta += hunk.new.len() as isize - hunk.old.len() as isize;

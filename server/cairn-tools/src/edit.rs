@@ -6,6 +6,7 @@
 //! - Line endings are kept: in a text with CRLF line endings, `new`'s line breaks become CRLF,
 //!   and an `old` written with LF matches its CRLF spelling.
 
+use cairn_toolkit::ToolError;
 use cairn_workspace::ByteEdit;
 
 /// The planned change to one text.
@@ -24,7 +25,7 @@ pub(crate) fn plan(
     old: &str,
     new: &str,
     replace_all: bool,
-) -> Result<Plan, String> {
+) -> Result<Plan, ToolError> {
     let crlf = text.contains("\r\n");
     let new = if crlf { to_crlf(new) } else { new.to_owned() };
     if old.is_empty() {
@@ -38,8 +39,11 @@ pub(crate) fn plan(
                 first_line: 1,
             });
         }
-        return Err(format!(
-            "old_string is empty but {path} already has content; give the exact text to replace (read the file first)"
+        return Err(ToolError::invalid_argument(
+            "old_string",
+            format!(
+                "old_string is empty but {path} already has content; give the exact text to replace (read the file first)"
+            ),
         ));
     }
     let mut old = old.to_owned();
@@ -53,16 +57,20 @@ pub(crate) fn plan(
         old = spelled;
     }
     if old == new {
-        return Err(
-            "old_string and new_string are the same; there is nothing to change".to_owned(),
-        );
+        return Err(ToolError::invalid_argument(
+            "new_string",
+            "old_string and new_string are the same; there is nothing to change",
+        ));
     }
     match starts.len() {
-        0 => Err(format!(
+        0 => Err(ToolError::not_found(format!(
             "old_string was not found in {path}; it must match the file exactly, including whitespace and indentation: read the file again with read_file and copy the text without the line-number prefixes"
-        )),
-        n if n > 1 && !replace_all => Err(format!(
-            "old_string matched {n} times in {path}; include more surrounding lines so that it matches exactly once, or set replace_all to true to replace every occurrence"
+        ))),
+        n if n > 1 && !replace_all => Err(ToolError::invalid_argument(
+            "old_string",
+            format!(
+                "old_string matched {n} times in {path}; include more surrounding lines so that it matches exactly once, or set replace_all to true to replace every occurrence"
+            ),
         )),
         _ => {
             let first = starts.first().copied().unwrap_or(0);

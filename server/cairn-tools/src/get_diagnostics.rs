@@ -18,6 +18,7 @@
 //!   not yet updated). A language server takes a moment after a change; waiting longer would
 //!   hold every edit up, and the model can call `get_diagnostics` again.
 
+use cairn_toolkit::ToolError;
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
@@ -106,9 +107,9 @@ impl Tool for GetDiagnostics {
 
     async fn call(files: &Files, args: Args, _: CallContext) -> CallToolResult {
         let level = args.severity.unwrap_or_default();
-        let found = off_thread(&files.workspace(), move |ws| -> Result<Found, String> {
+        let found = off_thread(&files.workspace(), move |ws| -> Result<Found, ToolError> {
             let scope = match &args.path {
-                Some(p) => Some(ws.resolve(p).map_err(|e| e.to_string())?),
+                Some(p) => Some(ws.resolve(p)?),
                 None => None,
             };
             let Some(all) = ws.diagnostics() else {
@@ -129,7 +130,8 @@ impl Tool for GetDiagnostics {
         match found {
             Ok(Ok(Some((files, scope)))) => text(render(files, level, scope.as_deref())),
             Ok(Ok(None)) => error(NOT_SENT),
-            Ok(Err(e)) | Err(e) => error(e),
+            Ok(Err(e)) => e.into(),
+            Err(e) => error(e),
         }
     }
 }

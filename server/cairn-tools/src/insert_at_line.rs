@@ -1,5 +1,6 @@
 //! `insert_at_line`: insert text before a given line (or at the end).
 
+use cairn_toolkit::ToolError;
 use cairn_toolkit::reply::{text, with_edits};
 use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
 use rmcp::model::CallToolResult;
@@ -48,7 +49,7 @@ impl Tool for InsertAtLine {
         let (old, version) = match read {
             Ok(Some(read)) => read,
             Ok(None) => return rejected(format!("{} does not exist", path.display_path())),
-            Err(e) => return rejected(e),
+            Err(e) => return rejected(e.to_string()),
         };
         let new = match insert(&old, args.line, &args.text) {
             Ok(new) => new,
@@ -65,13 +66,13 @@ impl Tool for InsertAtLine {
                 )),
                 &[report(&path, None)],
             ),
-            Err(e) => rejected(e),
+            Err(e) => rejected(e.to_string()),
         }
     }
 }
 
 /// Where line `line` (1-based) starts in `text`; `None` past one after the last line.
-fn insert(text: &str, line: usize, new: &str) -> Result<String, String> {
+fn insert(text: &str, line: usize, new: &str) -> Result<String, ToolError> {
     let crlf = text.contains("\r\n");
     let nl = if crlf { "\r\n" } else { "\n" };
     let mut new = if crlf {
@@ -84,9 +85,12 @@ fn insert(text: &str, line: usize, new: &str) -> Result<String, String> {
     }
     let total = text.lines().count();
     if line == 0 || line > total + 1 {
-        return Err(format!(
-            "line {line} is out of range: the file has {total} lines, so use 1 to {}",
-            total + 1
+        return Err(ToolError::invalid_argument(
+            "line",
+            format!(
+                "line {line} is out of range: the file has {total} lines, so use 1 to {}",
+                total + 1
+            ),
         ));
     }
     let mut starts = text.match_indices('\n').map(|(i, _)| i + 1);

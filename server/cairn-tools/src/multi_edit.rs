@@ -66,7 +66,7 @@ impl Tool for MultiEdit {
         let (original, version) = match read {
             Ok(Some(read)) => read,
             Ok(None) => return rejected(format!("{} does not exist", path.display_path())),
-            Err(e) => return rejected(e),
+            Err(e) => return rejected(e.to_string()),
         };
         let shown = path.display_path();
         let mut content = original.clone();
@@ -101,7 +101,7 @@ impl Tool for MultiEdit {
                 )),
                 &[report(&path, None)],
             ),
-            Err(e) => rejected(e),
+            Err(e) => rejected(e.to_string()),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Numbered lines of a text, as `read_file` and `read_many` show them: capped, long lines
 //! cut, with a note on how to read on.
 
+use cairn_toolkit::ToolError;
 use std::fmt::Write as _;
 
 use crate::util::{MAX_OUTPUT_BYTES, cut_line};
@@ -9,14 +10,15 @@ use crate::util::{MAX_OUTPUT_BYTES, cut_line};
 const MAX_LINE_CHARS: usize = 2000;
 
 /// Lines `offset..offset + limit` (1-based) as `{n:>5}\t{line}`, with a note on how to read on.
-pub(crate) fn render(text: &str, offset: usize, limit: usize) -> Result<String, String> {
+pub(crate) fn render(text: &str, offset: usize, limit: usize) -> Result<String, ToolError> {
     let total = text.lines().count();
     if total == 0 {
         return Ok("(empty file)".to_owned());
     }
     if offset > total {
-        return Err(format!(
-            "offset {offset} is past the end of the file, which has {total} lines"
+        return Err(ToolError::invalid_argument(
+            "offset",
+            format!("offset {offset} is past the end of the file, which has {total} lines"),
         ));
     }
     let mut out = String::new();

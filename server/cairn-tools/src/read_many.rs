@@ -64,7 +64,7 @@ impl Tool for ReadMany {
                         let _ = writeln!(out, "==> {} <==", path.display_path());
                         let body = match render(&content, 1, limit) {
                             Ok(body) => body,
-                            Err(e) => e,
+                            Err(e) => e.to_string(),
                         };
                         let body = if body.len() > share {
                             let mut cut = share;

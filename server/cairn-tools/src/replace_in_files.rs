@@ -175,7 +175,7 @@ impl Tool for ReplaceInFiles {
                 Err(e) => {
                     failed += 1;
                     lines.push(format!("{shown}: not written: {e}"));
-                    reports.push(report(&p.path, Some(e)));
+                    reports.push(report(&p.path, Some(e.to_string())));
                 }
             }
         }

@@ -587,6 +587,7 @@ async fn grep_stops_when_cancelled() {
 fn check_plan(text: &str, old: &str, new: &str, all: bool, expected: Result<(&str, usize), &str>) {
     let got =
         edit::plan(text, "f", old, new, all).map(|p| (edit::apply(text, &p.edits), p.first_line));
+    let got = got.map_err(|e| e.to_string());
     let got = got
         .as_ref()
         .map(|(t, l)| (t.as_str(), *l))

@@ -1,6 +1,7 @@
 //! Helpers shared by the file tools: running off the executor, cutting lines, reading and
 //! writing files for an edit, edit reports, caps.
 
+use cairn_toolkit::ToolError;
 use std::sync::Arc;
 
 use cairn_toolkit::reply::{error, with_edits};
@@ -46,13 +47,17 @@ pub(crate) fn report(
 }
 
 /// A rejected edit of `path`: an error result that reports it, with the reason.
-pub(crate) fn rejected(path: &cairn_workspace::WorkspacePath, reason: String) -> CallToolResult {
+pub(crate) fn rejected(
+    path: &cairn_workspace::WorkspacePath,
+    reason: impl std::fmt::Display,
+) -> CallToolResult {
+    let reason = reason.to_string();
     with_edits(error(reason.clone()), &[report(path, Some(reason))])
 }
 
 /// What an editing tool read: the text and the editor's version when open, `None` when the
 /// file does not exist, or why it could not be read.
-pub(crate) type ReadForEdit = Result<Option<(String, Option<i32>)>, String>;
+pub(crate) type ReadForEdit = Result<Option<(String, Option<i32>)>, ToolError>;
 
 /// Resolves `requested` and reads it for an edit, off the executor. `Err` is the result to
 /// return at once (the path was refused, before there is a file to report on).
@@ -66,7 +71,7 @@ pub(crate) async fn read_for_edit(
         let read = match ws.read_text(&path) {
             Ok(read) => Ok(Some(read)),
             Err(cairn_workspace::ScopeError::NotFound { .. }) => Ok(None),
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err(e.into()),
         };
         Ok::<_, cairn_workspace::ScopeError>((path, read))
     })
@@ -90,7 +95,7 @@ pub(crate) async fn write_whole(
     old: &str,
     version: Option<i32>,
     new: String,
-) -> Result<String, String> {
+) -> Result<String, ToolError> {
     match version {
         Some(version) => {
             let edit = cairn_workspace::ByteEdit {
@@ -101,14 +106,15 @@ pub(crate) async fn write_whole(
             ws.apply_edits_in_editor(path, version, vec![edit])
                 .await
                 .map(|()| format!(", {}", ws.editor_note()))
-                .map_err(|e| e.to_string())
+                .map_err(ToolError::peer)
         }
         None => {
             let path = path.clone();
             off_thread(ws, move |ws| ws.write_text_atomic(&path, &new))
-                .await?
+                .await
+                .map_err(ToolError::peer)?
                 .map(|()| String::new())
-                .map_err(|e| e.to_string())
+                .map_err(ToolError::from)
         }
     }
 }

@@ -1,6 +1,6 @@
 //! `write_file`: replace a file's whole content (or create it); through the editor when open.
 
-use cairn_toolkit::reply::{error, text, with_edits};
+use cairn_toolkit::reply::{text, with_edits};
 use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
@@ -57,7 +57,7 @@ impl Tool for WriteFile {
                     &[report(&path, None)],
                 )
             }
-            Err(e) => with_edits(error(e.clone()), &[report(&path, Some(e))]),
+            Err(e) => rejected(&path, e),
         }
     }
 }

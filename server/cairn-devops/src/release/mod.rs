@@ -334,7 +334,8 @@ pub async fn with_repository<T: Send + 'static>(
 ) -> Result<T, String> {
     let ws = ws.clone();
     tokio::task::spawn_blocking(move || {
-        let repo = cairn_tools::open_repository(&ws, repo_path.as_deref())?;
+        let repo =
+            cairn_tools::open_repository(&ws, repo_path.as_deref()).map_err(|e| e.to_string())?;
         f(&repo)
     })
     .await

@@ -254,10 +254,13 @@ pub fn cap(mut text: String) -> String {
 /// The repository at or above `repo_path` (default: the workspace root), opened and confined
 /// exactly as the git tools open theirs (see the module docs); the error is worded for the model.
 /// For tools elsewhere (release chores) that read history through the same checks.
-pub fn open_repository(ws: &Workspace, repo_path: Option<&str>) -> Result<Repository, String> {
+pub fn open_repository(
+    ws: &Workspace,
+    repo_path: Option<&str>,
+) -> Result<Repository, cairn_toolkit::ToolError> {
     open(ws, repo_path)
         .map(|r| r.repo)
-        .map_err(|Fail(message, _)| message)
+        .map_err(|Fail(message, _)| cairn_toolkit::ToolError::invalid(message))
 }
 
 /// An opened repository whose working directory is inside the workspace.
