@@ -5,7 +5,8 @@
 //!   each file can be read after the files it names and a change flows one way;
 //! - no function in `cairn-agent` (the turn loop every front shares) is longer than 80 lines;
 //! - no library crate fails with a bare `String` (`Result<_, String>`): errors are typed. The
-//!   crates not yet moved over are listed, and the list may only shrink.
+//!   crates not yet moved over are listed, and the list may only shrink. A crate's own programs
+//!   (`src/bin/`) are edges, like the binary, and are not checked.
 //!
 //! A `use` path counts as an edge to the file of its longest module prefix: `use crate::Foo`
 //! names `lib.rs` even when `Foo` is only re-exported there, so files import an item from the
@@ -450,20 +451,14 @@ const STRING_ERRORS_LEFT: &[&str] = &[
     "cairn-agent",
     "cairn-cloud",
     "cairn-comms",
-    "cairn-config",
     "cairn-data",
     "cairn-db",
     "cairn-devops",
-    "cairn-llm",
-    "cairn-local",
     "cairn-lsp",
     "cairn-mcp",
     "cairn-ml",
     "cairn-sandbox",
-    "cairn-select",
     "cairn-system",
-    "cairn-test-support",
-    "cairn-vault",
     "cairn-web",
     "cairn-webtools",
     "cairn-workspace",
@@ -490,7 +485,11 @@ fn no_library_crate_fails_with_a_bare_string() {
             continue;
         }
         let mut found = Vec::new();
+        let programs = krate.join("src").join("bin");
         for file in files(&krate.join("src"), &[".rs"]) {
+            if file.starts_with(&programs) {
+                continue;
+            }
             for (line, ty) in string_errors(&code_of(&read(&file))) {
                 found.push(format!("{}:{line}: {ty}", display(&file)));
             }

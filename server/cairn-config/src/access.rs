@@ -120,10 +120,10 @@ impl AccessPolicy {
                     .flat_map(|u| u.read.iter().chain(&u.write)),
             );
         for glob in all {
-            glob_of(glob).map_err(|message| AccessError::Glob {
+            glob_of(glob).map_err(|e| AccessError::Glob {
                 source_name: source_name.to_string(),
                 glob: glob.clone(),
-                message,
+                message: e.to_string(),
             })?;
         }
         Ok(())
@@ -146,11 +146,8 @@ impl AccessPolicy {
     }
 }
 
-fn glob_of(pattern: &str) -> Result<Glob, String> {
-    GlobBuilder::new(pattern)
-        .literal_separator(true)
-        .build()
-        .map_err(|e| e.to_string())
+fn glob_of(pattern: &str) -> Result<Glob, globset::Error> {
+    GlobBuilder::new(pattern).literal_separator(true).build()
 }
 
 fn set_of(patterns: &[String]) -> GlobSet {

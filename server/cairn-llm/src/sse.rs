@@ -8,6 +8,11 @@
 /// buffering forever would exhaust memory.
 const MAX_LINE: usize = 8 * 1024 * 1024;
 
+/// A stream the parser refuses to buffer further: a line longer than [`MAX_LINE`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("an event-stream line exceeds {MAX_LINE} bytes")]
+pub(crate) struct LineTooLong;
+
 /// One dispatched event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct SseEvent {
@@ -28,7 +33,7 @@ pub(crate) struct SseParser {
 
 impl SseParser {
     /// Feed bytes; returns the events completed by them.
-    pub fn feed(&mut self, bytes: &[u8]) -> Result<Vec<SseEvent>, String> {
+    pub fn feed(&mut self, bytes: &[u8]) -> Result<Vec<SseEvent>, LineTooLong> {
         let mut out = Vec::new();
         let mut bytes = bytes;
         if self.skip_lf {
@@ -60,7 +65,7 @@ impl SseParser {
         }
         self.buf.extend_from_slice(&bytes[start..]);
         if self.buf.len() > MAX_LINE {
-            return Err(format!("an event-stream line exceeds {MAX_LINE} bytes"));
+            return Err(LineTooLong);
         }
         Ok(out)
     }

@@ -371,10 +371,10 @@ impl Reader {
                         }
                     }
                 }
-                Err(detail) => {
+                Err(too_long) => {
                     let error = ModelError::Malformed {
                         provider: self.provider.to_owned(),
-                        detail,
+                        detail: too_long.to_string(),
                     };
                     return self.end(Err(error));
                 }

@@ -32,12 +32,12 @@ const BATCH: usize = 512;
 
 /// The process's llama.cpp backend: it may be initialised once only.
 pub(crate) fn backend() -> Result<&'static LlamaBackend, LocalError> {
-    static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
+    static BACKEND: OnceLock<Result<LlamaBackend, llama_cpp_2::LlamaCppError>> = OnceLock::new();
     BACKEND
         .get_or_init(|| {
             // llama.cpp's own log lines go to tracing (stderr, at debug), never to stdout.
             llama_cpp_2::send_logs_to_tracing(llama_cpp_2::LogOptions::default());
-            LlamaBackend::init().map_err(|e| e.to_string())
+            LlamaBackend::init()
         })
         .as_ref()
         .map_err(|e| LocalError::Engine(format!("llama.cpp did not start: {e}")))

@@ -80,6 +80,9 @@ pub enum EmbedError {
     },
     #[error("unsupported model config: {0}")]
     Unsupported(String),
+    /// The thread that embeds the catalog in the background could not be started.
+    #[error("cannot start the tool embedding thread")]
+    Thread(#[source] std::io::Error),
     #[error("could not load tokenizer {path}")]
     TokenizerLoad {
         path: PathBuf,

@@ -347,7 +347,8 @@ impl Selector {
         };
         match load_embedder(&self.options.model, &report) {
             Ok(embedder) => {
-                if let Err(message) = self.install(embedder) {
+                if let Err(err) = self.install(embedder) {
+                    let message = chain(&err);
                     self.set_status(ModelStatus::Unavailable { message }, None);
                 }
             }
@@ -361,7 +362,7 @@ impl Selector {
     }
 
     /// Opens the cache, starts the worker, and makes the model ready.
-    fn install(&self, embedder: Embedder) -> Result<(), String> {
+    fn install(&self, embedder: Embedder) -> Result<(), EmbedError> {
         let embedder = Arc::new(embedder);
         let cache = Arc::new(self.open_cache());
         // Embedding nothing makes the cache drop vectors of another dimension than the model's.
@@ -374,7 +375,7 @@ impl Selector {
         std::thread::Builder::new()
             .name("cairn-select-embed".to_owned())
             .spawn(move || work.run(&worker_embedder, &worker_cache))
-            .map_err(|err| format!("cannot start the tool embedding thread: {err}"))?;
+            .map_err(EmbedError::Thread)?;
         // The catalog the last request saw is embedded now, not at the next request, so the
         // first turns after loading are not left to keywords.
         {
@@ -677,7 +678,7 @@ impl Selector {
             Some(ready) => ready,
             None => {
                 let embedder = load_embedder(&self.options.model, &|_: &str, _: u64, _: u64| {})?;
-                self.install(embedder).map_err(EmbedError::Unsupported)?;
+                self.install(embedder)?;
                 let model = lock(&self.model);
                 match model.embedder.clone().zip(model.cache.clone()) {
                     Some(ready) => ready,

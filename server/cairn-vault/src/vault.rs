@@ -489,28 +489,49 @@ fn derive_stored_key(
     }
 }
 
+/// Why one stored secret cannot be opened; the vault reports it as damage at its index.
+#[derive(Debug, thiserror::Error)]
+enum SecretDamage {
+    #[error("{0}")]
+    Name(VaultError),
+    #[error("secret {0:?} has no hosts")]
+    NoHosts(String),
+    #[error("secret {name:?}: {error}")]
+    Host { name: String, error: VaultError },
+    #[error("secret {name:?}: {reason}")]
+    Format { name: String, reason: String },
+    #[error("secret {0:?} fails authentication: its value, name or hosts were altered")]
+    Altered(String),
+    #[error("secret {0:?}: the value is not UTF-8")]
+    NotUtf8(String),
+}
+
 /// Validates and decrypts one stored secret; the error says which part is wrong.
-fn open_secret(key: &Key, stored: &StoredSecret) -> Result<(String, Entry), String> {
-    validate_name(&stored.name).map_err(|e| e.to_string())?;
-    let label = format!("secret {:?}", stored.name);
+fn open_secret(key: &Key, stored: &StoredSecret) -> Result<(String, Entry), SecretDamage> {
+    validate_name(&stored.name).map_err(SecretDamage::Name)?;
+    let name = || stored.name.clone();
     if stored.hosts.is_empty() {
-        return Err(format!("{label} has no hosts"));
+        return Err(SecretDamage::NoHosts(name()));
     }
     for host in &stored.hosts {
-        validate_host(host).map_err(|e| format!("{label}: {e}"))?;
+        validate_host(host).map_err(|error| SecretDamage::Host {
+            name: name(),
+            error,
+        })?;
     }
     let ad = store::secret_ad(&stored.name, &stored.hosts);
     let plaintext = match store::open(key, &stored.nonce, &stored.ciphertext, &ad) {
         Ok(p) => p,
-        Err(OpenError::Format(reason)) => return Err(format!("{label}: {reason}")),
-        Err(OpenError::Tag) => {
-            return Err(format!(
-                "{label} fails authentication: its value, name or hosts were altered"
-            ));
+        Err(OpenError::Format(reason)) => {
+            return Err(SecretDamage::Format {
+                name: name(),
+                reason,
+            });
         }
+        Err(OpenError::Tag) => return Err(SecretDamage::Altered(name())),
     };
     let value = std::str::from_utf8(&plaintext)
-        .map_err(|_| format!("{label}: the value is not UTF-8"))?
+        .map_err(|_| SecretDamage::NotUtf8(name()))?
         .to_string();
     Ok((
         stored.name.clone(),
