@@ -459,7 +459,6 @@ const STRING_ERRORS_LEFT: &[&str] = &[
     "cairn-ml",
     "cairn-sandbox",
     "cairn-system",
-    "cairn-web",
     "cairn-webtools",
     "cairn-workspace",
 ];

@@ -104,7 +104,7 @@ impl WebGuard {
             host: host.to_owned(),
             reason,
         };
-        let connector = tls_connector(extra_ca_pem).map_err(fail)?;
+        let connector = tls_connector(extra_ca_pem).map_err(|e| fail(e.to_string()))?;
         let name = ServerName::try_from(host.to_owned())
             .map_err(|e| fail(format!("not a name TLS accepts: {e}")))?;
         match tokio::time::timeout(
@@ -120,27 +120,39 @@ impl WebGuard {
     }
 }
 
+/// Why a TLS client cannot be set up: the CA file given for a peer cannot be trusted, or rustls
+/// refuses the protocol versions.
+#[derive(Debug, thiserror::Error)]
+enum TlsSetupError {
+    #[error("the CA file does not parse as PEM: {0}")]
+    NotPem(rustls::pki_types::pem::Error),
+    #[error("a certificate in the CA file is not usable: {0}")]
+    Unusable(rustls::Error),
+    #[error("the CA file holds no PEM certificate")]
+    Empty,
+    #[error("{0}")]
+    Protocols(rustls::Error),
+}
+
 /// A TLS client trusting the Mozilla roots and every certificate in `extra_ca_pem`.
-fn tls_connector(extra_ca_pem: Option<&[u8]>) -> Result<tokio_rustls::TlsConnector, String> {
+fn tls_connector(extra_ca_pem: Option<&[u8]>) -> Result<tokio_rustls::TlsConnector, TlsSetupError> {
     let mut roots = rustls::RootCertStore::empty();
     roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
     if let Some(pem) = extra_ca_pem {
         let mut added = 0;
         for cert in CertificateDer::pem_slice_iter(pem) {
-            let cert = cert.map_err(|e| format!("the CA file does not parse as PEM: {e}"))?;
-            roots
-                .add(cert)
-                .map_err(|e| format!("a certificate in the CA file is not usable: {e}"))?;
+            let cert = cert.map_err(TlsSetupError::NotPem)?;
+            roots.add(cert).map_err(TlsSetupError::Unusable)?;
             added += 1;
         }
         if added == 0 {
-            return Err("the CA file holds no PEM certificate".into());
+            return Err(TlsSetupError::Empty);
         }
     }
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let config = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .map_err(|e| e.to_string())?
+        .map_err(TlsSetupError::Protocols)?
         .with_root_certificates(roots)
         .with_no_client_auth();
     Ok(tokio_rustls::TlsConnector::from(Arc::new(config)))
@@ -227,7 +239,7 @@ mod tests {
     #[test]
     fn a_ca_file_without_certificates_is_an_error() {
         let e = tls_connector(Some(b"not a certificate")).err().unwrap();
-        assert!(e.contains("no PEM certificate"), "{e}");
+        assert!(e.to_string().contains("no PEM certificate"), "{e}");
         assert!(tls_connector(None).is_ok());
     }
 }

@@ -719,7 +719,7 @@ impl WebGuard {
                 let length = request.body.map_or(0, <[u8]>::len);
                 let authorization = key
                     .authorization(request.method.as_str(), &url_out, &all, length, *table)
-                    .map_err(|why| invalid(&why))?;
+                    .map_err(|why| invalid(&why.to_string()))?;
                 let mut value =
                     HeaderValue::from_str(&authorization).map_err(|_| invalid("the signature"))?;
                 value.set_sensitive(true);
@@ -779,7 +779,7 @@ impl WebGuard {
                         .map_err(|_| refused("the expiry is too far away".into()))?;
                 let sas = key
                     .blob_sas(&url, path_style, permissions, expiry, "2021-08-06")
-                    .map_err(refused)?;
+                    .map_err(|why| refused(why.to_string()))?;
                 let mut out = url.clone();
                 out.set_query(Some(&match url.query() {
                     Some(q) if !q.is_empty() => format!("{q}&{sas}"),

@@ -54,7 +54,7 @@ pub use credentials::{CredentialRefusal, CredentialUse, Credentials, NoCredentia
 pub use error::WebError;
 pub use guard::{StreamedResponse, WebGuard, WebRequest, WebResponse};
 pub use resolve::{BoxFuture, Resolver, SystemResolver};
-pub use tls::PeerCertificates;
+pub use tls::{ChainError, PeerCertificates};
 
 /// Re-exported so callers build requests without depending on reqwest themselves.
 pub use reqwest::Method;

@@ -183,6 +183,11 @@ impl AwsKey<'_> {
     }
 }
 
+/// An Azure account key that is not base64, so nothing can be signed with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the account key is not base64")]
+pub struct KeyNotBase64;
+
 /// What Azure's Shared Key signs with.
 pub struct AzureKey<'a> {
     pub account: &'a str,
@@ -191,10 +196,10 @@ pub struct AzureKey<'a> {
 }
 
 impl AzureKey<'_> {
-    fn key(&self) -> Result<Vec<u8>, String> {
+    fn key(&self) -> Result<Vec<u8>, KeyNotBase64> {
         base64::engine::general_purpose::STANDARD
             .decode(self.key_base64.trim())
-            .map_err(|_| "the account key is not base64".to_owned())
+            .map_err(|_| KeyNotBase64)
     }
 
     /// `/account/path` plus, for blobs and queues, each query parameter on its own line.
@@ -229,7 +234,7 @@ impl AzureKey<'_> {
         headers: &[(String, String)],
         content_length: usize,
         table: bool,
-    ) -> Result<String, String> {
+    ) -> Result<String, KeyNotBase64> {
         let get = |name: &str| {
             headers
                 .iter()
@@ -291,7 +296,7 @@ impl AzureKey<'_> {
         permissions: &str,
         expiry: DateTime<Utc>,
         version: &str,
-    ) -> Result<String, String> {
+    ) -> Result<String, KeyNotBase64> {
         let mut path = url.path().to_owned();
         if path_style {
             let prefix = format!("/{}", self.account);

@@ -15,13 +15,24 @@ use rustls::{DigitallySignedStruct, SignatureScheme};
 use crate::error::WebError;
 use crate::guard::WebGuard;
 
+/// Why a server's chain does not verify.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ChainError {
+    /// The verifier reqwest uses refused it (expired, another name, an unknown issuer, ...).
+    #[error("{0}")]
+    Rejected(rustls::Error),
+    /// The handshake ended without a certificate to verify.
+    #[error("the server sent no certificate")]
+    NoCertificate,
+}
+
 /// What one handshake showed.
 #[derive(Debug, Clone)]
 pub struct PeerCertificates {
     /// The chain as the server sent it, leaf first, DER.
     pub chain: Vec<Vec<u8>>,
     /// `Ok` when the chain verifies for the host name against the Mozilla roots now; else why.
-    pub verified: Result<(), String>,
+    pub verified: Result<(), ChainError>,
     /// The protocol version agreed (`TLSv1_3`).
     pub protocol: String,
     /// The cipher suite agreed.
@@ -133,7 +144,7 @@ impl WebGuard {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .take()
-                .unwrap_or_else(|| Err("the server sent no certificate".into()));
+                .unwrap_or_else(|| Err(ChainError::NoCertificate));
             return Ok(PeerCertificates {
                 chain,
                 verified,
@@ -151,7 +162,7 @@ impl WebGuard {
 #[derive(Debug)]
 struct Recorder {
     inner: Arc<WebPkiServerVerifier>,
-    outcome: Mutex<Option<Result<(), String>>>,
+    outcome: Mutex<Option<Result<(), ChainError>>>,
 }
 
 impl ServerCertVerifier for Recorder {
@@ -167,7 +178,7 @@ impl ServerCertVerifier for Recorder {
             .inner
             .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
             .map(|_| ())
-            .map_err(|e| e.to_string());
+            .map_err(ChainError::Rejected);
         *self.outcome.lock().unwrap_or_else(PoisonError::into_inner) = Some(outcome);
         Ok(ServerCertVerified::assertion())
     }
