@@ -450,7 +450,6 @@ const STRING_ERRORS_LEFT: &[&str] = &[
     "cairn-acp",
     "cairn-agent",
     "cairn-cloud",
-    "cairn-comms",
     "cairn-data",
     "cairn-db",
     "cairn-devops",

@@ -70,3 +70,9 @@ impl Comms {
         self
     }
 }
+
+/// The failure of a call the run's cancellation stopped (the user stopped it; nothing more was
+/// done): a refusal, as the user's own stop.
+pub(crate) fn cancelled() -> cairn_toolkit::ToolError {
+    cairn_toolkit::ToolError::refused("cancelled")
+}

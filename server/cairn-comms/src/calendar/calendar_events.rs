@@ -5,7 +5,7 @@
 
 use cairn_toolkit::reply::error;
 use cairn_toolkit::table::{Cell, Limits, Table};
-use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
+use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool, ToolError};
 use cairn_web::Method;
 use chrono::{DateTime, Duration, Utc};
 use rmcp::model::CallToolResult;
@@ -174,9 +174,9 @@ impl Tool for CalendarEvents {
 }
 
 /// The events in the `calendar-data` of a 207 multistatus.
-fn calendar_data(body: &[u8]) -> Result<Vec<Event>, String> {
-    let text = std::str::from_utf8(body).map_err(|_| "it is not UTF-8".to_owned())?;
-    let doc = roxmltree::Document::parse(text).map_err(|e| e.to_string())?;
+fn calendar_data(body: &[u8]) -> Result<Vec<Event>, ToolError> {
+    let text = std::str::from_utf8(body).map_err(|_| ToolError::unreadable("it is not UTF-8"))?;
+    let doc = roxmltree::Document::parse(text).map_err(ToolError::unreadable)?;
     Ok(doc
         .descendants()
         .filter(|n| n.has_tag_name(("urn:ietf:params:xml:ns:caldav", "calendar-data")))

@@ -3,6 +3,7 @@
 //! read back (summary, start, end, location, uid, whether it recurs), with UTC, TZID, floating
 //! and date values kept as they were written.
 
+use cairn_toolkit::ToolError;
 use chrono::{DateTime, NaiveDate, Utc};
 
 /// When an event starts or ends, as the tools take it.
@@ -16,7 +17,8 @@ pub(crate) enum When {
 
 impl When {
     /// `2026-12-03T09:00:00+01:00` (any offset, converted to UTC) or `2026-12-03` (all day).
-    pub(crate) fn parse(text: &str) -> Result<When, String> {
+    /// `invalid`: the caller names the argument (`start`, `from`) in front of the message.
+    pub(crate) fn parse(text: &str) -> Result<When, ToolError> {
         let text = text.trim();
         if let Ok(t) = DateTime::parse_from_rfc3339(text) {
             return Ok(When::At(t.with_timezone(&Utc)));
@@ -24,9 +26,9 @@ impl When {
         if let Ok(d) = NaiveDate::parse_from_str(text, "%Y-%m-%d") {
             return Ok(When::Day(d));
         }
-        Err(format!(
+        Err(ToolError::invalid(format!(
             "{text:?} is not a time: give `2026-12-03T09:00:00+01:00` (with its offset, or Z for UTC) or a date `2026-12-03` for all day"
-        ))
+        )))
     }
 
     /// As the property value and its parameters: `:20261203T080000Z` or `;VALUE=DATE:20261203`.

@@ -11,12 +11,12 @@ pub mod calendar_events;
 mod ical;
 
 use cairn_config::CalDavConfig;
-use cairn_toolkit::CallContext;
 use cairn_toolkit::reply::error;
+use cairn_toolkit::{CallContext, ToolError};
 use cairn_web::{CredentialUse, Method, Placement, WebGuard, WebRequest, WebResponse, header};
 use rmcp::model::CallToolResult;
 
-use crate::comms::Comms;
+use crate::comms::{Comms, cancelled};
 
 /// One calendar, for one call.
 pub(crate) struct CalDav<'a> {
@@ -62,7 +62,7 @@ impl<'a> CalDav<'a> {
         body: (String, &'static str),
         headers: &[(&'static str, &'static str)],
         cx: &CallContext,
-    ) -> Result<WebResponse, String> {
+    ) -> Result<WebResponse, ToolError> {
         let mut request = WebRequest::new(method, url)
             .for_user(self.user)
             .with_credential(CredentialUse {
@@ -84,32 +84,38 @@ impl<'a> CalDav<'a> {
         }
         let response = tokio::select! {
             r = self.guard.fetch(request) => r,
-            () = cx.cancel.cancelled() => return Err("cancelled".into()),
+            () = cx.cancel.cancelled() => return Err(cancelled()),
         };
         let response = match response {
             Ok(r) => r,
-            Err(e) if e.is_denial() => return Err(format!("refused before sending: {e}")),
-            Err(e) => return Err(format!("the calendar server did not answer: {e}")),
+            Err(e) if e.is_denial() => {
+                return Err(ToolError::refused(format!("refused before sending: {e}")));
+            }
+            Err(e) => {
+                return Err(ToolError::peer(format!(
+                    "the calendar server did not answer: {e}"
+                )));
+            }
         };
         let status = response.status.as_u16();
         match status {
             200..=299 => Ok(response),
-            401 => Err(format!(
+            401 => Err(ToolError::peer(format!(
                 "the calendar server refused the login `{}` with the password in vault secret `{}` (401); check both and store the right password in the vault",
                 self.settings.username, self.settings.password_secret
-            )),
-            403 => Err(format!(
+            ))),
+            403 => Err(ToolError::peer(format!(
                 "the calendar server forbids this for `{}` (403)",
                 self.settings.username
-            )),
-            404 => Err(format!(
+            ))),
+            404 => Err(ToolError::not_found(format!(
                 "no calendar at {} (404): check `[comms.caldav] url`",
                 self.url
-            )),
-            _ => Err(format!(
+            ))),
+            _ => Err(ToolError::peer(format!(
                 "the calendar server answered {status} {}",
                 response.status.canonical_reason().unwrap_or("")
-            )),
+            ))),
         }
     }
 }

@@ -4,14 +4,14 @@
 //! Markdown subset a message may be written in.
 
 use cairn_config::MatrixConfig;
-use cairn_toolkit::CallContext;
 use cairn_toolkit::reply::error;
+use cairn_toolkit::{CallContext, ToolError};
 use cairn_web::{CredentialUse, Method, WebGuard, WebRequest, header};
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use rmcp::model::CallToolResult;
 use serde_json::Value;
 
-use crate::comms::Comms;
+use crate::comms::{Comms, cancelled};
 
 /// The setting that allows rooms, named in refusals.
 pub(crate) const ALLOW_SETTING: &str = "comms.matrix.allow_rooms";
@@ -58,12 +58,12 @@ impl<'a> Matrix<'a> {
         path: &str,
         body: Option<&Value>,
         cx: &CallContext,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, ToolError> {
         let mut request = WebRequest::new(method, format!("{}{path}", self.base))
             .for_user(self.user)
             .with_credential(CredentialUse::bearer(&self.settings.token_secret));
         if let Some(body) = body {
-            request.body = Some(serde_json::to_vec(body).map_err(|e| e.to_string())?);
+            request.body = Some(serde_json::to_vec(body).map_err(ToolError::invalid)?);
             request.headers.insert(
                 header::CONTENT_TYPE,
                 header::HeaderValue::from_static("application/json"),
@@ -71,18 +71,25 @@ impl<'a> Matrix<'a> {
         }
         let response = tokio::select! {
             r = self.guard.fetch(request) => r,
-            () = cx.cancel.cancelled() => return Err("cancelled".into()),
+            () = cx.cancel.cancelled() => return Err(cancelled()),
         };
         let response = match response {
             Ok(r) => r,
-            Err(e) if e.is_denial() => return Err(format!("refused before sending: {e}")),
-            Err(e) => return Err(format!("the homeserver {} did not answer: {e}", self.base)),
+            Err(e) if e.is_denial() => {
+                return Err(ToolError::refused(format!("refused before sending: {e}")));
+            }
+            Err(e) => {
+                return Err(ToolError::peer(format!(
+                    "the homeserver {} did not answer: {e}",
+                    self.base
+                )));
+            }
         };
         if response.truncated {
-            return Err(format!(
+            return Err(ToolError::limit(format!(
                 "the homeserver's answer was larger than the web guard's size cap and was cut ({} bytes read); ask for less (a smaller limit)",
                 response.body.len()
-            ));
+            )));
         }
         let json: Value = serde_json::from_slice(&response.body).unwrap_or(Value::Null);
         let status = response.status.as_u16();
@@ -97,24 +104,24 @@ impl<'a> Matrix<'a> {
             .take(SHOWN_ERROR)
             .collect();
         Err(match status {
-            401 => format!(
+            401 => ToolError::peer(format!(
                 "the homeserver refused the access token in vault secret `{}` ({status} {code}: {said}); it is wrong or expired: store a fresh token in the vault",
                 self.settings.token_secret
-            ),
-            429 => format!(
+            )),
+            429 => ToolError::limit(format!(
                 "the homeserver is rate-limiting this account ({code}); try again in {} s",
                 json["retry_after_ms"]
                     .as_u64()
                     .unwrap_or(1000)
                     .div_ceil(1000)
-            ),
-            _ => format!("the homeserver answered {status} ({code}: {said})"),
+            )),
+            _ => ToolError::peer(format!("the homeserver answered {status} ({code}: {said})")),
         })
     }
 
     /// The room id of `room`: itself when it is an id (`!...`), else the alias resolved
     /// through the homeserver's directory.
-    pub(crate) async fn room_id(&self, room: &str, cx: &CallContext) -> Result<String, String> {
+    pub(crate) async fn room_id(&self, room: &str, cx: &CallContext) -> Result<String, ToolError> {
         if room.starts_with('!') {
             return Ok(room.to_owned());
         }
@@ -126,17 +133,18 @@ impl<'a> Matrix<'a> {
                 cx,
             )
             .await
-            .map_err(|e| format!("could not resolve the alias {room}: {e}"))?;
-        found["room_id"]
-            .as_str()
-            .map(str::to_owned)
-            .ok_or_else(|| format!("the homeserver gave no room id for the alias {room}"))
+            .map_err(|e| e.context(format!("could not resolve the alias {room}")))?;
+        found["room_id"].as_str().map(str::to_owned).ok_or_else(|| {
+            ToolError::unreadable(format!(
+                "the homeserver gave no room id for the alias {room}"
+            ))
+        })
     }
 }
 
 /// Whether `room` (an id or alias, as given) is shaped like one: a sigil, a name, no spaces or
 /// controls. Aliases carry a server part (`#dev:example.org`).
-pub(crate) fn check_room(room: &str) -> Result<(), String> {
+pub(crate) fn check_room(room: &str) -> Result<(), ToolError> {
     let room = room.trim();
     let shaped = (room.starts_with('!') || (room.starts_with('#') && room.contains(':')))
         && room.len() > 2
@@ -145,8 +153,12 @@ pub(crate) fn check_room(room: &str) -> Result<(), String> {
     if shaped {
         Ok(())
     } else {
-        Err(format!(
-            "{room:?} is not a Matrix room id (`!abc:example.org`) or alias (`#dev:example.org`)"
+        // The message names the argument (`room`), so it is shown as it is.
+        Err(ToolError::invalid_argument(
+            "room",
+            format!(
+                "{room:?} is not a Matrix room id (`!abc:example.org`) or alias (`#dev:example.org`)"
+            ),
         ))
     }
 }

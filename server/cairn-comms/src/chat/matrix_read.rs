@@ -61,7 +61,7 @@ impl Tool for MatrixRead {
         };
         let room = args.room.trim();
         if let Err(e) = check_room(room) {
-            return error(e);
+            return e.into();
         }
         if !is_allowed(matrix.settings, room) {
             return not_allowed(matrix.settings, room);
@@ -72,7 +72,7 @@ impl Tool for MatrixRead {
         }
         let room_id = match matrix.room_id(room, &cx).await {
             Ok(id) => id,
-            Err(e) => return error(e),
+            Err(e) => return e.into(),
         };
         // Messages only: state changes (joins, topics) would crowd them out of the page.
         let filter = r#"{"types":["m.room.message"],"lazy_load_members":true}"#;

@@ -53,7 +53,7 @@ impl Tool for MatrixSend {
         };
         let room = args.room.trim();
         if let Err(e) = check_room(room) {
-            return error(e);
+            return e.into();
         }
         if args.text.trim().is_empty() {
             return error("nothing to send: `text` is empty");

@@ -3,13 +3,13 @@
 //! channel listing (paged, capped), and finding an allowed channel by id or `#name`.
 
 use cairn_config::SlackConfig;
-use cairn_toolkit::CallContext;
 use cairn_toolkit::reply::error;
+use cairn_toolkit::{CallContext, ToolError};
 use cairn_web::{CredentialUse, Method, WebError, WebGuard, WebRequest, header};
 use rmcp::model::CallToolResult;
 use serde_json::Value;
 
-use crate::comms::Comms;
+use crate::comms::{Comms, cancelled};
 use crate::send::{SendRefusal, allowed};
 
 /// Channels asked for per page of `conversations.list` (Slack's documented sweet spot).
@@ -109,10 +109,13 @@ impl<'a> Slack<'a> {
         post: bool,
         params: &[(&str, &str)],
         cx: &CallContext,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, ToolError> {
         let base = self.config.api.trim_end_matches('/');
-        let mut url = url::Url::parse(&format!("{base}/{method}"))
-            .map_err(|e| format!("`[comms.slack] api` ({base}) is not a usable URL: {e}"))?;
+        let mut url = url::Url::parse(&format!("{base}/{method}")).map_err(|e| {
+            ToolError::invalid(format!(
+                "`[comms.slack] api` ({base}) is not a usable URL: {e}"
+            ))
+        })?;
         let form = url::form_urlencoded::Serializer::new(String::new())
             .extend_pairs(params)
             .finish();
@@ -135,7 +138,7 @@ impl<'a> Slack<'a> {
             .for_user(self.host.user.clone());
         let response = tokio::select! {
             r = self.guard.fetch(request) => r,
-            () = cx.cancel.cancelled() => return Err("cancelled".into()),
+            () = cx.cancel.cancelled() => return Err(cancelled()),
         };
         let response = response.map_err(|e| self.web_error(method, &e))?;
         let status = response.status.as_u16();
@@ -146,20 +149,20 @@ impl<'a> Slack<'a> {
                 .and_then(|v| v.to_str().ok())
                 .and_then(|v| v.trim().parse::<u64>().ok())
                 .map_or_else(|| "a few".to_owned(), |s| s.to_string());
-            return Err(format!(
+            return Err(ToolError::limit(format!(
                 "Slack rate-limited {method}: try again in {after} seconds"
-            ));
+            )));
         }
         let body: Option<Value> = serde_json::from_slice(&response.body).ok();
         let Some(body) = body else {
-            return Err(format!(
+            return Err(ToolError::unreadable(format!(
                 "Slack's {method} answered {status} with something that is not JSON{}: check `[comms.slack] api` ({base})",
                 if response.truncated {
                     " (cut at the size cap)"
                 } else {
                     ""
                 }
-            ));
+            )));
         };
         if body.get("ok").and_then(Value::as_bool) == Some(true) && response.status.is_success() {
             return Ok(body);
@@ -176,16 +179,16 @@ impl<'a> Slack<'a> {
     }
 
     /// A refusal by the guard or a transport failure, said for the model.
-    fn web_error(&self, method: &str, e: &WebError) -> String {
+    fn web_error(&self, method: &str, e: &WebError) -> ToolError {
         if e.is_denial() {
-            format!("Slack's {method} was not called: {e}")
+            ToolError::refused(format!("Slack's {method} was not called: {e}"))
         } else {
-            format!("Slack's {method} failed: {e}")
+            ToolError::peer(format!("Slack's {method} failed: {e}"))
         }
     }
 
     /// Slack's `ok: false` answer, with what to do about the usual ones.
-    fn slack_error(&self, method: &str, status: u16, code: &str, body: &Value) -> String {
+    fn slack_error(&self, method: &str, status: u16, code: &str, body: &Value) -> ToolError {
         let secret = &self.config.token_secret;
         let hint = match code {
             "not_authed" | "invalid_auth" | "account_inactive" | "token_revoked"
@@ -208,7 +211,12 @@ impl<'a> Slack<'a> {
             "ratelimited" | "rate_limited" => "Slack's rate limit: try again in a minute".into(),
             _ => "see Slack's documentation of this error".into(),
         };
-        format!("Slack refused {method} ({status}, `{code}`): {hint}")
+        let said = format!("Slack refused {method} ({status}, `{code}`): {hint}");
+        if matches!(code, "ratelimited" | "rate_limited") {
+            ToolError::limit(said)
+        } else {
+            ToolError::peer(said)
+        }
     }
 
     /// The conversations the bot can see, at most `max`, `MAX_PAGES` pages at most.
@@ -217,7 +225,7 @@ impl<'a> Slack<'a> {
         archived: bool,
         max: usize,
         cx: &CallContext,
-    ) -> Result<Listing, String> {
+    ) -> Result<Listing, ToolError> {
         let mut channels: Vec<Channel> = Vec::new();
         let mut cursor = String::new();
         let mut seen_cursors: Vec<String> = Vec::new();
@@ -371,7 +379,7 @@ impl<'a> Slack<'a> {
         let listing = self
             .channels(true, PAGE * MAX_PAGES, cx)
             .await
-            .map_err(error)?;
+            .map_err(CallToolResult::from)?;
         let found = listing.channels.iter().find(|c| match (id, name) {
             (Some(id), _) => c.id == id,
             (None, Some(n)) => c.name.eq_ignore_ascii_case(n),

@@ -62,7 +62,7 @@ impl Tool for SlackChannels {
             .await
         {
             Ok(l) => l,
-            Err(e) => return cairn_toolkit::reply::error(e),
+            Err(e) => return e.into(),
         };
         let mut rows = Vec::new();
         let mut more = listing.more;

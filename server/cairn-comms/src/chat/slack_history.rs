@@ -80,7 +80,7 @@ impl Tool for SlackHistory {
             .await
         {
             Ok(a) => a,
-            Err(e) => return error(e),
+            Err(e) => return e.into(),
         };
         let mut rows = Vec::new();
         let messages = answer

@@ -4,6 +4,7 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
+use cairn_toolkit::ToolError;
 
 /// The longest address accepted (RFC 5321's path limit).
 const MAX_ADDRESS: usize = 254;
@@ -11,19 +12,26 @@ const MAX_ADDRESS: usize = 254;
 const MAX_SUBJECT: usize = 500;
 
 /// `address` if it is one plain address (`local@domain`, ASCII, no spaces, brackets, commas,
-/// quotes or control characters); else why not.
-pub(crate) fn address(address: &str) -> Result<String, String> {
+/// quotes or control characters); else why not (`invalid`: the address is one of a list, or the
+/// configured sender, and the message names it rather than the argument).
+pub(crate) fn address(address: &str) -> Result<String, ToolError> {
     // Control characters are looked for before trimming: a trailing line break is refused too.
     if let Some(c) = address.chars().find(|c| c.is_control()) {
-        return Err(format!(
+        return Err(ToolError::invalid(format!(
             "{address:?} is refused: it holds the control character {c:?} (a line break would start a header of its own)"
-        ));
+        )));
     }
     let a = address.trim();
     let Some((local, domain)) = a.rsplit_once('@') else {
-        return Err(format!("{a:?} is not an email address (no @)"));
+        return Err(ToolError::invalid(format!(
+            "{a:?} is not an email address (no @)"
+        )));
     };
-    let bad = |why: &str| Err(format!("{a:?} is not a plain email address: {why}"));
+    let bad = |why: &str| {
+        Err(ToolError::invalid(format!(
+            "{a:?} is not a plain email address: {why}"
+        )))
+    };
     if a.len() > MAX_ADDRESS {
         return bad("longer than 254 characters");
     }
@@ -49,17 +57,19 @@ pub(crate) fn address(address: &str) -> Result<String, String> {
 
 /// The sender as configured (`Name <me@example.com>` or a bare address): its display name and
 /// address.
-pub(crate) fn sender(from: &str) -> Result<(Option<String>, String), String> {
+pub(crate) fn sender(from: &str) -> Result<(Option<String>, String), ToolError> {
     let from = from.trim();
-    let refuse = |e: String| format!("`[comms.email] from` = {from:?}: {e}");
+    let refuse = |e: ToolError| e.context(format!("`[comms.email] from` = {from:?}"));
     match from.rsplit_once('<') {
         Some((name, rest)) => {
             let addr = rest
                 .strip_suffix('>')
-                .ok_or_else(|| refuse("no closing `>`".into()))?;
+                .ok_or_else(|| refuse(ToolError::invalid("no closing `>`")))?;
             let name = name.trim().trim_matches('"').trim();
             if name.chars().any(char::is_control) {
-                return Err(refuse("the name holds a control character".into()));
+                return Err(refuse(ToolError::invalid(
+                    "the name holds a control character",
+                )));
             }
             let name = (!name.is_empty()).then(|| name.to_owned());
             Ok((name, address(addr).map_err(refuse)?))
@@ -69,16 +79,20 @@ pub(crate) fn sender(from: &str) -> Result<(Option<String>, String), String> {
 }
 
 /// `subject` if a header may carry it: no line break or other control character, not too long.
-pub(crate) fn subject(subject: &str) -> Result<String, String> {
+pub(crate) fn subject(subject: &str) -> Result<String, ToolError> {
     if let Some(c) = subject.chars().find(|c| c.is_control()) {
-        return Err(format!(
-            "the subject is refused: it holds the control character {c:?}, and a line break in a \
-             subject would add headers of its own (header injection); write it on one line"
+        return Err(ToolError::invalid_argument(
+            "subject",
+            format!(
+                "the subject is refused: it holds the control character {c:?}, and a line break in a \
+                 subject would add headers of its own (header injection); write it on one line"
+            ),
         ));
     }
     if subject.chars().count() > MAX_SUBJECT {
-        return Err(format!(
-            "the subject is longer than {MAX_SUBJECT} characters"
+        return Err(ToolError::invalid_argument(
+            "subject",
+            format!("the subject is longer than {MAX_SUBJECT} characters"),
         ));
     }
     Ok(subject.to_owned())

@@ -12,14 +12,14 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use cairn_config::EmailConfig;
-use cairn_toolkit::CallContext;
+use cairn_toolkit::{CallContext, ToolError};
 use cairn_vault::Secret;
-use cairn_web::WebGuard;
+use cairn_web::{WebError, WebGuard};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 
-use crate::comms::Comms;
+use crate::comms::{Comms, cancelled};
 
 /// The most one SMTP or IMAP exchange may take, start to end.
 const SESSION: Duration = Duration::from_secs(60);
@@ -48,8 +48,9 @@ pub(crate) struct Server {
 impl Server {
     /// Reads `url` for `proto` (`smtp` or `imap`): `PROTOs://`, `PROTO://` or
     /// `PROTO+insecure://`, a host, an optional port, nothing else.
-    pub fn parse(url: &str, proto: &str) -> Result<Server, String> {
-        let bad = |why: &str| format!("`[comms.email] {proto}` = {url:?} is not usable: {why}");
+    pub fn parse(url: &str, proto: &str) -> Result<Server, ToolError> {
+        let shown = |why: &str| format!("`[comms.email] {proto}` = {url:?} is not usable: {why}");
+        let bad = |why: &str| ToolError::invalid(shown(why));
         let parsed = url::Url::parse(url.trim()).map_err(|e| bad(&e.to_string()))?;
         let (security, default_port) = match (proto, parsed.scheme()) {
             ("smtp", "smtps") => (Security::Tls, 465),
@@ -85,10 +86,11 @@ impl Server {
             security,
         };
         if security == Security::Insecure && !server.is_loopback() {
-            return Err(bad(&format!(
+            // A rule, not a mistake in the URL: plain text only to loopback.
+            return Err(ToolError::refused(shown(&format!(
                 "{proto}+insecure:// sends the password in plain text, so it is allowed only to \
                  loopback (localhost, 127.0.0.1, ::1); use {proto}s:// or {proto}:// (STARTTLS)"
-            )));
+            ))));
         }
         Ok(server)
     }
@@ -155,15 +157,19 @@ pub(crate) struct Mail<'a> {
 
 impl<'a> Mail<'a> {
     /// The mailbox of `comms`, or why there is none.
-    pub fn of(comms: &'a Comms) -> Result<Mail<'a>, String> {
-        let settings = comms.settings.email.as_ref().ok_or(
-            "no mailbox is configured: add `[comms.email]` (smtp, imap, username, \
-             password_secret, from, allow_to) to your config",
-        )?;
-        let guard = comms.guard.as_ref().ok_or(
-            "the web tools are off (`[web] enabled = false`), and mail goes through the web \
-             guard, so nothing can be sent or read",
-        )?;
+    pub fn of(comms: &'a Comms) -> Result<Mail<'a>, ToolError> {
+        let settings = comms.settings.email.as_ref().ok_or_else(|| {
+            ToolError::not_found(
+                "no mailbox is configured: add `[comms.email]` (smtp, imap, username, \
+                 password_secret, from, allow_to) to your config",
+            )
+        })?;
+        let guard = comms.guard.as_ref().ok_or_else(|| {
+            ToolError::refused(
+                "the web tools are off (`[web] enabled = false`), and mail goes through the web \
+                 guard, so nothing can be sent or read",
+            )
+        })?;
         let ca = match &settings.ca_file {
             None => None,
             Some(path) => {
@@ -173,10 +179,10 @@ impl<'a> Mail<'a> {
                 std::fs::File::open(path)
                     .and_then(|f| f.take(MAX_CA_FILE).read_to_end(&mut bytes))
                     .map_err(|e| {
-                        format!(
+                        ToolError::peer(format!(
                             "`[comms.email] ca_file` {} cannot be read: {e}",
                             path.display()
-                        )
+                        ))
                     })?;
                 Some(bytes)
             }
@@ -190,25 +196,27 @@ impl<'a> Mail<'a> {
     }
 
     /// The server `[comms.email] proto` names (`smtp` or `imap`).
-    pub fn server(&self, proto: &str) -> Result<Server, String> {
+    pub fn server(&self, proto: &str) -> Result<Server, ToolError> {
         let url = match proto {
             "smtp" => self.settings.smtp.as_deref(),
             _ => self.settings.imap.as_deref(),
         };
         let url = url.ok_or_else(|| {
-            format!("`[comms.email]` has no `{proto}` server: add one to your config")
+            ToolError::not_found(format!(
+                "`[comms.email]` has no `{proto}` server: add one to your config"
+            ))
         })?;
         Server::parse(url, proto)
     }
 
     /// The password for `server`, from the vault, only if its secret is bound to that host.
-    pub fn password(&self, server: &Server) -> Result<Secret, String> {
+    pub fn password(&self, server: &Server) -> Result<Secret, ToolError> {
         let name = &self.settings.password_secret;
         self.comms.secrets.for_host(name, &server.host).map_err(|e| {
-            format!(
+            ToolError::refused(format!(
                 "the password `{name}` cannot be used for {}: {e} (bind the vault secret to that host)",
                 server.host
-            )
+            ))
         })
     }
 
@@ -218,12 +226,12 @@ impl<'a> Mail<'a> {
     }
 
     /// A connection to `server` through the guard, with TLS on it when `Security::Tls`.
-    pub async fn dial(&self, server: &Server) -> Result<Stream, String> {
+    pub async fn dial(&self, server: &Server) -> Result<Stream, ToolError> {
         let tcp = self
             .guard
             .connect(self.user(), &server.host, server.port)
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(web_error)?;
         match server.security {
             Security::Tls => self.tls(tcp, server).await,
             Security::StartTls | Security::Insecure => Ok(Stream::Plain(tcp)),
@@ -231,12 +239,22 @@ impl<'a> Mail<'a> {
     }
 
     /// TLS on `tcp`, verified for `server`'s host.
-    pub async fn tls(&self, tcp: TcpStream, server: &Server) -> Result<Stream, String> {
+    pub async fn tls(&self, tcp: TcpStream, server: &Server) -> Result<Stream, ToolError> {
         self.guard
             .tls(tcp, &server.host, self.ca.as_deref())
             .await
             .map(|s| Stream::Tls(Box::new(s)))
-            .map_err(|e| e.to_string())
+            .map_err(web_error)
+    }
+}
+
+/// The guard's failure, in its own words: a refusal (an address, a rate) stays a refusal, a
+/// failed connection or handshake is the server's.
+pub(crate) fn web_error(e: WebError) -> ToolError {
+    if e.is_denial() {
+        ToolError::refused(e)
+    } else {
+        ToolError::peer(e)
     }
 }
 
@@ -244,13 +262,16 @@ impl<'a> Mail<'a> {
 pub(crate) async fn bounded<T>(
     cx: &CallContext,
     what: &str,
-    work: impl Future<Output = Result<T, String>>,
-) -> Result<T, String> {
+    work: impl Future<Output = Result<T, ToolError>>,
+) -> Result<T, ToolError> {
     tokio::select! {
         r = tokio::time::timeout(SESSION, work) => r.unwrap_or_else(|_| {
-            Err(format!("{what}: the server did not finish within {} s", SESSION.as_secs()))
+            Err(ToolError::limit(format!(
+                "{what}: the server did not finish within {} s",
+                SESSION.as_secs()
+            )))
         }),
-        () = cx.cancel.cancelled() => Err("cancelled".into()),
+        () = cx.cancel.cancelled() => Err(cancelled()),
     }
 }
 

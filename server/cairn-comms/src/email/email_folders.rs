@@ -1,8 +1,7 @@
 //! `email_folders`: the mailbox's folders (IMAP LIST), each with its message and unseen counts.
 
-use cairn_toolkit::reply::error;
 use cairn_toolkit::table::{Cell, Limits, Table};
-use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
+use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool, ToolError};
 use futures::TryStreamExt;
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
@@ -40,7 +39,7 @@ impl Tool for EmailFolders {
     async fn call(comms: &Comms, _: Args, cx: CallContext) -> CallToolResult {
         let mail = match Mail::of(comms) {
             Ok(m) => m,
-            Err(e) => return error(e),
+            Err(e) => return e.into(),
         };
         match bounded(&cx, "listing folders", folders(&mail)).await {
             Ok(table) => table.result_hinting(
@@ -48,18 +47,18 @@ impl Tool for EmailFolders {
                 &Limits::default(),
                 "the rest were not listed",
             ),
-            Err(e) => error(e),
+            Err(e) => e.into(),
         }
     }
 }
 
-async fn folders(mail: &Mail<'_>) -> Result<Table, String> {
+async fn folders(mail: &Mail<'_>) -> Result<Table, ToolError> {
     let mut session = imap::open(mail).await?;
     let names: Vec<(String, bool)> = {
         let listed = session
             .list(Some(""), Some("\"*\""))
             .await
-            .map_err(|e| format!("LIST failed: {e}"))?;
+            .map_err(|e| ToolError::peer(format!("LIST failed: {e}")))?;
         listed
             .map_ok(|n| {
                 let selectable = !n
@@ -70,7 +69,7 @@ async fn folders(mail: &Mail<'_>) -> Result<Table, String> {
             })
             .try_collect()
             .await
-            .map_err(|e| format!("LIST failed: {e}"))?
+            .map_err(|e| ToolError::peer(format!("LIST failed: {e}")))?
     };
     let more = names.len() > MAX_FOLDERS;
     let mut rows = Vec::new();

@@ -2,7 +2,7 @@
 //! delete and expunge those uids where the server has no MOVE).
 
 use cairn_toolkit::reply::{error, text};
-use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
+use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool, ToolError};
 use futures::TryStreamExt;
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
@@ -46,14 +46,14 @@ impl Tool for EmailMove {
     async fn call(comms: &Comms, args: Args, cx: CallContext) -> CallToolResult {
         let mail = match Mail::of(comms) {
             Ok(m) => m,
-            Err(e) => return error(e),
+            Err(e) => return e.into(),
         };
         let (from, to) = match (
             imap::folder(args.folder.as_deref()),
             imap::folder(Some(&args.to_folder)),
         ) {
             (Ok(f), Ok(t)) => (f, t),
-            (Err(e), _) | (_, Err(e)) => return error(e),
+            (Err(e), _) | (_, Err(e)) => return e.into(),
         };
         if from == to {
             return error(format!("the messages are already in {from}"));
@@ -93,7 +93,7 @@ impl Tool for EmailMove {
                     text(out)
                 }
             }
-            Err(e) => error(e),
+            Err(e) => e.into(),
         }
     }
 }
@@ -104,22 +104,24 @@ async fn move_uids(
     from: &str,
     to: &str,
     uids: &[u32],
-) -> Result<(Vec<u32>, Vec<u32>, &'static str), String> {
+) -> Result<(Vec<u32>, Vec<u32>, &'static str), ToolError> {
     let mut session = imap::open(mail).await?;
     // The target must exist: a typo must not create a folder or lose mail.
-    session
-        .status(to, "(MESSAGES)")
-        .await
-        .map_err(|e| format!("there is no folder {to:?} ({e}): email_folders lists them"))?;
-    session
-        .select(from)
-        .await
-        .map_err(|e| format!("cannot open folder {from:?}: {e} (email_folders lists them)"))?;
+    session.status(to, "(MESSAGES)").await.map_err(|e| {
+        ToolError::not_found(format!(
+            "there is no folder {to:?} ({e}): email_folders lists them"
+        ))
+    })?;
+    session.select(from).await.map_err(|e| {
+        ToolError::not_found(format!(
+            "cannot open folder {from:?}: {e} (email_folders lists them)"
+        ))
+    })?;
     let set = imap::uid_set(uids);
     let present = session
         .uid_search(format!("UID {set}"))
         .await
-        .map_err(|e| format!("looking up the uids failed: {e}"))?;
+        .map_err(|e| ToolError::peer(format!("looking up the uids failed: {e}")))?;
     let mut moved: Vec<u32> = uids
         .iter()
         .copied()
@@ -139,41 +141,56 @@ async fn move_uids(
     let caps = session
         .capabilities()
         .await
-        .map_err(|e| format!("CAPABILITY failed: {e}"))?;
+        .map_err(|e| ToolError::peer(format!("CAPABILITY failed: {e}")))?;
     let how = if caps.has_str("MOVE") {
         session
             .uid_mv(&set, to)
             .await
-            .map_err(|e| format!("MOVE failed, nothing moved: {e}"))?;
+            .map_err(|e| ToolError::peer(format!("MOVE failed, nothing moved: {e}")))?;
         "IMAP MOVE"
     } else {
         if !caps.has_str("UIDPLUS") {
             // Without UID EXPUNGE, EXPUNGE would also remove other messages marked deleted.
-            return Err(
+            return Err(ToolError::refused(
                 "the server has neither MOVE nor UIDPLUS, so messages cannot be moved without \
-                 touching others; nothing moved"
-                    .into(),
-            );
+                 touching others; nothing moved",
+            ));
         }
         session
             .uid_copy(&set, to)
             .await
-            .map_err(|e| format!("COPY failed, nothing moved: {e}"))?;
+            .map_err(|e| ToolError::peer(format!("COPY failed, nothing moved: {e}")))?;
         let stored: Vec<_> = session
             .uid_store(&set, "+FLAGS.SILENT (\\Deleted)")
             .await
-            .map_err(|e| format!("copied to {to}, but marking the originals failed: {e}"))?
+            .map_err(|e| {
+                ToolError::peer(format!(
+                    "copied to {to}, but marking the originals failed: {e}"
+                ))
+            })?
             .try_collect()
             .await
-            .map_err(|e| format!("copied to {to}, but marking the originals failed: {e}"))?;
+            .map_err(|e| {
+                ToolError::peer(format!(
+                    "copied to {to}, but marking the originals failed: {e}"
+                ))
+            })?;
         drop(stored);
         let expunged: Vec<_> = session
             .uid_expunge(&set)
             .await
-            .map_err(|e| format!("copied to {to}, but removing the originals failed: {e}"))?
+            .map_err(|e| {
+                ToolError::peer(format!(
+                    "copied to {to}, but removing the originals failed: {e}"
+                ))
+            })?
             .try_collect()
             .await
-            .map_err(|e| format!("copied to {to}, but removing the originals failed: {e}"))?;
+            .map_err(|e| {
+                ToolError::peer(format!(
+                    "copied to {to}, but removing the originals failed: {e}"
+                ))
+            })?;
         drop(expunged);
         "COPY, then the originals expunged"
     };

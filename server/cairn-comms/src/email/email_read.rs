@@ -3,7 +3,7 @@
 //! attachments listed by name, type and size, never inlined.
 
 use cairn_toolkit::reply::{error, text};
-use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
+use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool, ToolError};
 use futures::TryStreamExt;
 use mail_parser::{MessageParser, MimeHeaders};
 use rmcp::model::CallToolResult;
@@ -51,11 +51,11 @@ impl Tool for EmailRead {
     async fn call(comms: &Comms, args: Args, cx: CallContext) -> CallToolResult {
         let mail = match Mail::of(comms) {
             Ok(m) => m,
-            Err(e) => return error(e),
+            Err(e) => return e.into(),
         };
         let folder = match imap::folder(args.folder.as_deref()) {
             Ok(f) => f,
-            Err(e) => return error(e),
+            Err(e) => return e.into(),
         };
         match bounded(&cx, "reading", fetch(&mail, &folder, args.uid)).await {
             Ok(Some((raw, size))) => text(render(&raw, size, args.uid, &folder)),
@@ -63,28 +63,33 @@ impl Tool for EmailRead {
                 "no message with uid {} in {folder}: email_search lists the uids",
                 args.uid
             )),
-            Err(e) => error(e),
+            Err(e) => e.into(),
         }
     }
 }
 
 /// The first `MAX_MESSAGE` bytes of message `uid` and its full size, or `None` when absent.
-async fn fetch(mail: &Mail<'_>, folder: &str, uid: u32) -> Result<Option<(Vec<u8>, u32)>, String> {
+async fn fetch(
+    mail: &Mail<'_>,
+    folder: &str,
+    uid: u32,
+) -> Result<Option<(Vec<u8>, u32)>, ToolError> {
     let mut session = imap::open(mail).await?;
-    session
-        .examine(folder)
-        .await
-        .map_err(|e| format!("cannot open folder {folder:?}: {e} (email_folders lists them)"))?;
+    session.examine(folder).await.map_err(|e| {
+        ToolError::not_found(format!(
+            "cannot open folder {folder:?}: {e} (email_folders lists them)"
+        ))
+    })?;
     let fetched: Vec<_> = session
         .uid_fetch(
             uid.to_string(),
             format!("(UID RFC822.SIZE BODY.PEEK[]<0.{MAX_MESSAGE}>)"),
         )
         .await
-        .map_err(|e| format!("fetching the message failed: {e}"))?
+        .map_err(|e| ToolError::peer(format!("fetching the message failed: {e}")))?
         .try_collect()
         .await
-        .map_err(|e| format!("fetching the message failed: {e}"))?;
+        .map_err(|e| ToolError::peer(format!("fetching the message failed: {e}")))?;
     let found = fetched
         .iter()
         .find(|f| f.uid == Some(uid))

@@ -1,9 +1,9 @@
 //! `email_search`: messages in one folder matching sender, recipient, subject, text, date and
 //! unseen criteria (IMAP UID SEARCH, the folder opened read-only), newest first, one line each.
 
-use cairn_toolkit::reply::{error, text};
+use cairn_toolkit::reply::text;
 use cairn_toolkit::table::{Cell, Limits, Table};
-use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
+use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool, ToolError};
 use futures::TryStreamExt;
 use mail_parser::MessageParser;
 use rmcp::model::CallToolResult;
@@ -62,11 +62,11 @@ impl Tool for EmailSearch {
     async fn call(comms: &Comms, args: Args, cx: CallContext) -> CallToolResult {
         let mail = match Mail::of(comms) {
             Ok(m) => m,
-            Err(e) => return error(e),
+            Err(e) => return e.into(),
         };
         let (folder, query) = match criteria(&args) {
             Ok(q) => q,
-            Err(e) => return error(e),
+            Err(e) => return e.into(),
         };
         let limit = args.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT);
         match bounded(&cx, "searching", search(&mail, &folder, &query, limit)).await {
@@ -81,13 +81,13 @@ impl Tool for EmailSearch {
                     "narrow the search or raise `limit` (at most 100)",
                 )
             }
-            Err(e) => error(e),
+            Err(e) => e.into(),
         }
     }
 }
 
 /// The folder and the IMAP search criteria for `args`.
-fn criteria(args: &Args) -> Result<(String, String), String> {
+fn criteria(args: &Args) -> Result<(String, String), ToolError> {
     let folder = imap::folder(args.folder.as_deref())?;
     let mut parts = Vec::new();
     let mut utf8 = false;
@@ -99,15 +99,21 @@ fn criteria(args: &Args) -> Result<(String, String), String> {
     ] {
         if let Some(v) = value.as_deref().map(str::trim).filter(|v| !v.is_empty()) {
             if v.len() > 500 {
-                return Err(format!("`{}` is longer than 500 bytes", key.to_lowercase()));
+                let field = key.to_lowercase();
+                let reason = format!("`{field}` is longer than 500 bytes");
+                return Err(ToolError::invalid_argument(field, reason));
             }
             utf8 |= !v.is_ascii();
             parts.push(format!("{key} {}", imap::quote(v)?));
         }
     }
     if let Some(since) = args.since.as_deref() {
-        let day = chrono::NaiveDate::parse_from_str(since.trim(), "%Y-%m-%d")
-            .map_err(|_| format!("`since` = {since:?} is not a day (YYYY-MM-DD)"))?;
+        let day = chrono::NaiveDate::parse_from_str(since.trim(), "%Y-%m-%d").map_err(|_| {
+            ToolError::invalid_argument(
+                "since",
+                format!("`since` = {since:?} is not a day (YYYY-MM-DD)"),
+            )
+        })?;
         parts.push(format!("SINCE {}", day.format("%-d-%b-%Y")));
     }
     if args.unseen == Some(true) {
@@ -125,16 +131,17 @@ async fn search(
     folder: &str,
     query: &str,
     limit: usize,
-) -> Result<(Table, usize), String> {
+) -> Result<(Table, usize), ToolError> {
     let mut session = imap::open(mail).await?;
-    session
-        .examine(folder)
-        .await
-        .map_err(|e| format!("cannot open folder {folder:?}: {e} (email_folders lists them)"))?;
+    session.examine(folder).await.map_err(|e| {
+        ToolError::not_found(format!(
+            "cannot open folder {folder:?}: {e} (email_folders lists them)"
+        ))
+    })?;
     let found = session
         .uid_search(query)
         .await
-        .map_err(|e| format!("the search failed: {e}"))?;
+        .map_err(|e| ToolError::peer(format!("the search failed: {e}")))?;
     let mut uids: Vec<u32> = found.into_iter().collect();
     let total = uids.len();
     uids.sort_unstable_by_key(|u| std::cmp::Reverse(*u));
@@ -148,10 +155,10 @@ async fn search(
                 "(UID FLAGS INTERNALDATE BODY.PEEK[HEADER])",
             )
             .await
-            .map_err(|e| format!("fetching the messages failed: {e}"))?
+            .map_err(|e| ToolError::peer(format!("fetching the messages failed: {e}")))?
             .try_collect()
             .await
-            .map_err(|e| format!("fetching the messages failed: {e}"))?;
+            .map_err(|e| ToolError::peer(format!("fetching the messages failed: {e}")))?;
         let mut lines: Vec<(u32, Vec<Cell>)> = fetched
             .iter()
             .filter_map(|f| {

@@ -3,8 +3,8 @@
 
 use std::io::Read;
 
-use cairn_toolkit::reply::{error, text};
-use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
+use cairn_toolkit::reply::text;
+use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool, ToolError};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
@@ -64,20 +64,20 @@ impl Tool for EmailSend {
         match send(comms, args, &cx).await {
             Ok(done) => text(done),
             Err(Refused::Result(r)) => r,
-            Err(Refused::Text(e)) => error(e),
+            Err(Refused::Error(e)) => e.into(),
         }
     }
 }
 
-/// Why nothing was sent: a message, or a result made for the agent (the strict question).
+/// Why nothing was sent: a failure, or a result made for the agent (the strict question).
 enum Refused {
-    Text(String),
+    Error(ToolError),
     Result(CallToolResult),
 }
 
-impl From<String> for Refused {
-    fn from(e: String) -> Self {
-        Refused::Text(e)
+impl From<ToolError> for Refused {
+    fn from(e: ToolError) -> Self {
+        Refused::Error(e)
     }
 }
 
@@ -90,21 +90,21 @@ async fn send(comms: &Comms, args: Args, cx: &CallContext) -> Result<String, Ref
     let all = args.to.len() + args.cc.len() + args.bcc.len();
     let max = comms.settings.max_recipients;
     if all > max {
-        return Err(format!(
+        return Err(ToolError::limit(format!(
             "email: {all} recipients, more than the {max} one message may have (`[comms] max_recipients`); nothing was sent"
-        )
+        ))
         .into());
     }
-    let check = |list: &[String]| -> Result<Vec<String>, String> {
+    let check = |list: &[String]| -> Result<Vec<String>, ToolError> {
         list.iter().map(|a| compose::address(a)).collect()
     };
     let (to, cc, bcc) = (check(&args.to)?, check(&args.cc)?, check(&args.bcc)?);
     let subject = compose::subject(&args.subject)?;
     if args.body.len() > MAX_BODY {
-        return Err(format!(
+        return Err(ToolError::limit(format!(
             "the body is {} bytes, more than the {MAX_BODY} one message may carry",
             args.body.len()
-        )
+        ))
         .into());
     }
     if let Some(c) = args
@@ -112,7 +112,11 @@ async fn send(comms: &Comms, args: Args, cx: &CallContext) -> Result<String, Ref
         .chars()
         .find(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
     {
-        return Err(format!("the body holds the control character {c:?}; remove it").into());
+        return Err(ToolError::invalid_argument(
+            "body",
+            format!("the body holds the control character {c:?}; remove it"),
+        )
+        .into());
     }
     // The password is looked up before the user is asked: a secret not bound to the server's
     // host is refused now, not after the approval.
@@ -171,7 +175,7 @@ async fn send(comms: &Comms, args: Args, cx: &CallContext) -> Result<String, Ref
         smtp::send(&mail, &server, &password, &envelope),
     )
     .await
-    .map_err(|e| format!("not sent: {e}"))?;
+    .map_err(|e| e.context("not sent"))?;
     let mut done = format!(
         "sent \"{subject}\" to {} ({} bytes, Message-ID <{message_id}>)",
         recipients.join(", "),
@@ -193,38 +197,38 @@ async fn send(comms: &Comms, args: Args, cx: &CallContext) -> Result<String, Ref
 }
 
 /// The attachments, read through the workspace scope, within the caps.
-async fn read_attachments(comms: &Comms, paths: &[String]) -> Result<Vec<Attachment>, String> {
+async fn read_attachments(comms: &Comms, paths: &[String]) -> Result<Vec<Attachment>, ToolError> {
     if paths.is_empty() {
         return Ok(Vec::new());
     }
     if paths.len() > MAX_ATTACHMENTS {
-        return Err(format!(
+        return Err(ToolError::limit(format!(
             "{} attachments, more than the {MAX_ATTACHMENTS} one message may carry",
             paths.len()
-        ));
+        )));
     }
     let ws = comms
         .workspace
         .clone()
-        .ok_or("there is no workspace to attach files from")?;
+        .ok_or_else(|| ToolError::not_found("there is no workspace to attach files from"))?;
     let paths = paths.to_vec();
     tokio::task::spawn_blocking(move || {
         let mut out = Vec::new();
         let mut total = 0u64;
         for requested in &paths {
-            let path = ws.resolve(requested).map_err(|e| e.to_string())?;
-            let file = ws.open_read(&path).map_err(|e| e.to_string())?;
+            let path = ws.resolve(requested)?;
+            let file = ws.open_read(&path)?;
             let mut bytes = Vec::new();
             file.take(MAX_ATTACHMENT_BYTES - total + 1)
                 .read_to_end(&mut bytes)
-                .map_err(|e| format!("reading {}: {e}", path.display_path()))?;
+                .map_err(|e| ToolError::peer(format!("reading {}: {e}", path.display_path())))?;
             total += bytes.len() as u64;
             if total > MAX_ATTACHMENT_BYTES {
-                return Err(format!(
+                return Err(ToolError::limit(format!(
                     "the attachments are larger than {} MiB together (at {}); nothing was sent",
                     MAX_ATTACHMENT_BYTES / 1024 / 1024,
                     path.display_path()
-                ));
+                )));
             }
             let name = path
                 .relative()
@@ -236,5 +240,5 @@ async fn read_attachments(comms: &Comms, paths: &[String]) -> Result<Vec<Attachm
         Ok(out)
     })
     .await
-    .map_err(|e| format!("internal error reading the attachments: {e}"))?
+    .map_err(|e| ToolError::peer(format!("internal error reading the attachments: {e}")))?
 }

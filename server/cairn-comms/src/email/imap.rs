@@ -3,6 +3,7 @@
 //! summaries of messages.
 
 use async_imap::{Client, Session};
+use cairn_toolkit::ToolError;
 
 use super::conn::{Mail, Security, Stream};
 
@@ -10,29 +11,31 @@ use super::conn::{Mail, Security, Stream};
 pub(crate) type Imap = Session<Stream>;
 
 /// Opens a session as the config's user.
-pub(crate) async fn open(mail: &Mail<'_>) -> Result<Imap, String> {
+pub(crate) async fn open(mail: &Mail<'_>) -> Result<Imap, ToolError> {
     let server = mail.server("imap")?;
     let password = mail.password(&server)?;
     let shown = format!("{}:{}", server.host, server.port);
     let stream = mail.dial(&server).await?;
     let mut client = Client::new(stream);
-    let lost = |e: std::io::Error| format!("{shown}: {e}");
+    let lost = |e: std::io::Error| ToolError::peer(format!("{shown}: {e}"));
     if client.read_response().await.map_err(lost)?.is_none() {
-        return Err(format!("{shown}: the server closed the connection"));
+        return Err(ToolError::peer(format!(
+            "{shown}: the server closed the connection"
+        )));
     }
     if server.security == Security::StartTls {
         client
             .run_command_and_check_ok("STARTTLS", None)
             .await
             .map_err(|e| {
-                format!(
+                ToolError::peer(format!(
                     "{shown}: STARTTLS failed ({e}), and imap:// requires it; nothing was sent \
                      (use imaps:// if the server speaks TLS from the start)"
-                )
+                ))
             })?;
         // Anything buffered after the OK came before TLS and is dropped with the client.
         let Stream::Plain(tcp) = client.into_inner() else {
-            return Err(format!("{shown}: TLS was already on"));
+            return Err(ToolError::peer(format!("{shown}: TLS was already on")));
         };
         client = Client::new(mail.tls(tcp, &server).await?);
     }
@@ -41,11 +44,11 @@ pub(crate) async fn open(mail: &Mail<'_>) -> Result<Imap, String> {
         .login(user, password.expose())
         .await
         .map_err(|(e, _)| {
-            format!(
+            ToolError::peer(format!(
                 "{shown}: the server refused the login of `{user}` ({e}): check the user name and \
                  the vault secret `{}`",
                 mail.settings.password_secret
-            )
+            ))
         })
 }
 
@@ -56,11 +59,13 @@ pub(crate) async fn close(mut session: Imap) {
 
 /// `text` as an IMAP quoted string; refused when it holds a line break or NUL (which would end
 /// the command and start another).
-pub(crate) fn quote(text: &str) -> Result<String, String> {
+// `invalid`, not `invalid_argument`: the text is a folder or a search term, and the message
+// (which the model reads as is) names the value, not the argument.
+pub(crate) fn quote(text: &str) -> Result<String, ToolError> {
     if let Some(c) = text.chars().find(|c| matches!(c, '\r' | '\n' | '\0')) {
-        return Err(format!(
+        return Err(ToolError::invalid(format!(
             "{text:?} is refused: it holds {c:?}, which would end the IMAP command"
-        ));
+        )));
     }
     Ok(format!(
         "\"{}\"",
@@ -69,7 +74,7 @@ pub(crate) fn quote(text: &str) -> Result<String, String> {
 }
 
 /// A folder name as the model gave it, checked.
-pub(crate) fn folder(name: Option<&str>) -> Result<String, String> {
+pub(crate) fn folder(name: Option<&str>) -> Result<String, ToolError> {
     if let Some(n) = name {
         quote(n)?;
     }
@@ -78,7 +83,7 @@ pub(crate) fn folder(name: Option<&str>) -> Result<String, String> {
         .filter(|n| !n.is_empty())
         .unwrap_or("INBOX");
     if name.len() > 500 {
-        return Err("a folder name longer than 500 bytes".into());
+        return Err(ToolError::limit("a folder name longer than 500 bytes"));
     }
     Ok(name.to_owned())
 }

@@ -4,6 +4,7 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
+use cairn_toolkit::ToolError;
 use cairn_vault::Secret;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
@@ -33,7 +34,7 @@ impl Reply {
 }
 
 impl Smtp {
-    async fn reply(&mut self) -> Result<Reply, String> {
+    async fn reply(&mut self) -> Result<Reply, ToolError> {
         let mut lines = Vec::new();
         loop {
             let mut buf = Vec::new();
@@ -41,55 +42,60 @@ impl Smtp {
                 .take(MAX_LINE)
                 .read_until(b'\n', &mut buf)
                 .await
-                .map_err(|e| format!("{}: reading the reply: {e}", self.host))?;
+                .map_err(|e| ToolError::peer(format!("{}: reading the reply: {e}", self.host)))?;
             if buf.is_empty() {
-                return Err(format!("{}: the server closed the connection", self.host));
+                return Err(ToolError::peer(format!(
+                    "{}: the server closed the connection",
+                    self.host
+                )));
             }
             let line = String::from_utf8_lossy(&buf).trim_end().to_owned();
             let code = line
                 .get(..3)
                 .and_then(|c| c.parse::<u16>().ok())
-                .ok_or_else(|| format!("{}: not an SMTP reply: {line:?}", self.host))?;
+                .ok_or_else(|| {
+                    ToolError::peer(format!("{}: not an SMTP reply: {line:?}", self.host))
+                })?;
             let last = line.as_bytes().get(3) != Some(&b'-');
             lines.push(line.get(4..).unwrap_or("").to_owned());
             if last {
                 return Ok(Reply { code, lines });
             }
             if lines.len() > MAX_LINES {
-                return Err(format!(
+                return Err(ToolError::peer(format!(
                     "{}: a reply of more than {MAX_LINES} lines",
                     self.host
-                ));
+                )));
             }
         }
     }
 
-    async fn send(&mut self, line: &str) -> Result<(), String> {
+    async fn send(&mut self, line: &str) -> Result<(), ToolError> {
         let io = self.io.get_mut();
         io.write_all(line.as_bytes())
             .await
             .and(io.write_all(b"\r\n").await)
             .and(io.flush().await)
-            .map_err(|e| format!("{}: writing: {e}", self.host))
+            .map_err(|e| ToolError::peer(format!("{}: writing: {e}", self.host)))
     }
 
     /// Sends `line` (shown as `shown` in errors) and expects a reply code in `ok`.
-    async fn command(&mut self, line: &str, shown: &str, ok: &[u16]) -> Result<Reply, String> {
+    async fn command(&mut self, line: &str, shown: &str, ok: &[u16]) -> Result<Reply, ToolError> {
         self.send(line).await?;
         let reply = self.reply().await?;
         if ok.contains(&reply.code) {
             Ok(reply)
         } else {
-            Err(format!(
+            Err(ToolError::peer(format!(
                 "{}: the server answered {shown} with {} {}",
                 self.host,
                 reply.code,
                 reply.text()
-            ))
+            )))
         }
     }
 
-    async fn ehlo(&mut self) -> Result<Vec<String>, String> {
+    async fn ehlo(&mut self) -> Result<Vec<String>, ToolError> {
         let reply = self.command("EHLO cairn.localhost", "EHLO", &[250]).await?;
         Ok(reply
             .lines
@@ -114,7 +120,7 @@ pub(crate) async fn send(
     server: &Server,
     password: &Secret,
     envelope: &Envelope<'_>,
-) -> Result<String, String> {
+) -> Result<String, ToolError> {
     let stream = mail.dial(server).await?;
     let mut s = Smtp {
         io: BufReader::new(stream),
@@ -122,33 +128,34 @@ pub(crate) async fn send(
     };
     let greeting = s.reply().await?;
     if greeting.code != 220 {
-        return Err(format!(
+        return Err(ToolError::peer(format!(
             "{}: the server refused the session: {} {}",
             s.host,
             greeting.code,
             greeting.text()
-        ));
+        )));
     }
     let mut caps = s.ehlo().await?;
     if server.security == Security::StartTls {
         if !caps.iter().any(|c| c == "STARTTLS") {
-            return Err(format!(
+            // Refused here, by the rule that smtp:// is STARTTLS or nothing.
+            return Err(ToolError::refused(format!(
                 "{}: the server does not offer STARTTLS, and smtp:// requires it; nothing was sent \
                  (use smtps:// if the server speaks TLS from the start)",
                 s.host
-            ));
+            )));
         }
         s.command("STARTTLS", "STARTTLS", &[220]).await?;
         // Anything the server sent past its 220 came before TLS: refuse it rather than read it
         // as if it were protected (STARTTLS command injection).
         if !s.io.buffer().is_empty() {
-            return Err(format!(
+            return Err(ToolError::refused(format!(
                 "{}: the server sent data before the TLS handshake; refused",
                 s.host
-            ));
+            )));
         }
         let Stream::Plain(tcp) = s.io.into_inner() else {
-            return Err(format!("{}: TLS was already on", s.host));
+            return Err(ToolError::peer(format!("{}: TLS was already on", s.host)));
         };
         s.io = BufReader::new(mail.tls(tcp, server).await?);
         caps = s.ehlo().await?;
@@ -159,11 +166,11 @@ pub(crate) async fn send(
         .flat_map(|m| m.split([' ', '=']))
         .collect();
     let user = &mail.settings.username;
-    let refused = |e: String| {
-        format!(
+    let refused = |e: ToolError| {
+        ToolError::peer(format!(
             "{e}; the server refused the login of `{user}`: check the user name and the vault secret `{}`",
             mail.settings.password_secret
-        )
+        ))
     };
     if auth.contains(&"PLAIN") {
         let token = STANDARD.encode(format!("\0{user}\0{}", password.expose()));
@@ -179,10 +186,10 @@ pub(crate) async fn send(
             .await
             .map_err(refused)?;
     } else {
-        return Err(format!(
+        return Err(ToolError::peer(format!(
             "{}: the server offers neither AUTH PLAIN nor AUTH LOGIN; nothing was sent",
             s.host
-        ));
+        )));
     }
     s.command(
         &format!("MAIL FROM:<{}>", envelope.from),
@@ -213,7 +220,7 @@ pub(crate) async fn send(
     let io = s.io.get_mut();
     io.write_all(&data)
         .await
-        .map_err(|e| format!("{}: writing the message: {e}", s.host))?;
+        .map_err(|e| ToolError::peer(format!("{}: writing the message: {e}", s.host)))?;
     let accepted = s.command("", "the message", &[250]).await?;
     // The message is accepted; a failing QUIT changes nothing.
     let _ = s.send("QUIT").await;

@@ -4,7 +4,7 @@
 
 use cairn_config::{WebhookConfig, WebhookKind};
 use cairn_toolkit::reply::{error, text};
-use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool};
+use cairn_toolkit::{CallContext, Category, Effect, JsonSchema, Paths, Tool, ToolError};
 use cairn_web::{Method, WebError, WebRequest, header};
 use rmcp::model::CallToolResult;
 use serde::Deserialize;
@@ -162,7 +162,7 @@ fn kind_name(kind: WebhookKind) -> &'static str {
 }
 
 /// The JSON the webhook's kind expects, or why the message does not fit it.
-fn payload(hook: &WebhookConfig, body: &str, title: Option<&str>) -> Result<Value, String> {
+fn payload(hook: &WebhookConfig, body: &str, title: Option<&str>) -> Result<Value, ToolError> {
     let (max, joined) = match hook.kind {
         WebhookKind::Discord => (DISCORD_MAX, bold_first(body, title, "**")),
         WebhookKind::Slack => (SLACK_MAX, bold_first(body, title, "*")),
@@ -171,10 +171,10 @@ fn payload(hook: &WebhookConfig, body: &str, title: Option<&str>) -> Result<Valu
     };
     let count = joined.chars().count();
     if count > max {
-        return Err(format!(
+        return Err(ToolError::limit(format!(
             "the message has {count} characters, more than the {max} a {} webhook takes; shorten it or split it",
             kind_name(hook.kind)
-        ));
+        )));
     }
     Ok(match hook.kind {
         // No @everyone, role or user pings from text the model wrote.
@@ -394,7 +394,12 @@ mod tests {
             None,
         )
         .unwrap_err();
-        assert!(e.contains("2001 characters, more than the 2000"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("2001 characters, more than the 2000"),
+            "{e}"
+        );
+        assert!(matches!(e, ToolError::Limit(_)));
     }
 
     #[test]
